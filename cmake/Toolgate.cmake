@@ -1,0 +1,42 @@
+# toolgate_add_test(NAME name SOURCES a.cc ... LIBS lib ... [LABELS l ...])
+# One place registers every GoogleTest binary, so flags and discovery stay uniform.
+function(toolgate_add_test)
+  cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main Threads::Threads)
+  if(T_LABELS)
+    set(_labels ${T_LABELS})
+  else()
+    set(_labels unit)
+  endif()
+  gtest_discover_tests(${T_NAME} PROPERTIES LABELS "${_labels}" DISCOVERY_TIMEOUT 30)
+endfunction()
+
+# toolgate_add_library(name SOURCES ... DEPS ...): a library with its public headers under include/.
+function(toolgate_add_library NAME)
+  cmake_parse_arguments(L "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${NAME} STATIC ${L_SOURCES})
+  target_include_directories(${NAME} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include)
+  target_link_libraries(${NAME} PUBLIC ${L_DEPS})
+endfunction()
+
+# toolgate_embed_sql(TARGET target DIR dir FUNCTION name): compiles every dir/*.sql, in name
+# order, into `std::vector<std::string_view> name()` (header "<name>.h"), so a service binary
+# carries its own migrations.
+function(toolgate_embed_sql)
+  cmake_parse_arguments(E "" "TARGET;DIR;FUNCTION" "" ${ARGN})
+  file(GLOB _files CONFIGURE_DEPENDS ${E_DIR}/*.sql)
+  list(SORT _files)
+  set(_body "")
+  foreach(_f ${_files})
+    file(READ ${_f} _sql)
+    string(APPEND _body "      R\"toolgate_sql(${_sql})toolgate_sql\",\n")
+  endforeach()
+  set(_out ${CMAKE_CURRENT_BINARY_DIR}/generated/${E_FUNCTION})
+  file(WRITE ${_out}.h.tmp "#pragma once\n#include <string_view>\n#include <vector>\n"
+    "inline const std::vector<std::string_view>& ${E_FUNCTION}() {\n"
+    "  static const std::vector<std::string_view> kSteps = {\n${_body}  };\n  return kSteps;\n}\n")
+  configure_file(${_out}.h.tmp ${_out}.h COPYONLY)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_files})
+  target_include_directories(${E_TARGET} PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
+endfunction()

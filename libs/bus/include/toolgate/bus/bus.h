@@ -1,0 +1,85 @@
+// Bus: one NATS connection, with the few operations Toolgate services use.
+//
+// The connection reconnects forever (a NATS restart is survived: subscriptions are restored by
+// the client library), sends without coalescing delay (SendAsap: ~0.2 ms round trips on
+// loopback instead of ~1 ms), and asks the server for "no responders" notices, so a publish with a
+// reply subject to a subject nobody serves yields a Message with no_responders set on that reply
+// subject. The W3C `traceparent` travels in a NATS header.
+//
+// Thread-safe: every method may be called from any thread. Handlers run on the client library's
+// delivery thread of their subscription; long work belongs on a ThreadPool (see Service).
+#pragma once
+
+#include <nats/nats.h>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "toolgate/base/status.h"
+
+namespace toolgate::bus {
+
+struct Message {
+  std::string subject;
+  std::string reply;
+  std::string data;
+  std::string traceparent;     // empty when the sender set none
+  bool no_responders = false;  // the server's notice that the subject had no subscriber
+};
+
+struct BusOptions {
+  std::string url = "nats://127.0.0.1:4222";  // comma-separated list for a cluster
+  std::string name;                           // shown by the server's monitoring
+  int connect_timeout_ms = 30000;             // how long Connect keeps retrying at start-up
+};
+
+class Bus {
+ public:
+  using Handler = std::function<void(Message&&)>;
+
+  // Connects, retrying until options.connect_timeout_ms has passed.
+  static Result<std::unique_ptr<Bus>> Connect(const BusOptions& options);
+  // Closes the connection without draining; see Drain().
+  ~Bus();
+  Bus(const Bus&) = delete;
+  Bus& operator=(const Bus&) = delete;
+
+  // Publishes data; reply and traceparent may be empty. Unavailable while disconnected beyond
+  // the client's reconnect buffer.
+  Status Publish(std::string_view subject, std::string_view data, std::string_view reply = {},
+                 std::string_view traceparent = {});
+  // Sends a request and waits for the reply. Unavailable with "no responders" when nobody
+  // serves the subject, Timeout after timeout_ms.
+  Result<Message> Request(std::string_view subject, std::string_view data, int timeout_ms,
+                          std::string_view traceparent = {});
+  // Subscribes; queue empty means every subscriber gets every message (broadcast), otherwise
+  // the queue group's members share them. The subscription lives until Drain() or destruction.
+  Status Subscribe(const std::string& subject, const std::string& queue, Handler handler);
+
+  // A subject unique to this connection, for replies.
+  std::string NewInbox();
+  // Stops delivery to every subscription, lets handlers finish what was delivered, and flushes.
+  void Drain(int timeout_ms);
+  bool connected() const;
+
+ private:
+  struct Sub {
+    natsSubscription* sub = nullptr;
+    Handler handler;
+    ~Sub();
+  };
+  explicit Bus(natsConnection* nc) : nc_(nc) {}
+  static void OnMessage(natsConnection* nc, natsSubscription* sub, natsMsg* msg, void* closure);
+  static Message ToMessage(natsMsg* msg);
+
+  natsConnection* nc_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Sub>> subs_;  // guarded by mu_
+};
+
+}  // namespace toolgate::bus

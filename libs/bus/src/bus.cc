@@ -1,0 +1,165 @@
+#include "toolgate/bus/bus.h"
+
+#include <chrono>
+#include <thread>
+
+#include "toolgate/base/log.h"
+#include "toolgate/base/time.h"
+
+namespace toolgate::bus {
+
+Bus::Sub::~Sub() {
+  if (sub) natsSubscription_Destroy(sub);
+}
+
+namespace {
+
+constexpr const char* kTraceHeader = "traceparent";
+
+void OnDisconnected(natsConnection*, void*) { log::Warn("nats disconnected; reconnecting"); }
+void OnReconnected(natsConnection*, void*) { log::Info("nats reconnected"); }
+void OnError(natsConnection*, natsSubscription* sub, natsStatus err, void*) {
+  const char* subject = "";
+  if (sub) subject = natsSubscription_GetSubject(sub);
+  log::Error("nats error").Str("error", natsStatus_GetText(err)).Str("subject", subject);
+}
+
+Status FromNats(natsStatus s, std::string_view what) {
+  if (s == NATS_OK) return Status::Ok();
+  std::string msg = std::string(what) + ": " + natsStatus_GetText(s);
+  if (s == NATS_TIMEOUT) return Status::Timeout(msg);
+  return Status::Unavailable(msg);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Bus>> Bus::Connect(const BusOptions& options) {
+  natsOptions* opts = nullptr;
+  if (natsOptions_Create(&opts) != NATS_OK) return Status::Internal("natsOptions_Create failed");
+  std::unique_ptr<natsOptions, decltype(&natsOptions_Destroy)> guard(opts, natsOptions_Destroy);
+
+  // A comma-separated URL list becomes the server pool.
+  std::vector<std::string> urls;
+  size_t start = 0;
+  while (start <= options.url.size()) {
+    size_t comma = options.url.find(',', start);
+    if (comma == std::string::npos) comma = options.url.size();
+    if (comma > start) urls.push_back(options.url.substr(start, comma - start));
+    start = comma + 1;
+  }
+  std::vector<const char*> servers;
+  for (auto& u : urls) servers.push_back(u.c_str());
+  natsStatus s = natsOptions_SetServers(opts, servers.data(), static_cast<int>(servers.size()));
+  if (s == NATS_OK && !options.name.empty()) s = natsOptions_SetName(opts, options.name.c_str());
+  if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
+  if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 100);
+  if (s == NATS_OK) s = natsOptions_SetReconnectJitter(opts, 50, 50);
+  if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, true);
+  if (s == NATS_OK) s = natsOptions_SetReconnectBufSize(opts, 64 * 1024 * 1024);
+  if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(opts, OnDisconnected, nullptr);
+  if (s == NATS_OK) s = natsOptions_SetReconnectedCB(opts, OnReconnected, nullptr);
+  if (s == NATS_OK) s = natsOptions_SetErrorHandler(opts, OnError, nullptr);
+  if (s != NATS_OK) return FromNats(s, "nats options");
+
+  int64_t deadline = MonotonicUs() + int64_t{options.connect_timeout_ms} * 1000;
+  for (;;) {
+    natsConnection* nc = nullptr;
+    s = natsConnection_Connect(&nc, opts);
+    if (s == NATS_OK) return std::unique_ptr<Bus>(new Bus(nc));
+    if (MonotonicUs() > deadline) return FromNats(s, "connect to " + options.url);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // server not up yet
+  }
+}
+
+Bus::~Bus() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    subs_.clear();
+  }
+  natsConnection_Destroy(nc_);
+}
+
+Status Bus::Publish(std::string_view subject, std::string_view data, std::string_view reply,
+                    std::string_view traceparent) {
+  std::string subj(subject), rep(reply);
+  natsMsg* msg = nullptr;
+  natsStatus s = natsMsg_Create(&msg, subj.c_str(), rep.empty() ? nullptr : rep.c_str(),
+                                data.data(), static_cast<int>(data.size()));
+  if (s == NATS_OK && !traceparent.empty()) {
+    s = natsMsgHeader_Set(msg, kTraceHeader, std::string(traceparent).c_str());
+  }
+  if (s == NATS_OK) s = natsConnection_PublishMsg(nc_, msg);
+  natsMsg_Destroy(msg);
+  return FromNats(s, "publish " + subj);
+}
+
+Result<Message> Bus::Request(std::string_view subject, std::string_view data, int timeout_ms,
+                             std::string_view traceparent) {
+  std::string subj(subject);
+  natsMsg* msg = nullptr;
+  natsStatus s =
+      natsMsg_Create(&msg, subj.c_str(), nullptr, data.data(), static_cast<int>(data.size()));
+  if (s == NATS_OK && !traceparent.empty()) {
+    s = natsMsgHeader_Set(msg, kTraceHeader, std::string(traceparent).c_str());
+  }
+  natsMsg* reply = nullptr;
+  if (s == NATS_OK) s = natsConnection_RequestMsg(&reply, nc_, msg, timeout_ms);
+  natsMsg_Destroy(msg);
+  if (s == NATS_NO_RESPONDERS) return Status::Unavailable("no responders on " + subj);
+  if (s != NATS_OK) return FromNats(s, "request " + subj);
+  Message out = ToMessage(reply);
+  natsMsg_Destroy(reply);
+  return out;
+}
+
+Message Bus::ToMessage(natsMsg* msg) {
+  Message m;
+  m.subject = natsMsg_GetSubject(msg);
+  if (const char* r = natsMsg_GetReply(msg)) m.reply = r;
+  if (const char* d = natsMsg_GetData(msg)) m.data.assign(d, natsMsg_GetDataLength(msg));
+  const char* tp = nullptr;
+  if (natsMsgHeader_Get(msg, kTraceHeader, &tp) == NATS_OK && tp) m.traceparent = tp;
+  m.no_responders = natsMsg_IsNoResponders(msg);
+  return m;
+}
+
+void Bus::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
+  auto* sub = static_cast<Sub*>(closure);
+  Message m = ToMessage(msg);
+  natsMsg_Destroy(msg);
+  sub->handler(std::move(m));
+}
+
+Status Bus::Subscribe(const std::string& subject, const std::string& queue, Handler handler) {
+  auto sub = std::make_unique<Sub>();
+  sub->handler = std::move(handler);
+  natsStatus s = queue.empty()
+                     ? natsConnection_Subscribe(&sub->sub, nc_, subject.c_str(), OnMessage, sub.get())
+                     : natsConnection_QueueSubscribe(&sub->sub, nc_, subject.c_str(), queue.c_str(),
+                                                     OnMessage, sub.get());
+  // A burst must queue, not be dropped as a slow consumer.
+  if (s == NATS_OK) s = natsSubscription_SetPendingLimits(sub->sub, 1 << 20, 1 << 30);
+  if (s != NATS_OK) return FromNats(s, "subscribe " + subject);
+  std::lock_guard<std::mutex> lock(mu_);
+  subs_.push_back(std::move(sub));
+  return Status::Ok();
+}
+
+std::string Bus::NewInbox() {
+  natsInbox* inbox = nullptr;
+  natsInbox_Create(&inbox);
+  std::string out = inbox;
+  natsInbox_Destroy(inbox);
+  return out;
+}
+
+void Bus::Drain(int timeout_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& sub : subs_) natsSubscription_Drain(sub->sub);
+  for (auto& sub : subs_) natsSubscription_WaitForDrainCompletion(sub->sub, timeout_ms);
+  natsConnection_FlushTimeout(nc_, timeout_ms);
+}
+
+bool Bus::connected() const { return natsConnection_Status(nc_) == NATS_CONN_STATUS_CONNECTED; }
+
+}  // namespace toolgate::bus

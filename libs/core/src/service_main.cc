@@ -1,0 +1,71 @@
+#include "toolgate/core/service_main.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "toolgate/base/crypto.h"
+#include "toolgate/base/log.h"
+#include "toolgate/base/process.h"
+
+namespace toolgate::core {
+
+void DefineCommonFlags(Flags& flags) {
+  flags.Define("nats-url", "nats://127.0.0.1:14222", "NATS server URL(s), comma-separated");
+  flags.Define("log-level", "info", "debug, info, warn or error");
+  flags.Define("threads", "8", "worker threads for message handlers");
+}
+
+void DefinePostgresFlags(Flags& flags) {
+  flags.Define("postgres-url", "postgresql://toolgate@127.0.0.1:15432/toolgate",
+               "PostgreSQL connection URI");
+  flags.Define("pg-pool", "8", "PostgreSQL connections");
+}
+
+void DefineRedisFlags(Flags& flags) {
+  flags.Define("redis-url", "redis://127.0.0.1:16379", "Redis URL redis://[:password@]host:port");
+  flags.Define("redis-pool", "16", "Redis connections");
+}
+
+void Die(const std::string& name, const std::string& what, const std::string& detail) {
+  std::fprintf(stderr, "%s: %s: %s\n", name.c_str(), what.c_str(), detail.c_str());
+  std::exit(1);
+}
+
+std::unique_ptr<bus::Bus> StartService(const std::string& name, const Flags& flags) {
+  BlockShutdownSignals();
+  InitCrypto();
+  log::Init(name, log::ParseLevel(flags.Get("log-level")));
+  bus::BusOptions options;
+  options.url = flags.Get("nats-url");
+  options.name = name;
+  auto bus = bus::Bus::Connect(options);
+  if (!bus.ok()) Die(name, "cannot connect to NATS", bus.status().ToString());
+  return std::move(bus).value();
+}
+
+std::optional<RedisAddress> ParseRedisUrl(const std::string& url) {
+  const std::string prefix = "redis://";
+  if (url.rfind(prefix, 0) != 0) return std::nullopt;
+  std::string rest = url.substr(prefix.size());
+  RedisAddress out;
+  size_t at = rest.rfind('@');
+  if (at != std::string::npos) {
+    std::string auth = rest.substr(0, at);
+    out.password = auth.substr(auth.find(':') == std::string::npos ? 0 : auth.find(':') + 1);
+    rest = rest.substr(at + 1);
+  }
+  size_t slash = rest.find('/');
+  if (slash != std::string::npos) rest = rest.substr(0, slash);
+  size_t colon = rest.rfind(':');
+  out.host = rest.substr(0, colon);
+  if (colon != std::string::npos) {
+    char* end = nullptr;
+    long port = std::strtol(rest.c_str() + colon + 1, &end, 10);
+    if (*end != '\0' || port <= 0 || port > 65535) return std::nullopt;
+    out.port = static_cast<int>(port);
+  }
+  if (out.host.empty()) return std::nullopt;
+  return out;
+}
+
+}  // namespace toolgate::core

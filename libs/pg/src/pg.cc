@@ -1,0 +1,173 @@
+#include "toolgate/pg/pg.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "toolgate/base/log.h"
+#include "toolgate/base/time.h"
+
+namespace toolgate::pg {
+
+std::string Rows::Str(int row, int col) const {
+  return std::string(PQgetvalue(res_.get(), row, col), PQgetlength(res_.get(), row, col));
+}
+
+int64_t Rows::Int(int row, int col) const {
+  return std::strtoll(PQgetvalue(res_.get(), row, col), nullptr, 10);
+}
+
+bool Rows::Bool(int row, int col) const { return PQgetvalue(res_.get(), row, col)[0] == 't'; }
+
+int64_t Rows::affected() const {
+  const char* n = PQcmdTuples(res_.get());
+  return n && *n ? std::strtoll(n, nullptr, 10) : 0;
+}
+
+namespace {
+
+Result<Rows> Run(PGconn* conn, std::string_view sql, const Params& params) {
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  std::string text(sql);
+  PGresult* res = PQexecParams(conn, text.c_str(), static_cast<int>(params.size()), nullptr,
+                               values.data(), nullptr, nullptr, 0);
+  ExecStatusType st = PQresultStatus(res);
+  if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return Rows(res);
+  const char* state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+  std::string msg = PQresultErrorMessage(res);
+  while (!msg.empty() && msg.back() == '\n') msg.pop_back();
+  PQclear(res);
+  if (PQstatus(conn) != CONNECTION_OK) return Status::Unavailable("postgres: " + msg);
+  if (state && (std::strcmp(state, "23505") == 0 || std::strcmp(state, "23P01") == 0)) {
+    return Status::Conflict(msg);
+  }
+  if (state && (std::strncmp(state, "22", 2) == 0 || std::strncmp(state, "23", 2) == 0)) {
+    return Status::InvalidArgument(msg);
+  }
+  return Status::Internal("postgres: " + msg);
+}
+
+}  // namespace
+
+Result<Rows> Conn::Exec(std::string_view sql, const Params& params) {
+  return Run(conn_, sql, params);
+}
+
+Pool::Pool(std::string conninfo, size_t size) : conninfo_(std::move(conninfo)), size_(size) {}
+
+Pool::~Pool() {
+  for (PGconn* c : idle_) PQfinish(c);
+}
+
+Result<PGconn*> Pool::Acquire() {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [this] { return !idle_.empty() || open_ < size_; });
+  if (!idle_.empty()) {
+    PGconn* c = idle_.back();
+    idle_.pop_back();
+    return c;
+  }
+  ++open_;
+  lock.unlock();
+  PGconn* c = PQconnectdb(conninfo_.c_str());
+  if (PQstatus(c) != CONNECTION_OK) {
+    std::string msg = PQerrorMessage(c);
+    PQfinish(c);
+    lock.lock();
+    --open_;
+    cv_.notify_one();
+    return Status::Unavailable("postgres connect: " + msg);
+  }
+  return c;
+}
+
+void Pool::Release(PGconn* conn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (PQstatus(conn) != CONNECTION_OK || PQtransactionStatus(conn) != PQTRANS_IDLE) {
+    PQfinish(conn);  // broken or left mid-transaction: never hand it out again
+    --open_;
+  } else {
+    idle_.push_back(conn);
+  }
+  cv_.notify_one();
+}
+
+Result<Rows> Pool::Exec(std::string_view sql, const Params& params) {
+  for (int attempt = 0;; ++attempt) {
+    auto conn = Acquire();
+    if (!conn.ok()) return conn.status();
+    auto rows = Run(*conn, sql, params);
+    bool broken = PQstatus(*conn) != CONNECTION_OK;
+    Release(*conn);
+    // A statement on a connection that died before the server saw it is safe to retry once:
+    // PostgreSQL restarted under us and the pool held a stale connection.
+    if (rows.ok() || !broken || attempt > 0) return rows;
+  }
+}
+
+Status Pool::Transaction(const std::function<Status(Conn&)>& fn) {
+  auto acquired = Acquire();
+  if (!acquired.ok()) return acquired.status();
+  PGconn* raw = *acquired;
+  Conn conn(raw);
+  auto begin = conn.Exec("BEGIN");
+  if (!begin.ok()) {
+    Release(raw);
+    return begin.status();
+  }
+  Status s = fn(conn);
+  if (s.ok()) {
+    auto commit = conn.Exec("COMMIT");
+    if (!commit.ok()) s = commit.status();
+  }
+  if (!s.ok() && PQstatus(raw) == CONNECTION_OK) conn.Exec("ROLLBACK");
+  Release(raw);
+  return s;
+}
+
+Status Pool::WaitReady(int timeout_ms) {
+  int64_t deadline = MonotonicUs() + int64_t{timeout_ms} * 1000;
+  for (;;) {
+    auto rows = Exec("SELECT 1");
+    if (rows.ok()) return Status::Ok();
+    if (MonotonicUs() > deadline) return rows.status();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // server still starting
+  }
+}
+
+Status Migrate(Pool& pool, std::string_view schema, const std::vector<std::string_view>& steps) {
+  std::string s(schema);
+  return pool.Transaction([&](Conn& conn) -> Status {
+    auto lock = conn.Exec("SELECT pg_advisory_xact_lock(hashtext($1))", {s});
+    if (!lock.ok()) return lock.status();
+    for (const char* sql : {"CREATE SCHEMA IF NOT EXISTS {s}",
+                            "CREATE TABLE IF NOT EXISTS {s}.schema_migrations ("
+                            "version integer PRIMARY KEY, applied_at timestamptz NOT NULL "
+                            "DEFAULT now())"}) {
+      std::string stmt = sql;
+      stmt.replace(stmt.find("{s}"), 3, s);
+      auto r = conn.Exec(stmt);
+      if (!r.ok()) return r.status();
+    }
+    auto applied = conn.Exec("SELECT coalesce(max(version), 0) FROM " + s + ".schema_migrations");
+    if (!applied.ok()) return applied.status();
+    int64_t done = applied->Int(0, 0);
+    for (size_t i = static_cast<size_t>(done); i < steps.size(); ++i) {
+      auto r = conn.Exec(steps[i]);
+      if (!r.ok()) {
+        return Status::Internal(s + " migration " + std::to_string(i + 1) + ": " +
+                                r.status().message());
+      }
+      auto mark = conn.Exec("INSERT INTO " + s + ".schema_migrations(version) VALUES ($1)",
+                            {std::to_string(i + 1)});
+      if (!mark.ok()) return mark.status();
+      log::Info("migration applied").Str("schema", s).Int("version", static_cast<int64_t>(i + 1));
+    }
+    return Status::Ok();
+  });
+}
+
+}  // namespace toolgate::pg

@@ -1,0 +1,87 @@
+#include "toolgate/trace/trace.h"
+
+#include "toolgate/base/crypto.h"
+#include "toolgate/base/log.h"
+#include "toolgate/base/time.h"
+
+namespace toolgate::trace {
+namespace {
+
+bool IsLowerHex(std::string_view s) {
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+bool AllZero(std::string_view s) { return s.find_first_not_of('0') == std::string_view::npos; }
+
+std::string RandomHex(size_t bytes) {
+  for (;;) {
+    std::string hex = HexEncode(RandomBytes(bytes));
+    if (!AllZero(hex)) return hex;
+  }
+}
+
+}  // namespace
+
+std::string TraceContext::ToTraceparent() const {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out = "00-" + trace_id + "-" + span_id + "-";
+  out.push_back(kHex[flags >> 4]);
+  out.push_back(kHex[flags & 0xf]);
+  return out;
+}
+
+std::optional<TraceContext> ParseTraceparent(std::string_view h) {
+  // 00-<32 hex>-<16 hex>-<2 hex>; future versions may append fields after the flags.
+  if (h.size() < 55 || h[2] != '-' || h[35] != '-' || h[52] != '-') return std::nullopt;
+  std::string_view version = h.substr(0, 2), trace_id = h.substr(3, 32),
+                   span_id = h.substr(36, 16), flags = h.substr(53, 2);
+  if (!IsLowerHex(version) || version == "ff" || !IsLowerHex(trace_id) || !IsLowerHex(span_id) ||
+      !IsLowerHex(flags) || AllZero(trace_id) || AllZero(span_id)) {
+    return std::nullopt;
+  }
+  if (version == "00" && h.size() != 55) return std::nullopt;
+  if (version != "00" && h.size() > 55 && h[55] != '-') return std::nullopt;
+  TraceContext ctx;
+  ctx.trace_id = std::string(trace_id);
+  ctx.span_id = std::string(span_id);
+  ctx.flags = static_cast<uint8_t>(std::stoi(std::string(flags), nullptr, 16));
+  return ctx;
+}
+
+TraceContext NewTrace() {
+  TraceContext ctx;
+  ctx.trace_id = RandomHex(16);
+  ctx.span_id = RandomHex(8);
+  return ctx;
+}
+
+TraceContext ChildOf(const TraceContext& parent) {
+  TraceContext ctx;
+  ctx.trace_id = parent.trace_id;
+  ctx.parent_span_id = parent.span_id;
+  ctx.span_id = RandomHex(8);
+  ctx.flags = parent.flags;
+  return ctx;
+}
+
+TraceContext ContinueOrStart(std::string_view header) {
+  if (auto parsed = ParseTraceparent(header)) return ChildOf(*parsed);
+  return NewTrace();
+}
+
+Span::Span(TraceContext context, std::string name)
+    : context_(std::move(context)), name_(std::move(name)), start_us_(MonotonicUs()) {}
+
+Span::~Span() {
+  log::Info("span")
+      .Str("trace_id", context_.trace_id)
+      .Str("span_id", context_.span_id)
+      .Str("parent_span_id", context_.parent_span_id)
+      .Str("name", name_)
+      .Int("duration_us", MonotonicUs() - start_us_);
+}
+
+}  // namespace toolgate::trace
