@@ -40,3 +40,16 @@ function(toolgate_embed_sql)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_files})
   target_include_directories(${E_TARGET} PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
 endfunction()
+
+# toolgate_embed_text(TARGET target FILE file FUNCTION name): the file's text as
+# `std::string_view name()` (header "<name>.h"), for documents a binary serves.
+function(toolgate_embed_text)
+  cmake_parse_arguments(E "" "TARGET;FILE;FUNCTION" "" ${ARGN})
+  file(READ ${E_FILE} _text)
+  set(_out ${CMAKE_CURRENT_BINARY_DIR}/generated/${E_FUNCTION})
+  file(WRITE ${_out}.h.tmp "#pragma once\n#include <string_view>\n"
+    "inline std::string_view ${E_FUNCTION}() {\n  return R\"toolgate_text(${_text})toolgate_text\";\n}\n")
+  configure_file(${_out}.h.tmp ${_out}.h COPYONLY)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${E_FILE})
+  target_include_directories(${E_TARGET} PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
+endfunction()

@@ -43,6 +43,7 @@ const std::unordered_map<std::string_view, Entry>& Catalogue() {
       {"service_unavailable", {503, "Service unavailable"}},
       {"timeout", {408, "Handler timed out"}},
       {"executor_failure", {502, "Executor failure"}},
+      {"upstream_timeout", {504, "A service did not answer in time"}},
       {"conflict", {409, "Conflict"}},
       {"email_taken", {409, "Email already registered"}},
       {"version_exists", {409, "Version already published"}},

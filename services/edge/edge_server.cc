@@ -1,0 +1,355 @@
+#include "edge_server.h"
+
+#include <mutex>
+#include <sstream>
+#include <vector>
+
+#include "invoke_body.h"
+#include "render.h"
+#include "toolgate/base/crypto.h"
+#include "toolgate/base/json_writer.h"
+#include "toolgate/base/log.h"
+#include "toolgate/base/time.h"
+#include "toolgate/core/problem.h"
+#include "toolgate/trace/trace.h"
+
+namespace toolgate::edge {
+
+using namespace Pistache;
+
+namespace {
+
+class Handler : public Http::Handler {
+ public:
+  HTTP_PROTOTYPE(Handler)
+  explicit Handler(EdgeServer* server) : server_(server) {}
+  void onRequest(const Http::Request& request, Http::ResponseWriter writer) override {
+    server_->OnRequest(request, std::move(writer));
+  }
+
+ private:
+  EdgeServer* server_;
+};
+
+// Pistache parses well-known headers (Authorization, Content-Type, ...) into typed objects and
+// keeps the others raw; callers just want the text.
+std::string HeaderValue(const Http::Request& request, const std::string& name) {
+  if (auto raw = request.headers().tryGetRaw(name)) return raw->value();
+  if (auto typed = request.headers().tryGet(name)) {
+    std::ostringstream os;
+    typed->write(os);
+    return os.str();
+  }
+  return {};
+}
+
+bool HasHeader(const Http::Request& request, const std::string& name) {
+  return request.headers().tryGetRaw(name).has_value() ||
+         request.headers().tryGet(name) != nullptr;
+}
+
+std::vector<std::string> Segments(std::string_view path) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    if (slash > start) out.emplace_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return out;
+}
+
+std::string PercentDecode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out.push_back(' ');
+    } else if (s[i] == '%' && i + 2 < s.size() + 0 && std::isxdigit(s[i + 1]) &&
+               std::isxdigit(s[i + 2])) {
+      out.push_back(static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16)));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+// The API key from "Authorization: <key>" or "Authorization: Bearer <key>".
+std::string ApiKeyFrom(std::string value) {
+  while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+  if (value.size() > 7 && strncasecmp(value.c_str(), "bearer ", 7) == 0) value.erase(0, 7);
+  while (!value.empty() && value.back() == ' ') value.pop_back();
+  return value;
+}
+
+// The service that owns a management path (below /api/v1), or empty.
+std::string OwnerOf(const std::vector<std::string>& segments) {
+  if (segments.empty()) return {};
+  const std::string& head = segments[0];
+  if (head == "auth" || head == "me" || head == "api-keys") return "auth";
+  if (head == "secrets") return "secrets";
+  if (head == "functions" || head == "workspace" || head == "marketplace" || head == "favorites") {
+    return "registry";
+  }
+  if (head == "billing" || head == "executions") return "billing";
+  return {};
+}
+
+void Send(Http::ResponseWriter& writer, const HttpAnswer& answer, const std::string& request_id,
+          const std::string& traceparent = {}) {
+  writer.headers().addRaw(Http::Header::Raw("X-Request-Id", request_id));
+  if (!traceparent.empty()) writer.headers().addRaw(Http::Header::Raw("traceparent", traceparent));
+  if (!answer.content_type.empty()) {
+    writer.headers().addRaw(Http::Header::Raw("Content-Type", answer.content_type));
+  }
+  for (const auto& [name, value] : answer.headers) {
+    writer.headers().addRaw(Http::Header::Raw(name, value));
+  }
+  writer.send(static_cast<Http::Code>(answer.status), answer.body, Http::Mime::MediaType());
+}
+
+void SendProblem(Http::ResponseWriter& writer, std::string_view code, std::string_view detail,
+                 const std::string& request_id, const std::string& traceparent = {}) {
+  Send(writer, RenderProblem(core::MakeProblem(code, detail), request_id), request_id,
+       traceparent);
+}
+
+// What a failed bus round trip means to the client.
+void SendBusFailure(Http::ResponseWriter& writer, const Status& status,
+                    const std::string& request_id, const std::string& traceparent = {}) {
+  log::Warn("bus request failed").Str("request_id", request_id).Str("error", status.ToString());
+  if (status.code() == Status::Code::kTimeout) {
+    SendProblem(writer, "upstream_timeout", "A Toolgate service did not answer in time; retry.",
+                request_id, traceparent);
+  } else {
+    SendProblem(writer, "service_unavailable",
+                "A Toolgate service needed for this request is not running; retry shortly.",
+                request_id, traceparent);
+  }
+}
+
+}  // namespace
+
+EdgeServer::EdgeServer(bus::Bus& bus, EdgeOptions options)
+    : bus_(bus), options_(std::move(options)), mux_(bus) {}
+
+EdgeServer::~EdgeServer() { Shutdown(); }
+
+Status EdgeServer::Start() {
+  Status s = mux_.Start();
+  if (!s.ok()) return s;
+  try {
+    Address addr(options_.host, Port(static_cast<uint16_t>(options_.port)));
+    endpoint_ = std::make_unique<Http::Endpoint>(addr);
+    auto opts = Http::Endpoint::options()
+                    .threads(options_.threads)
+                    .flags(Tcp::Options::ReuseAddr)
+                    // Pistache buffers whole requests; room above our limit lets us answer a
+                    // too-large body with our own 413 problem instead of Pistache's plain text.
+                    .maxRequestSize(options_.max_request_bytes * 2 + 64 * 1024)
+                    .maxResponseSize(64 * 1024 * 1024);
+    endpoint_->init(opts);
+    endpoint_->setHandler(Http::make_handler<Handler>(this));
+    endpoint_->serveThreaded();
+  } catch (const std::exception& e) {
+    return Status::Unavailable(std::string("cannot listen: ") + e.what());
+  }
+  return Status::Ok();
+}
+
+void EdgeServer::Shutdown() {
+  if (endpoint_) {
+    endpoint_->shutdown();
+    endpoint_.reset();
+  }
+}
+
+int EdgeServer::port() const { return endpoint_ ? static_cast<uint16_t>(endpoint_->getPort()) : 0; }
+
+void EdgeServer::OnRequest(const Http::Request& request, Http::ResponseWriter writer) {
+  std::string request_id = HexEncode(RandomBytes(12));
+  auto shared = std::make_shared<Http::ResponseWriter>(std::move(writer));
+  const std::string& path = request.resource();
+  auto segments = Segments(path);
+  Http::Method method = request.method();
+
+  if (path == "/healthz" && method == Http::Method::Get) return HandleHealth(shared, request_id);
+  if (segments.size() < 2 || segments[0] != "api" || segments[1] != "v1") {
+    return SendProblem(*shared, "not_found", "No such route; the API lives under /api/v1.",
+                       request_id);
+  }
+  if (segments.size() == 3 && segments[2] == "openapi.json" && method == Http::Method::Get) {
+    HttpAnswer a;
+    a.body = options_.openapi_json;
+    return Send(*shared, a, request_id);
+  }
+  // /api/v1/functions/{id}[/{version}]/invoke
+  if (segments.size() >= 5 && segments.size() <= 6 && segments[2] == "functions" &&
+      segments.back() == "invoke") {
+    if (method != Http::Method::Post) {
+      return SendProblem(*shared, "method_not_allowed", "Invoke with POST.", request_id);
+    }
+    return HandleInvoke(request, shared, request_id, segments[3],
+                        segments.size() == 6 ? segments[4] : std::string());
+  }
+  HandleManagement(request, shared, request_id, path.substr(std::string("/api/v1").size()));
+}
+
+void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
+                              const std::string& request_id, const std::string& function_id,
+                              const std::string& version) {
+  auto span = std::make_shared<trace::Span>(
+      trace::ContinueOrStart(HeaderValue(request, "traceparent")), "edge.invoke");
+  std::string traceparent = span->traceparent();
+  const std::string& body = request.body();
+  if (body.size() > options_.max_request_bytes) {
+    return SendProblem(*writer, "payload_too_large",
+                       "The request body is over " + std::to_string(options_.max_request_bytes) +
+                           " bytes.",
+                       request_id, traceparent);
+  }
+  std::string key = ApiKeyFrom(HeaderValue(request, "Authorization"));
+  if (key.empty()) {
+    return SendProblem(*writer, "missing_api_key",
+                       "Send your API key in the Authorization header.", request_id, traceparent);
+  }
+  InvokeBody parsed = ParseInvokeBody(body);
+
+  v1::InvokeJob job;
+  job.set_request_id(request_id);
+  job.set_execution_id(NewUuid());
+  job.set_api_key_sha256(Sha256(key));
+  job.set_function_id(function_id);
+  job.set_version(version);
+  job.set_body_check(parsed.check);
+  job.set_event_json(std::move(parsed.event_json));
+  if (HasHeader(request, "X-Env-Keys")) {
+    job.set_env_keys_present(true);
+    job.set_env_keys_header(HeaderValue(request, "X-Env-Keys"));
+  }
+  job.set_traceparent(traceparent);
+
+  std::string reply = mux_.Expect(
+      options_.invoke_timeout_ms,
+      [writer, span, request_id, traceparent](Result<bus::Message> answer) {
+        if (!answer.ok()) return SendBusFailure(*writer, answer.status(), request_id, traceparent);
+        v1::InvokeReply reply;
+        if (!reply.ParseFromString(answer->data)) {
+          return SendProblem(*writer, "internal_error", "Malformed answer on the bus.", request_id,
+                             traceparent);
+        }
+        Send(*writer, RenderInvokeReply(reply, request_id, NowMs()), request_id, traceparent);
+      });
+  job.set_edge_reply(reply);
+  Status s = bus_.Publish("tg.invoke.auth", job.SerializeAsString(), reply, traceparent);
+  if (!s.ok()) mux_.Cancel(reply, s);
+}
+
+void EdgeServer::HandleManagement(const Http::Request& request, Writer writer,
+                                  const std::string& request_id, const std::string& path) {
+  auto segments = Segments(path);
+  std::string owner = OwnerOf(segments);
+  if (owner.empty()) {
+    return SendProblem(*writer, "not_found", "No such route; see /api/v1/openapi.json.",
+                       request_id);
+  }
+  if (request.body().size() > options_.max_request_bytes) {
+    return SendProblem(*writer, "payload_too_large", "The request body is too large.", request_id);
+  }
+  auto http = std::make_shared<v1::HttpRequest>();
+  http->set_method(Http::methodString(request.method()));
+  http->set_path(path);
+  http->set_request_id(request_id);
+  http->set_body(request.body());
+  for (auto it = request.query().parameters_begin(); it != request.query().parameters_end(); ++it) {
+    (*http->mutable_query())[PercentDecode(it->first)] = PercentDecode(it->second);
+  }
+  for (const char* name : {"Idempotency-Key", "Content-Type", "Origin", "Accept"}) {
+    if (HasHeader(request, name)) {
+      std::string lower = name;
+      for (char& c : lower) c = static_cast<char>(std::tolower(c));
+      (*http->mutable_headers())[lower] = HeaderValue(request, name);
+    }
+  }
+
+  v1::AuthenticateRequest auth;
+  std::string key = ApiKeyFrom(HeaderValue(request, "Authorization"));
+  std::string session;
+  if (request.cookies().has("tg_session")) session = request.cookies().get("tg_session").value;
+  if (!key.empty()) {
+    auth.set_api_key_sha256(Sha256(key));
+  } else if (!session.empty()) {
+    auth.set_session_token_sha256(Sha256(session));
+  }
+  if (path == "/auth/logout") http->set_session_token(session);
+  bool key_given = !key.empty();
+  const int timeout = options_.management_timeout_ms;
+
+  auto forward = [this, writer, request_id, owner, http, timeout]() {
+    mux_.Request("tg." + owner + ".http", http->SerializeAsString(), "", timeout,
+                 [writer, request_id](Result<bus::Message> answer) {
+                   if (!answer.ok()) return SendBusFailure(*writer, answer.status(), request_id);
+                   v1::HttpResponse response;
+                   if (!response.ParseFromString(answer->data)) {
+                     return SendProblem(*writer, "internal_error", "Malformed answer on the bus.",
+                                        request_id);
+                   }
+                   Send(*writer, RenderHttpResponse(response, request_id), request_id);
+                 });
+  };
+  if (key.empty() && session.empty()) return forward();
+
+  mux_.Request("tg.auth.authenticate", auth.SerializeAsString(), "", timeout,
+               [writer, request_id, http, forward, key_given](Result<bus::Message> answer) {
+                 if (!answer.ok()) return SendBusFailure(*writer, answer.status(), request_id);
+                 v1::AuthenticateReply reply;
+                 if (!reply.ParseFromString(answer->data)) {
+                   return SendProblem(*writer, "internal_error", "Malformed answer on the bus.",
+                                      request_id);
+                 }
+                 if (reply.has_problem()) {
+                   // A bad key is an error; a stale session cookie just means "signed out", so
+                   // that signup and login keep working with an old cookie in the browser.
+                   if (key_given) {
+                     return Send(*writer, RenderProblem(reply.problem(), request_id), request_id);
+                   }
+                 } else {
+                   http->set_authenticated(true);
+                   *http->mutable_principal() = reply.principal();
+                 }
+                 forward();
+               });
+}
+
+void EdgeServer::HandleHealth(Writer writer, const std::string& request_id) {
+  static const std::vector<std::string> kServices = {"auth", "registry", "secrets", "billing",
+                                                     "executor"};
+  struct Round {
+    std::mutex mu;
+    size_t remaining = kServices.size();
+    std::vector<std::string> missing;
+  };
+  auto round = std::make_shared<Round>();
+  for (const auto& name : kServices) {
+    mux_.Request("tg.health." + name, "", "", options_.health_timeout_ms,
+                 [round, writer, request_id, name](Result<bus::Message> answer) {
+                   std::lock_guard<std::mutex> lock(round->mu);
+                   if (!answer.ok()) round->missing.push_back(name);
+                   if (--round->remaining > 0) return;
+                   JsonWriter w;
+                   w.BeginObject().Field("status", round->missing.empty() ? "ok" : "unavailable");
+                   w.Key("missing").BeginArray();
+                   for (const auto& m : round->missing) w.String(m);
+                   w.EndArray().EndObject();
+                   HttpAnswer a;
+                   a.status = round->missing.empty() ? 200 : 503;
+                   a.body = w.Take();
+                   Send(*writer, a, request_id);
+                 });
+  }
+}
+
+}  // namespace toolgate::edge

@@ -1,0 +1,63 @@
+// EdgeServer: the HTTP face of Toolgate (Pistache).
+//
+// Invocations become an InvokeJob published to the head of the chain (tg.invoke.auth); the
+// answer of whichever stage ends the call arrives on the ReplyMux and is written to the waiting
+// connection, so no HTTP thread ever blocks on the bus. Management requests are authenticated by
+// the auth service and forwarded to the owning service (docs/architecture.md, "Management API").
+#pragma once
+
+#include <pistache/endpoint.h>
+#include <pistache/http.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "reply_mux.h"
+#include "toolgate/bus/bus.h"
+
+namespace toolgate::edge {
+
+struct EdgeOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;                           // 0: any free port (see port())
+  int threads = 2;
+  size_t max_request_bytes = 6 * 1024 * 1024;
+  int invoke_timeout_ms = 905000;            // the longest timeout_ms plus settlement margin
+  int management_timeout_ms = 15000;
+  int health_timeout_ms = 1000;
+  std::string openapi_json;                  // served at /api/v1/openapi.json
+};
+
+class EdgeServer {
+ public:
+  // bus must outlive the server.
+  EdgeServer(bus::Bus& bus, EdgeOptions options);
+  ~EdgeServer();
+
+  // Binds and starts serving on background threads.
+  Status Start();
+  // Stops accepting; in-flight requests get their answers if they arrive before destruction.
+  void Shutdown();
+  int port() const;
+
+  // Exposed for the Pistache handler.
+  void OnRequest(const Pistache::Http::Request& request, Pistache::Http::ResponseWriter writer);
+
+ private:
+  using Writer = std::shared_ptr<Pistache::Http::ResponseWriter>;
+  void HandleInvoke(const Pistache::Http::Request& request, Writer writer,
+                    const std::string& request_id, const std::string& function_id,
+                    const std::string& version);
+  void HandleManagement(const Pistache::Http::Request& request, Writer writer,
+                        const std::string& request_id, const std::string& path);
+  void HandleHealth(Writer writer, const std::string& request_id);
+
+  bus::Bus& bus_;
+  EdgeOptions options_;
+  ReplyMux mux_;
+  std::unique_ptr<Pistache::Http::Endpoint> endpoint_;
+};
+
+}  // namespace toolgate::edge

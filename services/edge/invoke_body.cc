@@ -1,0 +1,43 @@
+#include "invoke_body.h"
+
+#include <simdjson.h>
+
+namespace toolgate::edge {
+
+InvokeBody ParseInvokeBody(std::string_view body) {
+  // The DOM parse validates the whole document (on-demand parsing is lazy and would accept
+  // trailing garbage); the on-demand pass then yields the event's original bytes, so the handler
+  // receives the event exactly as sent, numbers and key order included.
+  thread_local simdjson::dom::parser dom_parser;
+  thread_local simdjson::ondemand::parser od_parser;
+  simdjson::padded_string padded(body);
+
+  simdjson::dom::element root;
+  if (dom_parser.parse(padded).get(root)) return {v1::BODY_INVALID_JSON, {}};
+  simdjson::dom::object obj;
+  simdjson::dom::element event;
+  if (root.get_object().get(obj) || obj["event"].get(event)) return {v1::BODY_MISSING_EVENT, {}};
+  if (!event.is_object() && !event.is_string()) return {v1::BODY_INVALID_EVENT, {}};
+
+  simdjson::ondemand::document doc;
+  simdjson::ondemand::value value;
+  if (od_parser.iterate(padded).get(doc) || doc["event"].get(value)) {
+    return {v1::BODY_INVALID_JSON, {}};
+  }
+  std::string_view raw;
+  if (event.is_object()) {
+    simdjson::ondemand::object event_obj;
+    if (value.get_object().get(event_obj) || event_obj.raw_json().get(raw)) {
+      return {v1::BODY_INVALID_JSON, {}};
+    }
+  } else {
+    raw = value.raw_json_token();
+  }
+  while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' ||
+                          raw.back() == '\t')) {
+    raw.remove_suffix(1);
+  }
+  return {v1::BODY_OK, std::string(raw)};
+}
+
+}  // namespace toolgate::edge

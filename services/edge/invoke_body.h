@@ -1,0 +1,25 @@
+// The edge's reading of an invoke request body (contract section 3, row 5).
+//
+// The verdict travels in the InvokeJob and is enforced by the registry stage, after the 401, 404
+// and 403 checks, so that a malformed body never reveals whether a function exists.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "toolgate/v1/toolgate.pb.h"
+
+namespace toolgate::edge {
+
+struct InvokeBody {
+  v1::BodyCheck check = v1::BODY_OK;
+  std::string event_json;  // the event exactly as sent (object or string), when check is OK
+};
+
+// Valid JSON object with "event" being an object or a string -> OK and its raw text.
+// Not JSON -> BODY_INVALID_JSON; not an object or no "event" -> BODY_MISSING_EVENT (a body that is
+// JSON but not an object cannot carry an event); event of another type -> BODY_INVALID_EVENT.
+// Thread-safe (per-thread parsers).
+InvokeBody ParseInvokeBody(std::string_view body);
+
+}  // namespace toolgate::edge

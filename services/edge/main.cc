@@ -1,0 +1,49 @@
+// toolgate-edge: the HTTP gateway. See edge_server.h.
+#include <cstdio>
+
+#include "edge_server.h"
+#include "OpenApiJson.h"
+#include "toolgate/base/flags.h"
+#include "toolgate/base/log.h"
+#include "toolgate/base/process.h"
+#include "toolgate/core/service_main.h"
+
+int main(int argc, char** argv) {
+  using namespace toolgate;
+  Flags flags("toolgate-edge", "Toolgate's HTTP gateway: invoke and management API.");
+  core::DefineCommonFlags(flags);
+  flags.Define("host", "127.0.0.1", "address to listen on");
+  flags.Define("http-port", "8080", "port to listen on (0: any free port)");
+  flags.Define("http-threads", "2", "HTTP reactor threads");
+  flags.Define("max-request-bytes", "6291456", "largest accepted request body");
+  flags.Define("invoke-timeout-ms", "905000", "how long the edge waits for an invocation");
+  flags.Define("port-file", "", "write the bound port to this file once listening");
+  flags.Parse(argc, argv);
+  auto bus = core::StartService("edge", flags);
+
+  edge::EdgeOptions options;
+  options.host = flags.Get("host");
+  options.port = static_cast<int>(flags.GetInt("http-port"));
+  options.threads = static_cast<int>(flags.GetInt("http-threads"));
+  options.max_request_bytes = static_cast<size_t>(flags.GetInt("max-request-bytes"));
+  options.invoke_timeout_ms = static_cast<int>(flags.GetInt("invoke-timeout-ms"));
+  options.openapi_json = std::string(OpenApiJson());
+  edge::EdgeServer server(*bus, options);
+  Status s = server.Start();
+  if (!s.ok()) core::Die("toolgate-edge", "cannot serve HTTP", s.ToString());
+  if (!flags.Get("port-file").empty()) {
+    std::string tmp = flags.Get("port-file") + ".tmp";
+    if (FILE* f = std::fopen(tmp.c_str(), "w")) {
+      std::fprintf(f, "%d\n", server.port());
+      std::fclose(f);
+      std::rename(tmp.c_str(), flags.Get("port-file").c_str());
+    }
+  }
+  log::Info("ready").Str("addr", options.host).Int("port", server.port());
+  int sig = WaitForShutdownSignal();
+  log::Info("draining").Int("signal", sig);
+  server.Shutdown();
+  bus->Drain(2000);
+  log::Info("stopped");
+  return 0;
+}

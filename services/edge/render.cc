@@ -1,0 +1,70 @@
+#include "render.h"
+
+#include "toolgate/base/json_writer.h"
+#include "toolgate/base/time.h"
+#include "toolgate/core/problem.h"
+
+namespace toolgate::edge {
+namespace {
+constexpr int64_t kExpiryWarningMs = 14LL * 24 * 3600 * 1000;
+}
+
+HttpAnswer RenderProblem(const v1::Problem& problem, std::string_view request_id) {
+  HttpAnswer a;
+  a.status = problem.status();
+  a.content_type = "application/problem+json";
+  a.body = core::RenderProblem(problem, request_id);
+  if (problem.retry_after_s() > 0) {
+    a.headers.emplace_back("Retry-After", std::to_string(problem.retry_after_s()));
+  }
+  return a;
+}
+
+HttpAnswer RenderInvokeReply(const v1::InvokeReply& reply, std::string_view request_id,
+                             int64_t now_ms) {
+  HttpAnswer a;
+  if (reply.has_problem()) {
+    a = RenderProblem(reply.problem(), request_id);
+  } else {
+    const v1::InvokeSuccess& r = reply.result();
+    const v1::Summary& s = r.summary();
+    JsonWriter w;
+    w.BeginObject().Field("statusCode", r.status_code()).Field("body", r.body());
+    w.Key("summary")
+        .BeginObject()
+        .Field("runtime_ms", s.runtime_ms())
+        .Field("memory_used_mb", s.memory_used_mb())
+        .Field("compute_type", s.compute_type())
+        .Field("execution_id", s.execution_id());
+    w.Key("cost")
+        .BeginObject()
+        .Field("compute_micro_usd", s.cost().compute_micro_usd())
+        .Field("function_micro_usd", s.cost().function_micro_usd())
+        .Field("total_micro_usd", s.cost().total_micro_usd())
+        .EndObject();
+    w.EndObject().EndObject();
+    a.status = r.status_code();
+    a.body = w.Take();
+  }
+  int64_t expires = reply.key_expires_at_ms();
+  if (expires > 0 && expires - now_ms <= kExpiryWarningMs) {
+    a.headers.emplace_back("X-Api-Key-Expires-At", FormatRfc3339(expires));
+  }
+  return a;
+}
+
+HttpAnswer RenderHttpResponse(const v1::HttpResponse& response, std::string_view request_id) {
+  HttpAnswer a;
+  if (response.has_problem()) {
+    a = RenderProblem(response.problem(), request_id);
+  } else {
+    a.status = response.status();
+    a.body = response.body();
+    if (a.status == 204) a.content_type.clear();
+  }
+  for (const auto& [name, value] : response.headers()) a.headers.emplace_back(name, value);
+  for (const auto& cookie : response.set_cookies()) a.headers.emplace_back("Set-Cookie", cookie);
+  return a;
+}
+
+}  // namespace toolgate::edge

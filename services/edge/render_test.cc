@@ -1,0 +1,80 @@
+#include "render.h"
+
+#include <gtest/gtest.h>
+
+#include "toolgate/base/json.h"
+#include "toolgate/core/problem.h"
+
+namespace toolgate::edge {
+namespace {
+
+std::string HeaderOf(const HttpAnswer& a, const std::string& name) {
+  for (const auto& [k, v] : a.headers) {
+    if (k == name) return v;
+  }
+  return {};
+}
+
+TEST(RenderTest, SuccessEnvelopeCarriesHandlerStatusAndSummary) {
+  v1::InvokeReply reply;
+  auto* r = reply.mutable_result();
+  r->set_status_code(201);
+  r->set_body("{\"ok\":true}");
+  auto* s = r->mutable_summary();
+  s->set_runtime_ms(3);
+  s->set_memory_used_mb(2);
+  s->set_compute_type("CPU");
+  s->set_execution_id("e1");
+  s->mutable_cost()->set_compute_micro_usd(7);
+  s->mutable_cost()->set_function_micro_usd(100);
+  s->mutable_cost()->set_total_micro_usd(107);
+  HttpAnswer a = RenderInvokeReply(reply, "rid", 0);
+  EXPECT_EQ(a.status, 201);
+  EXPECT_EQ(a.content_type, "application/json");
+  auto doc = ParseJson(a.body);
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(int64_t(doc->root["statusCode"]), 201);
+  EXPECT_EQ(std::string_view(doc->root["body"]), "{\"ok\":true}");
+  EXPECT_EQ(int64_t(doc->root["summary"]["cost"]["total_micro_usd"]), 107);
+  EXPECT_EQ(std::string_view(doc->root["summary"]["execution_id"]), "e1");
+  EXPECT_EQ(std::string_view(doc->root["summary"]["compute_type"]), "CPU");
+}
+
+TEST(RenderTest, ProblemWithRetryAfter) {
+  v1::InvokeReply reply;
+  *reply.mutable_problem() = core::MakeProblem("rate_limited", "slow down");
+  reply.mutable_problem()->set_retry_after_s(2);
+  HttpAnswer a = RenderInvokeReply(reply, "rid", 0);
+  EXPECT_EQ(a.status, 429);
+  EXPECT_EQ(a.content_type, "application/problem+json");
+  EXPECT_EQ(HeaderOf(a, "Retry-After"), "2");
+  auto doc = ParseJson(a.body);
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(std::string_view(doc->root["code"]), "rate_limited");
+  EXPECT_EQ(std::string_view(doc->root["request_id"]), "rid");
+}
+
+TEST(RenderTest, ExpiryHeaderOnlyWithinFourteenDays) {
+  v1::InvokeReply reply;
+  reply.mutable_result()->set_status_code(200);
+  const int64_t day = 24LL * 3600 * 1000;
+  int64_t now = 1'800'000'000'000;
+  reply.set_key_expires_at_ms(now + 14 * day);
+  EXPECT_EQ(HeaderOf(RenderInvokeReply(reply, "r", now), "X-Api-Key-Expires-At"),
+            "2027-01-29T08:00:00Z");
+  reply.set_key_expires_at_ms(now + 15 * day);
+  EXPECT_EQ(HeaderOf(RenderInvokeReply(reply, "r", now), "X-Api-Key-Expires-At"), "");
+}
+
+TEST(RenderTest, ManagementResponseCookiesAndNoContent) {
+  v1::HttpResponse response;
+  response.set_status(204);
+  response.add_set_cookies("tg_session=; Max-Age=0");
+  HttpAnswer a = RenderHttpResponse(response, "r");
+  EXPECT_EQ(a.status, 204);
+  EXPECT_TRUE(a.content_type.empty());
+  EXPECT_EQ(HeaderOf(a, "Set-Cookie"), "tg_session=; Max-Age=0");
+}
+
+}  // namespace
+}  // namespace toolgate::edge
