@@ -1,7 +1,9 @@
-# toolgate_add_test(NAME name SOURCES a.cc ... LIBS lib ... [LABELS l ...])
-# One place registers every GoogleTest binary, so flags and discovery stay uniform.
+# toolgate_add_test(NAME name SOURCES a.cc ... LIBS lib ... [LABELS l ...] [WHOLE])
+# One place registers every GoogleTest binary, so flags and discovery stay uniform. Unit tests
+# are registered case by case; WHOLE registers the binary as one test, for integration suites
+# that start a whole system once and share it between their cases.
 function(toolgate_add_test)
-  cmake_parse_arguments(T "" "NAME" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "WHOLE" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main Threads::Threads)
   if(T_LABELS)
@@ -9,7 +11,16 @@ function(toolgate_add_test)
   else()
     set(_labels unit)
   endif()
-  gtest_discover_tests(${T_NAME} PROPERTIES LABELS "${_labels}" DISCOVERY_TIMEOUT 30)
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 600)
+  endif()
+  if(T_WHOLE)
+    add_test(NAME ${T_NAME} COMMAND ${T_NAME} --gtest_color=no)
+    set_tests_properties(${T_NAME} PROPERTIES LABELS "${_labels}" TIMEOUT ${T_TIMEOUT})
+  else()
+    gtest_discover_tests(${T_NAME} PROPERTIES LABELS "${_labels}" TIMEOUT ${T_TIMEOUT}
+      DISCOVERY_TIMEOUT 30)
+  endif()
 endfunction()
 
 # toolgate_add_library(name SOURCES ... DEPS ...): a library with its public headers under include/.
@@ -38,7 +49,7 @@ function(toolgate_embed_sql)
     "  static const std::vector<std::string_view> kSteps = {\n${_body}  };\n  return kSteps;\n}\n")
   configure_file(${_out}.h.tmp ${_out}.h COPYONLY)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_files})
-  target_include_directories(${E_TARGET} PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
+  target_include_directories(${E_TARGET} PUBLIC ${CMAKE_CURRENT_BINARY_DIR}/generated)
 endfunction()
 
 # toolgate_embed_text(TARGET target FILE file FUNCTION name): the file's text as
@@ -51,5 +62,5 @@ function(toolgate_embed_text)
     "inline std::string_view ${E_FUNCTION}() {\n  return R\"toolgate_text(${_text})toolgate_text\";\n}\n")
   configure_file(${_out}.h.tmp ${_out}.h COPYONLY)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${E_FILE})
-  target_include_directories(${E_TARGET} PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
+  target_include_directories(${E_TARGET} PUBLIC ${CMAKE_CURRENT_BINARY_DIR}/generated)
 endfunction()

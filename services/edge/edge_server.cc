@@ -31,6 +31,25 @@ class Handler : public Http::Handler {
   EdgeServer* server_;
 };
 
+// Pistache 0.0.5 writes only typed headers in responses (raw ones are silently dropped), so
+// every header we send is one of these.
+class NamedHeader : public Http::Header::Header {
+ public:
+  NamedHeader(std::string name, std::string value)
+      : name_(std::move(name)), value_(std::move(value)) {}
+  const char* name() const override { return name_.c_str(); }
+  void write(std::ostream& os) const override { os << value_; }
+  uint64_t hash() const override { return Http::Header::detail::hash(name_.c_str()); }
+
+ private:
+  std::string name_;
+  std::string value_;
+};
+
+void AddHeader(Http::ResponseWriter& writer, std::string name, std::string value) {
+  writer.headers().add(std::make_shared<NamedHeader>(std::move(name), std::move(value)));
+}
+
 // Pistache parses well-known headers (Authorization, Content-Type, ...) into typed objects and
 // keeps the others raw; callers just want the text.
 std::string HeaderValue(const Http::Request& request, const std::string& name) {
@@ -100,14 +119,10 @@ std::string OwnerOf(const std::vector<std::string>& segments) {
 
 void Send(Http::ResponseWriter& writer, const HttpAnswer& answer, const std::string& request_id,
           const std::string& traceparent = {}) {
-  writer.headers().addRaw(Http::Header::Raw("X-Request-Id", request_id));
-  if (!traceparent.empty()) writer.headers().addRaw(Http::Header::Raw("traceparent", traceparent));
-  if (!answer.content_type.empty()) {
-    writer.headers().addRaw(Http::Header::Raw("Content-Type", answer.content_type));
-  }
-  for (const auto& [name, value] : answer.headers) {
-    writer.headers().addRaw(Http::Header::Raw(name, value));
-  }
+  AddHeader(writer, "X-Request-Id", request_id);
+  if (!traceparent.empty()) AddHeader(writer, "traceparent", traceparent);
+  if (!answer.content_type.empty()) AddHeader(writer, "Content-Type", answer.content_type);
+  for (const auto& [name, value] : answer.headers) AddHeader(writer, name, value);
   writer.send(static_cast<Http::Code>(answer.status), answer.body, Http::Mime::MediaType());
 }
 

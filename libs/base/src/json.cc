@@ -36,7 +36,7 @@ Field GetInt(simdjson::dom::object obj, std::string_view key, int64_t* out) {
   if (e.get_int64().get(v)) {
     // Accept 5.0 but not 5.5: clients written in JavaScript send numbers as doubles.
     double d;
-    if (e.get_double().get(d) || d != static_cast<double>(static_cast<int64_t>(d))) {
+    if (e.get_double().get(d) || !(d >= -0x1p63 && d < 0x1p63) || d != static_cast<int64_t>(d)) {
       return Field::kWrongType;
     }
     v = static_cast<int64_t>(d);

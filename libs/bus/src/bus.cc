@@ -16,7 +16,11 @@ namespace {
 
 constexpr const char* kTraceHeader = "traceparent";
 
-void OnDisconnected(natsConnection*, void*) { log::Warn("nats disconnected; reconnecting"); }
+void OnDisconnected(natsConnection*, void* closure) {
+  if (!static_cast<std::atomic<bool>*>(closure)->load()) {
+    log::Warn("nats disconnected; reconnecting");
+  }
+}
 void OnReconnected(natsConnection*, void*) { log::Info("nats reconnected"); }
 void OnError(natsConnection*, natsSubscription* sub, natsStatus err, void*) {
   const char* subject = "";
@@ -56,7 +60,9 @@ Result<std::unique_ptr<Bus>> Bus::Connect(const BusOptions& options) {
   if (s == NATS_OK) s = natsOptions_SetReconnectJitter(opts, 50, 50);
   if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, true);
   if (s == NATS_OK) s = natsOptions_SetReconnectBufSize(opts, 64 * 1024 * 1024);
-  if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(opts, OnDisconnected, nullptr);
+  // The Bus exists before the connection so the callbacks can see whether it is closing.
+  std::unique_ptr<Bus> bus(new Bus());
+  if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(opts, OnDisconnected, &bus->closing_);
   if (s == NATS_OK) s = natsOptions_SetReconnectedCB(opts, OnReconnected, nullptr);
   if (s == NATS_OK) s = natsOptions_SetErrorHandler(opts, OnError, nullptr);
   if (s != NATS_OK) return FromNats(s, "nats options");
@@ -65,13 +71,17 @@ Result<std::unique_ptr<Bus>> Bus::Connect(const BusOptions& options) {
   for (;;) {
     natsConnection* nc = nullptr;
     s = natsConnection_Connect(&nc, opts);
-    if (s == NATS_OK) return std::unique_ptr<Bus>(new Bus(nc));
+    if (s == NATS_OK) {
+      bus->nc_ = nc;
+      return bus;
+    }
     if (MonotonicUs() > deadline) return FromNats(s, "connect to " + options.url);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // server not up yet
   }
 }
 
 Bus::~Bus() {
+  closing_ = true;
   {
     std::lock_guard<std::mutex> lock(mu_);
     subs_.clear();

@@ -14,7 +14,7 @@ std::optional<int64_t> ParseNanoDecimal(std::string_view text) {
   int64_t whole = 0, frac = 0;
   size_t i = 0;
   for (; i < text.size() && text[i] != '.'; ++i) {
-    if (text[i] < '0' || text[i] > '9' || i > 9) return std::nullopt;
+    if (text[i] < '0' || text[i] > '9' || i > 8) return std::nullopt;
     whole = whole * 10 + (text[i] - '0');
   }
   if (i == 0) return std::nullopt;

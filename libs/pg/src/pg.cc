@@ -32,8 +32,11 @@ Result<Rows> Run(PGconn* conn, std::string_view sql, const Params& params) {
   values.reserve(params.size());
   for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
   std::string text(sql);
-  PGresult* res = PQexecParams(conn, text.c_str(), static_cast<int>(params.size()), nullptr,
-                               values.data(), nullptr, nullptr, 0);
+  // Without parameters the simple protocol is used, which also runs multi-statement scripts
+  // (migrations); with parameters, the extended protocol keeps values out of the SQL text.
+  PGresult* res = params.empty() ? PQexec(conn, text.c_str())
+                                 : PQexecParams(conn, text.c_str(), static_cast<int>(params.size()),
+                                                nullptr, values.data(), nullptr, nullptr, 0);
   ExecStatusType st = PQresultStatus(res);
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return Rows(res);
   const char* state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
@@ -86,8 +89,15 @@ Result<PGconn*> Pool::Acquire() {
 
 void Pool::Release(PGconn* conn) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (PQstatus(conn) != CONNECTION_OK || PQtransactionStatus(conn) != PQTRANS_IDLE) {
-    PQfinish(conn);  // broken or left mid-transaction: never hand it out again
+  if (PQstatus(conn) != CONNECTION_OK) {
+    // The server went away: every idle connection is as stale as this one.
+    PQfinish(conn);
+    --open_;
+    for (PGconn* idle : idle_) PQfinish(idle);
+    open_ -= idle_.size();
+    idle_.clear();
+  } else if (PQtransactionStatus(conn) != PQTRANS_IDLE) {
+    PQfinish(conn);  // left mid-transaction: never hand it out again
     --open_;
   } else {
     idle_.push_back(conn);

@@ -73,11 +73,12 @@ class Bus {
     Handler handler;
     ~Sub();
   };
-  explicit Bus(natsConnection* nc) : nc_(nc) {}
+  Bus() = default;
   static void OnMessage(natsConnection* nc, natsSubscription* sub, natsMsg* msg, void* closure);
   static Message ToMessage(natsMsg* msg);
 
-  natsConnection* nc_;
+  natsConnection* nc_ = nullptr;
+  std::atomic<bool> closing_{false};  // set before teardown: a disconnect then is expected
   std::mutex mu_;
   std::vector<std::unique_ptr<Sub>> subs_;  // guarded by mu_
 };

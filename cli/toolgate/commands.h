@@ -1,0 +1,101 @@
+// The management CLI: every `toolgate` command except `up` talks to the management API over
+// HTTP (base URL from --url, TOOLGATE_URL, default http://127.0.0.1:8080).
+//
+// Credentials: --api-key or TOOLGATE_API_KEY (sent as Authorization), else the session saved by
+// `toolgate login` or `toolgate signup` in $XDG_CONFIG_HOME/toolgate/session (default
+// ~/.config/toolgate/session, mode 0600), sent as the tg_session cookie.
+//
+// Output: the server's JSON on stdout, indented. Errors on stderr as
+// "error: <title>: <detail>", one more line per field error.
+// Exit codes: 0 success, 1 a failed request (HTTP status >= 400, server unreachable, bad
+// manifest), 2 a usage error.
+//
+// Below RunClientCommand are the pure pieces the commands are built from, exposed for tests.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "toolgate/base/status.h"
+
+namespace toolgate::cli {
+
+// Runs one command; args[0] is the command ("login", "keys", "publish", "help", ...), the rest
+// its words and options. Returns the process exit code. Not thread-safe (reads the environment
+// and the session file, writes stdout and stderr).
+int RunClientCommand(const std::vector<std::string>& args);
+
+// A command's words after the command name: positional arguments and options.
+struct ParsedArgs {
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> options;  // name without the leading "--"
+
+  bool Has(const std::string& name) const { return options.count(name) > 0; }
+  // The option's value, or fallback when it was not given.
+  std::string Get(const std::string& name, const std::string& fallback = "") const;
+};
+
+// Every option takes a value: "--name value" or "--name=value". "-" (stdin) and words not
+// starting with "--" are positional; after "--" every word is. InvalidArgument, with a message
+// for the user, for an option not in `allowed`, an option without a value, or one given twice.
+Result<ParsedArgs> ParseArgs(const std::vector<std::string>& words,
+                             const std::set<std::string>& allowed);
+
+struct FieldError {
+  std::string field;
+  std::string message;
+};
+
+// toolgate.json, the manifest of `toolgate publish DIR`. Optional members hold a value only when
+// the manifest has them, so the requests carry exactly what the author wrote.
+struct Manifest {
+  std::string function_id;  // empty until the function has been created
+  // The function (POST /functions).
+  std::string name;
+  std::string description;
+  std::optional<std::string> overview;
+  std::string category;
+  std::optional<std::string> sector;
+  std::optional<std::vector<std::string>> tags;
+  std::string visibility;  // "public" | "private"
+  int64_t price_micro_usd = 0;
+  std::optional<bool> mcp;
+  // The version (POST /functions/{id}/versions).
+  std::string version;
+  std::string runtime;       // "python" | "javascript" | "lua"
+  std::string compute_type;  // "CPU" | "GPU"
+  std::string input_schema;  // JSON text; {"type":"object"} when the manifest has none
+  std::optional<std::vector<std::string>> declared_keys;
+  std::optional<int64_t> timeout_ms;
+  std::optional<int64_t> memory_mb;
+  std::optional<std::string> examples;  // JSON array text
+  std::string handler;                  // the code's file, relative to the manifest
+};
+
+// Parses and checks the manifest's shape: required members, types, enumerations, the version
+// syntax, declared key names. Range rules (timeouts, memory, GPU runtimes) are the server's to
+// judge. Returns every problem found; when it returns none, *out is filled.
+std::vector<FieldError> ParseManifest(std::string_view text, Manifest* out);
+
+// The JSON bodies of POST /functions and POST /functions/{id}/versions.
+std::string FunctionRequestBody(const Manifest& manifest);
+std::string VersionRequestBody(const Manifest& manifest, std::string_view code);
+
+// manifest_text with "function_id": id inserted as the object's first member, keeping the
+// author's formatting of everything else.
+std::string WithFunctionId(std::string_view manifest_text, std::string_view function_id);
+
+// What to print on stderr for an HTTP error: "error: <title>: <detail>" and one indented
+// "<field>: <message>" line per field error for a problem+json body; the status and the body
+// for anything else. Ends with a newline.
+std::string DescribeHttpError(int status, std::string_view body);
+
+// text indented two spaces per level when it is JSON; text unchanged otherwise.
+std::string PrettyJson(std::string_view text);
+
+}  // namespace toolgate::cli

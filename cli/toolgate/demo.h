@@ -1,0 +1,17 @@
+// Demo seeding for `toolgate up --demo`, through the public management API only.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "toolgate/base/status.h"
+
+namespace toolgate::cli {
+
+// Seeds (first run) or reuses (later runs; remembered in <data>/run/demo.json, 0600) a
+// publisher organization with three public Lua tools (an echo, an MCP server, a priced tool
+// declaring WEATHER_API_KEY), and a demo organization that added them, holds a balance, a
+// secret and an API key. Prints the URL, the key and working curl lines.
+Status SeedDemo(const std::string& base_url, const std::filesystem::path& data_dir);
+
+}  // namespace toolgate::cli

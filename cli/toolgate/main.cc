@@ -1,0 +1,21 @@
+// toolgate: the launcher (`toolgate up`) and the management CLI.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "launcher.h"
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (!args.empty() && args[0] == "up") {
+    std::vector<std::string> rest(args.begin() + 1, args.end());
+    // `--demo` is a switch; Flags wants a value.
+    for (auto& a : rest) {
+      if (a == "--demo") a = "--demo=true";
+    }
+    return toolgate::cli::RunUp(rest);
+  }
+  if (args.empty()) args.push_back("help");
+  return toolgate::cli::RunClientCommand(args);
+}

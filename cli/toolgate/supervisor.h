@@ -1,0 +1,61 @@
+// Supervisor: starts child processes, restarts the ones that die, and stops them in order.
+//
+// Each child's stdout and stderr go to its own log file. A child that exits unexpectedly is
+// restarted with a backoff (100 ms doubling to 5 s, reset after 30 s of healthy running). Children
+// get PR_SET_PDEATHSIG so that they never outlive a killed launcher. Not thread-safe: one thread
+// owns the supervisor (the launcher's main thread).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "toolgate/base/status.h"
+
+namespace toolgate::cli {
+
+struct ChildSpec {
+  std::string name;                       // "redis", "auth", ...
+  std::vector<std::string> argv;          // argv[0] is the executable path
+  std::vector<std::string> env;           // "NAME=value" added to the launcher's environment
+  std::string log_file;
+  uid_t uid = 0;                          // run as this user when the launcher is root (0: same)
+  gid_t gid = 0;
+  int stop_signal = 15;                   // SIGTERM; PostgreSQL wants SIGINT (fast shutdown)
+};
+
+class Supervisor {
+ public:
+  // Called after a child was (re)started, with its new pid.
+  using StartedCallback = std::function<void(const std::string& name, pid_t pid)>;
+
+  explicit Supervisor(StartedCallback on_started) : on_started_(std::move(on_started)) {}
+
+  // Starts a child and supervises it from now on.
+  Status Start(ChildSpec spec);
+  // Reaps exited children and restarts them when due. Call regularly.
+  void Poll();
+  // Stops the named children in the given order: signal, wait up to grace_ms, then SIGKILL.
+  void Stop(const std::vector<std::string>& order, int grace_ms);
+  pid_t pid(const std::string& name) const;
+  std::map<std::string, pid_t> pids() const;
+
+ private:
+  struct Child {
+    ChildSpec spec;
+    pid_t pid = -1;
+    int64_t started_ms = 0;
+    int64_t restart_at_ms = 0;   // when pid == -1: when to start again
+    int64_t backoff_ms = 100;
+  };
+  Status Spawn(Child& child);
+  StartedCallback on_started_;
+  std::map<std::string, Child> children_;
+  bool stopping_ = false;
+};
+
+}  // namespace toolgate::cli

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The first README command: install what is missing, build, and run the whole system
+# (NATS, Redis, PostgreSQL and every service) on its embedded default. Extra arguments go to
+# `toolgate up`, e.g. --demo, --http-port 9000, --data-dir /var/lib/toolgate.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh
+exec build/bin/toolgate up "$@"

@@ -1,0 +1,45 @@
+// Housekeeper: auth's background writer, one thread.
+//
+// Every second it writes the UsageBatcher's key uses to api_keys.last_used_at in one statement
+// (so each key's row is written at most once a second, and never on the invoke path); a batch
+// that fails is kept for the next second. Every minute it prunes stale KeyCache entries; every
+// hour it deletes expired sessions.
+//
+// Everything passed to the constructor must outlive the Housekeeper.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "toolgate/auth/account_store.h"
+#include "toolgate/auth/key_cache.h"
+#include "toolgate/auth/key_store.h"
+#include "toolgate/auth/usage_batcher.h"
+
+namespace toolgate::auth {
+
+class Housekeeper {
+ public:
+  // Starts the thread.
+  Housekeeper(KeyStore& keys, AccountStore& accounts, KeyCache& cache, UsageBatcher& usage);
+  // Stops the thread and writes the uses recorded since the last batch.
+  ~Housekeeper();
+  Housekeeper(const Housekeeper&) = delete;
+  Housekeeper& operator=(const Housekeeper&) = delete;
+
+ private:
+  void Loop();
+  void FlushUsage();
+
+  KeyStore& keys_;
+  AccountStore& accounts_;
+  KeyCache& cache_;
+  UsageBatcher& usage_;
+  std::mutex mu_;
+  std::condition_variable stop_cv_;  // guarded by mu_: stopping_ was set
+  bool stopping_ = false;            // guarded by mu_
+  std::thread thread_;               // last: starts once every member above exists
+};
+
+}  // namespace toolgate::auth

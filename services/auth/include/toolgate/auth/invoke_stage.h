@@ -1,0 +1,50 @@
+// InvokeStage: the first stage of the invoke chain (tg.invoke.auth, queue group "auth").
+//
+// It checks the job's API key (contract section 3, row 2: missing, unknown, revoked, expired,
+// then the invoke scope). A rejected call is answered on job.edge_reply with an
+// InvokeReply{problem}; an accepted one gets its principal and travels on to tg.invoke.registry
+// with the edge's reply subject and a child span of the incoming trace.
+//
+// Warm keys are decided on the NATS delivery thread from the KeyCache; only a cache miss goes
+// to the worker pool to read PostgreSQL, so a warm call costs no database round trip and never
+// waits behind one. Uses of a key are recorded in the UsageBatcher, never written here.
+//
+// Thread-safe; service, keys and usage must outlive the stage.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "toolgate/auth/key_directory.h"
+#include "toolgate/auth/usage_batcher.h"
+#include "toolgate/bus/service.h"
+#include "toolgate/trace/trace.h"
+#include "toolgate/v1/toolgate.pb.h"
+
+namespace toolgate::auth {
+
+inline constexpr const char* kInvokeAuthSubject = "tg.invoke.auth";
+inline constexpr const char* kInvokeRegistrySubject = "tg.invoke.registry";
+
+class InvokeStage {
+ public:
+  InvokeStage(bus::Service& service, KeyDirectory& keys, UsageBatcher& usage)
+      : service_(service), keys_(keys), usage_(usage) {}
+
+  // Subscribes to tg.invoke.auth; call once at start.
+  Status Start();
+
+ private:
+  // The span is shared so that it ends (and is logged) wherever the job leaves this stage.
+  using SharedSpan = std::shared_ptr<trace::Span>;
+
+  void OnJob(bus::Message&& m);
+  void Decide(v1::InvokeJob& job, const KeyRecord* record, const SharedSpan& span);
+  void Reject(const v1::InvokeJob& job, v1::Problem problem, const SharedSpan& span);
+
+  bus::Service& service_;
+  KeyDirectory& keys_;
+  UsageBatcher& usage_;
+};
+
+}  // namespace toolgate::auth

@@ -1,0 +1,54 @@
+// KeyCache: API key records by key SHA-256, so that a warm invocation is authenticated from
+// memory without a PostgreSQL round trip.
+//
+// An entry is served for at most ttl_us after it was loaded; after that the caller reloads it.
+// Revocations reach every replica as a KeyRevoked broadcast and Invalidate() drops the entry
+// at once. A load that raced with an invalidation (read the row before the revocation, finished
+// after it) must not put the stale record back: callers take generation() before reading
+// PostgreSQL and pass it to Put(), which ignores the record when any invalidation happened in
+// between.
+//
+// Times are monotonic microseconds supplied by the caller, so tests drive the clock.
+// Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "toolgate/auth/key_rules.h"
+
+namespace toolgate::auth {
+
+class KeyCache {
+ public:
+  explicit KeyCache(int64_t ttl_us) : ttl_us_(ttl_us) {}
+
+  // The record loaded less than ttl_us before now_us, or nullopt.
+  std::optional<KeyRecord> Get(std::string_view key_sha256, int64_t now_us) const;
+  // The current invalidation generation; take it before loading a record.
+  uint64_t generation() const;
+  // Stores record, loaded at now_us, unless an invalidation happened after generation_at_load.
+  void Put(const std::string& key_sha256, KeyRecord record, uint64_t generation_at_load,
+           int64_t now_us);
+  // Drops the entry, and makes every load that started before this call ineffective.
+  void Invalidate(std::string_view key_sha256);
+  // Drops every entry too old to be served, so keys no longer used do not stay in memory.
+  void Prune(int64_t now_us);
+  size_t size() const;
+
+ private:
+  struct Entry {
+    KeyRecord record;
+    int64_t loaded_at_us;
+  };
+  const int64_t ttl_us_;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, Entry> entries_;  // guarded by mu_
+  uint64_t generation_ = 0;                         // guarded by mu_
+};
+
+}  // namespace toolgate::auth

@@ -1,0 +1,48 @@
+// KeyDirectory: where auth finds API key records, and how a revocation reaches every replica.
+//
+// Reads go to the KeyCache first and to PostgreSQL on a miss; Cached() never blocks, so the
+// invoke stage answers warm calls on the NATS delivery thread. A revocation is applied to the
+// local cache at once and broadcast on tg.events.key_revoked, which every replica (this one
+// included) listens to without a queue group.
+//
+// Thread-safe. store, cache and bus must outlive the directory.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "toolgate/auth/key_cache.h"
+#include "toolgate/auth/key_store.h"
+#include "toolgate/base/status.h"
+#include "toolgate/bus/bus.h"
+
+namespace toolgate::auth {
+
+inline constexpr const char* kKeyRevokedSubject = "tg.events.key_revoked";
+
+class KeyDirectory {
+ public:
+  KeyDirectory(KeyStore& store, KeyCache& cache, bus::Bus& bus)
+      : store_(store), cache_(cache), bus_(bus) {}
+
+  // The cached record of key_sha256 when fresh; nullopt means "not cached", not "unknown".
+  // Never blocks on PostgreSQL.
+  std::optional<KeyRecord> Cached(std::string_view key_sha256) const;
+  // Reads PostgreSQL (blocking) and caches what it finds. The inner nullopt: no such key.
+  Result<std::optional<KeyRecord>> Load(std::string_view key_sha256);
+  // Cached(), else Load().
+  Result<std::optional<KeyRecord>> Find(std::string_view key_sha256);
+
+  // Drops key_sha256 from this replica's cache and broadcasts KeyRevoked so every replica
+  // drops it. Unavailable when the broadcast could not be sent.
+  Status BroadcastRevoked(std::string_view key_sha256);
+  // Subscribes to the KeyRevoked broadcasts; call once at start.
+  Status ListenForRevocations();
+
+ private:
+  KeyStore& store_;
+  KeyCache& cache_;
+  bus::Bus& bus_;
+};
+
+}  // namespace toolgate::auth

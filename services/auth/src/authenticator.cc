@@ -1,0 +1,69 @@
+#include "toolgate/auth/authenticator.h"
+
+#include "toolgate/base/log.h"
+#include "toolgate/base/time.h"
+#include "toolgate/core/problem.h"
+
+namespace toolgate::auth {
+namespace {
+
+v1::AuthenticateReply Rejected(v1::Problem problem) {
+  v1::AuthenticateReply reply;
+  *reply.mutable_problem() = std::move(problem);
+  return reply;
+}
+
+v1::AuthenticateReply StoreDown(const Status& status) {
+  log::Error("authentication store unavailable").Str("error", status.ToString());
+  return Rejected(
+      core::MakeProblem("service_unavailable", "A backing store is unavailable; retry shortly."));
+}
+
+}  // namespace
+
+v1::AuthenticateReply Authenticator::Authenticate(const v1::AuthenticateRequest& request) {
+  // A key wins over a session cookie: scripts send keys, and a browser never does.
+  if (!request.api_key_sha256().empty()) return ForKey(request.api_key_sha256());
+  if (!request.session_token_sha256().empty()) return ForSession(request.session_token_sha256());
+  return Rejected(
+      core::MakeProblem("not_authenticated", "Sign in, or send an API key with the manage scope."));
+}
+
+v1::AuthenticateReply Authenticator::ForKey(const std::string& key_sha256) {
+  auto found = keys_.Find(key_sha256);
+  if (!found.ok()) return StoreDown(found.status());
+  const KeyRecord* record = found->has_value() ? &**found : nullptr;
+  int64_t now_ms = NowMs();
+  if (auto problem = CheckKey(record, now_ms)) return Rejected(std::move(*problem));
+  usage_.Record(record->key_id, now_ms);
+  v1::AuthenticateReply reply;
+  *reply.mutable_principal() = PrincipalForKey(*record);
+  return reply;
+}
+
+v1::AuthenticateReply Authenticator::ForSession(const std::string& token_sha256) {
+  auto found = accounts_.FindSession(token_sha256);
+  if (!found.ok()) return StoreDown(found.status());
+  if (!found->has_value()) {
+    return Rejected(
+        core::MakeProblem("not_authenticated", "Your session has ended; sign in again."));
+  }
+  v1::AuthenticateReply reply;
+  *reply.mutable_principal() = std::move(**found);
+  return reply;
+}
+
+Status Authenticator::Serve(bus::Service& service) {
+  return service.Handle("tg.auth.authenticate", "auth", [this, &service](bus::Message&& m) {
+    if (m.reply.empty()) return;
+    v1::AuthenticateRequest request;
+    v1::AuthenticateReply reply =
+        request.ParseFromString(m.data)
+            ? Authenticate(request)
+            : Rejected(core::MakeProblem("bad_request", "Malformed bus message."));
+    Status s = service.bus().Publish(m.reply, reply.SerializeAsString());
+    if (!s.ok()) log::Warn("authenticate reply not sent").Str("error", s.ToString());
+  });
+}
+
+}  // namespace toolgate::auth

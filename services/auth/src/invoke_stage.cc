@@ -1,0 +1,80 @@
+#include "toolgate/auth/invoke_stage.h"
+
+#include "toolgate/base/log.h"
+#include "toolgate/base/time.h"
+#include "toolgate/core/problem.h"
+
+namespace toolgate::auth {
+
+Status InvokeStage::Start() {
+  return service_.HandleInline(kInvokeAuthSubject, "auth",
+                               [this](bus::Message&& m) { OnJob(std::move(m)); });
+}
+
+void InvokeStage::OnJob(bus::Message&& m) {
+  v1::InvokeJob job;
+  if (!job.ParseFromString(m.data)) {
+    log::Error("malformed invoke job dropped").Str("subject", m.subject);
+    return;
+  }
+  // The NATS header is authoritative; the field is the copy kept for hops without headers.
+  auto span = std::make_shared<trace::Span>(
+      trace::ContinueOrStart(m.traceparent.empty() ? job.traceparent() : m.traceparent), "auth");
+  if (job.edge_reply().empty()) job.set_edge_reply(m.reply);
+
+  if (job.api_key_sha256().empty()) {
+    Reject(job,
+           core::MakeProblem("missing_api_key", "Send your API key in the Authorization header."),
+           span);
+    return;
+  }
+  if (auto cached = keys_.Cached(job.api_key_sha256())) {
+    Decide(job, &*cached, span);
+    return;
+  }
+  service_.pool().Submit([this, job = std::move(job), span]() mutable {
+    auto loaded = keys_.Load(job.api_key_sha256());
+    if (!loaded.ok()) {
+      log::Error("key lookup failed").Str("error", loaded.status().ToString());
+      Reject(job,
+             core::MakeProblem("service_unavailable",
+                               "A backing store is unavailable; retry shortly."),
+             span);
+      return;
+    }
+    Decide(job, loaded->has_value() ? &**loaded : nullptr, span);
+  });
+}
+
+void InvokeStage::Decide(v1::InvokeJob& job, const KeyRecord* record, const SharedSpan& span) {
+  int64_t now_ms = NowMs();
+  if (auto problem = CheckKeyForInvoke(record, now_ms)) {
+    Reject(job, std::move(*problem), span);
+    return;
+  }
+  usage_.Record(record->key_id, now_ms);
+  *job.mutable_principal() = PrincipalForKey(*record);
+  const std::string traceparent = span->traceparent();
+  job.set_traceparent(traceparent);
+  Status s = service_.bus().Publish(kInvokeRegistrySubject, job.SerializeAsString(),
+                                    job.edge_reply(), traceparent);
+  if (!s.ok()) {
+    log::Error("invoke job not forwarded").Str("error", s.ToString());
+    Reject(job, core::MakeProblem("service_unavailable", "The bus is unavailable; retry shortly."),
+           span);
+  }
+}
+
+void InvokeStage::Reject(const v1::InvokeJob& job, v1::Problem problem, const SharedSpan& span) {
+  if (job.edge_reply().empty()) {
+    log::Warn("invoke job without a reply subject dropped").Str("code", problem.code());
+    return;
+  }
+  v1::InvokeReply reply;
+  *reply.mutable_problem() = std::move(problem);
+  Status s =
+      service_.bus().Publish(job.edge_reply(), reply.SerializeAsString(), {}, span->traceparent());
+  if (!s.ok()) log::Warn("invoke rejection not sent").Str("error", s.ToString());
+}
+
+}  // namespace toolgate::auth

@@ -1,0 +1,132 @@
+// BalanceStore: the fast, atomic side of billing in Redis. Every operation that reads and then
+// writes is one Lua script, so concurrent invocations on any number of replicas can never
+// overdraw. Money is never a Lua number: amounts stay decimal strings handed to INCRBY/DECRBY
+// and compared as strings, so the arithmetic is exact 64-bit integer arithmetic.
+//
+// Keys:
+//   tg:bal:<org>          balance in micro-USD; when present it equals SUM(ledger) of the org
+//                         (the ledger in PostgreSQL is the system of record)
+//   tg:res:<org>          micro-USD held by executions in flight
+//   tg:conc:<org>         executions in flight
+//   tg:rl:<key_id>        token bucket of one API key (hash: tokens, at)
+//   tg:hold:<execution>   one hold (hash; see HoldRecord). Never holds secrets.
+//   tg:holds              sorted set of held executions by expiry (ms), for the reaper
+//   tg:credited:<ledger>  marks a top-up credited to tg:bal, so a retried credit applies once
+//
+// Thread-safe (redis::Client is). Every method returns Unavailable when Redis cannot be reached.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "toolgate/base/status.h"
+#include "toolgate/billing/config.h"
+#include "toolgate/redis/redis.h"
+
+namespace toolgate::billing {
+
+// What tg:hold:<execution_id> records: enough for any replica to release the hold and answer
+// the edge without the job.
+struct HoldRecord {
+  std::string execution_id;
+  std::string org_id;  // the caller, whose balance is held
+  std::string owner_org_id;
+  std::string key_id;  // the API key charged for the rate limit; empty: none
+  int64_t amount_micro_usd = 0;
+  std::string edge_reply;
+  std::string traceparent;
+  std::string runtime;
+  std::string compute_type;
+  int64_t created_ms = 0;
+  int64_t expiry_ms = 0;  // when the reaper may settle or release it
+  bool released = false;  // a tombstone left by ReleaseMode::kKeepTombstone
+};
+
+enum class HoldVerdict {
+  kHeld,
+  kAlreadyHeld,       // a hold for this execution exists: nothing changed
+  kBalanceNotLoaded,  // tg:bal is absent: load it from the ledger (Load) and try again
+  kRateLimited,
+  kConcurrencyLimit,
+  kInsufficientBalance,  // nothing held
+};
+
+struct HoldOutcome {
+  HoldVerdict verdict = HoldVerdict::kHeld;
+  int64_t retry_after_s = 0;        // kRateLimited and kConcurrencyLimit
+  int64_t available_micro_usd = 0;  // kInsufficientBalance
+};
+
+// The capture of one execution's charge.
+struct SettleStep {
+  std::string execution_id;
+  std::string org_id;  // the caller
+  std::string owner_org_id;
+  int64_t total_micro_usd = 0;    // taken from the caller's balance
+  int64_t revenue_micro_usd = 0;  // credited to the owner's balance when it is loaded
+};
+
+enum class ReleaseMode {
+  // No charge can follow (the handler did not run, or no executor received the job).
+  kDelete,
+  // The reaper gives up waiting; a charge that still arrives must then be applied to the
+  // balance alone, so the hold stays as a tombstone for a while (see Settle).
+  kKeepTombstone,
+};
+
+// tg:bal and tg:res of one organization; balance is nullopt until loaded.
+struct BalanceView {
+  std::optional<int64_t> balance_micro_usd;
+  int64_t reserved_micro_usd = 0;
+};
+
+class BalanceStore {
+ public:
+  // redis must outlive the store.
+  BalanceStore(redis::Client& redis, Limits limits);
+
+  // One atomic step, in the contract's order: per-key rate, per-org concurrency, then
+  // available = balance - reserved >= amount. Held: reserved += amount, in flight += 1, and the
+  // hold is recorded.
+  Result<HoldOutcome> Hold(const HoldRecord& hold);
+
+  // Captures a charge: balance -= total, the hold's amount leaves reserved, in flight -= 1, the
+  // owner's balance += revenue, and the hold is deleted. On a tombstone only the balances move.
+  // Idempotent: returns false, changing nothing, when the hold is gone (already settled).
+  Result<bool> Settle(const SettleStep& step);
+
+  // Returns the hold's amount to the available balance and ends it as an execution in flight.
+  // Returns false, changing nothing, when it was already released or settled.
+  Result<bool> Release(const std::string& execution_id, const std::string& org_id,
+                       ReleaseMode mode);
+
+  // nullopt when no such hold (or tombstone) exists.
+  Result<std::optional<HoldRecord>> GetHold(const std::string& execution_id);
+  // Execution ids of holds whose expiry is at or before now_ms, oldest first, at most max.
+  Result<std::vector<std::string>> DueHolds(int64_t now_ms, size_t max);
+  // Removes execution_id from the due list when its hold no longer exists (a list entry
+  // outlived its hold, e.g. after a manual repair). Leaves an existing hold alone.
+  Status ForgetDue(const std::string& execution_id);
+
+  Result<BalanceView> Read(const std::string& org_id);
+  // Sets tg:bal to ledger_sum unless it is already present; true when it was set.
+  Result<bool> Load(const std::string& org_id, int64_t ledger_sum);
+  // The organizations among org_ids whose balance is not loaded.
+  Result<std::vector<std::string>> NotLoaded(const std::vector<std::string>& org_ids);
+  // Adds a committed top-up to a loaded balance, once per ledger id however often it is
+  // retried. Returns false when it was credited before or the balance is not loaded.
+  Result<bool> Credit(const std::string& org_id, int64_t ledger_id, int64_t amount_micro_usd);
+
+  // For reconcile: the raw balance, and a compare-and-set that leaves a balance which moved
+  // since it was read alone (returns false then).
+  Result<std::optional<int64_t>> Balance(const std::string& org_id);
+  Result<bool> Repair(const std::string& org_id, int64_t expected, int64_t value);
+
+ private:
+  redis::Client& redis_;
+  Limits limits_;
+};
+
+}  // namespace toolgate::billing

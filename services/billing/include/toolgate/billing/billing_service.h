@@ -1,0 +1,51 @@
+// BillingService: everything the billing process runs, wired to its bus::Service.
+//
+//   tg.invoke.billing       (queue "billing")       InvokeStage: hold, forward to the executors
+//   tg.billing.settle.*     (queue "billing")       Settler: results, group commit, capture
+//   tg.billing.settle.*     (plain, this replica)   Settler: no-responders notices of its jobs
+//   tg.billing.http         (queue "billing-http")  HttpApi
+// plus the hold reaper and the background retry of Redis captures.
+#pragma once
+
+#include "toolgate/billing/balance_store.h"
+#include "toolgate/billing/config.h"
+#include "toolgate/billing/http_api.h"
+#include "toolgate/billing/invoke_stage.h"
+#include "toolgate/billing/ledger_store.h"
+#include "toolgate/billing/reaper.h"
+#include "toolgate/billing/retry_queue.h"
+#include "toolgate/billing/settler.h"
+#include "toolgate/bus/service.h"
+#include "toolgate/core/http.h"
+#include "toolgate/pg/pg.h"
+#include "toolgate/redis/redis.h"
+
+namespace toolgate::billing {
+
+class BillingService {
+ public:
+  // service, pool and redis must outlive this object.
+  BillingService(bus::Service& service, pg::Pool& pool, redis::Client& redis, Config config);
+  BillingService(const BillingService&) = delete;
+  BillingService& operator=(const BillingService&) = delete;
+
+  // Subscribes to the subjects above and starts the reaper.
+  Status Start();
+  // Call after service.Run() returned (nothing is delivered any more): settles what is queued
+  // and stops the background threads.
+  void Stop();
+
+ private:
+  bus::Service& service_;
+  const Config config_;
+  LedgerStore ledger_;
+  BalanceStore balances_;
+  RetryQueue retries_;
+  Settler settler_;
+  Reaper reaper_;
+  InvokeStage stage_;
+  HttpApi api_;
+  core::Router router_;
+};
+
+}  // namespace toolgate::billing

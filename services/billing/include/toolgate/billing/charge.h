@@ -1,0 +1,97 @@
+// The pure rules of charging one invocation (contract section 4): what is held before the run,
+// what a result costs, which ledger entries and which executions row it produces, and what the
+// edge is told. No I/O; every function is thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "toolgate/core/cost.h"
+#include "toolgate/v1/toolgate.pb.h"
+
+namespace toolgate::billing {
+
+// What one execution costs the caller, and what its function's owner earns from it.
+struct Charge {
+  int64_t compute_micro_usd = 0;
+  int64_t function_micro_usd = 0;  // the fee the caller pays: 0 for its own functions
+  int64_t total_micro_usd = 0;
+  int64_t owner_revenue_micro_usd = 0;  // the fee less the platform's commission
+};
+
+bool CallerOwnsFunction(const v1::InvokeJob& job);
+bool RunsOnGpu(const v1::FunctionVersion& function);
+// The function fee this caller pays.
+int64_t FeeFor(const v1::InvokeJob& job);
+// Held before the run: the fee plus compute at the version's full timeout_ms.
+int64_t HoldAmountFor(const core::Rates& rates, const v1::InvokeJob& job);
+// The charge of a run that took runtime_ms. Billed time is capped at the version's timeout, so a
+// charge never exceeds its hold.
+Charge ChargeFor(const core::Rates& rates, const v1::InvokeJob& job, int64_t runtime_ms);
+
+enum class EntryType { kTopUp, kCharge, kRevenue };
+// "top_up", "charge" or "revenue": the ledger's type column and the API's type field.
+std::string_view EntryTypeName(EntryType type);
+
+// One row of billing.ledger. amount_micro_usd is signed: a charge is negative.
+struct LedgerEntry {
+  std::string org_id;
+  EntryType type = EntryType::kCharge;
+  std::string execution_id;  // empty for a top-up
+  std::string function_id;   // empty for a top-up
+  std::string version;       // empty for a top-up
+  int64_t compute_micro_usd = 0;
+  int64_t function_micro_usd = 0;
+  int64_t amount_micro_usd = 0;
+};
+
+// One row of billing.executions.
+struct ExecutionRecord {
+  std::string execution_id;
+  std::string org_id;  // the caller
+  std::string owner_org_id;
+  std::string function_id;
+  std::string version;
+  int32_t status_code = 0;
+  int64_t runtime_ms = 0;
+  int64_t memory_used_mb = 0;
+  std::string compute_type;
+  Charge charge;  // zero when the handler did not run
+  std::string trace_id;
+  std::string logs;  // valid UTF-8 without NUL (see SanitizeText)
+};
+
+// Everything one ExecutionResult writes to the ledger database, in one transaction.
+struct Settlement {
+  ExecutionRecord execution;
+  // A charge to the caller and, when a fee was paid, the owner's revenue. Empty when the handler
+  // did not run: nothing is charged.
+  std::vector<LedgerEntry> entries;
+};
+
+// The ledger entries of a run that cost `charge` (a charge, and revenue when the fee is not 0).
+std::vector<LedgerEntry> LedgerEntriesFor(const v1::InvokeJob& job, const Charge& charge);
+Settlement SettlementFor(const core::Rates& rates, const v1::ExecutionResult& result);
+
+// The edge's answer to a settled result: the handler's result with its summary and cost, or
+// the executor's problem (408, 502) when the handler did not run.
+v1::InvokeReply ReplyFor(const v1::ExecutionResult& result, const Charge& charge);
+
+// "tg.exec.<cpu|gpu>.<runtime>", or nullopt for a runtime or compute type this platform does not
+// know (never spliced into a subject).
+std::optional<std::string> ExecSubject(const v1::FunctionVersion& function);
+// True for 1 to 128 characters of [A-Za-z0-9_-] (a UUID is one): safe as a subject token and a
+// Redis key part.
+bool IsValidExecutionId(std::string_view id);
+// "tg.billing.settle.<execution_id>": where the executor sends the result.
+std::string SettleSubject(std::string_view execution_id);
+// The execution id of a settle subject; empty when subject is not one.
+std::string ExecutionIdOfSettleSubject(std::string_view subject);
+
+// text as PostgreSQL accepts it: NUL bytes dropped and invalid UTF-8 replaced by U+FFFD.
+std::string SanitizeText(std::string_view text);
+
+}  // namespace toolgate::billing

@@ -1,0 +1,40 @@
+// The billing service's configuration: charging rates and invocation limits (contract sections
+// 4 and 5), from flags or TOOLGATE_* variables.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "toolgate/base/flags.h"
+#include "toolgate/base/status.h"
+#include "toolgate/core/cost.h"
+
+namespace toolgate::billing {
+
+// Per-key request rate and per-organization concurrency; 0 turns a limit off.
+struct Limits {
+  int64_t rate_per_key_per_s = 1000;
+  int64_t rate_burst = 2000;
+  int64_t concurrency_per_org = 100;
+};
+
+struct Config {
+  core::Rates rates;
+  Limits limits;
+  // A hold is presumed abandoned this long after its function's timeout (executor lost, result
+  // never delivered); the reaper then settles or releases it.
+  int64_t hold_grace_ms = 60'000;
+  int64_t reaper_interval_ms = 5'000;
+  // Settlements written in one PostgreSQL transaction at most (group commit).
+  size_t settle_batch = 256;
+};
+
+// Defines --cpu-rate, --gpu-rate, --commission-percent, --rate-limit-per-key, --rate-limit-burst,
+// --concurrency-per-org, --hold-grace-ms, --reaper-interval-ms and --settle-batch.
+void DefineBillingFlags(Flags& flags);
+
+// Reads the flags defined above. InvalidArgument names the first bad flag and why, for a one-line
+// start-up failure.
+Result<Config> ConfigFromFlags(const Flags& flags);
+
+}  // namespace toolgate::billing

@@ -1,0 +1,43 @@
+// The billing routes of the management API (contract section 6), served on tg.billing.http:
+//   GET  /billing/balance      {balance_micro_usd, reserved_micro_usd, available_micro_usd}
+//   POST /billing/top-ups      201 {top_up_id, amount_micro_usd, balance_micro_usd}
+//   GET  /billing/ledger       {items, next_cursor}, newest first
+//   GET  /executions           the caller organization's executions, newest first
+//   GET  /executions/{id}      one of them; logs only for the function's owner
+// Thread-safe.
+#pragma once
+
+#include <string>
+
+#include "toolgate/billing/balance_store.h"
+#include "toolgate/billing/ledger_store.h"
+#include "toolgate/billing/retry_queue.h"
+#include "toolgate/core/http.h"
+
+namespace toolgate::billing {
+
+class HttpApi {
+ public:
+  // Every reference must outlive the HttpApi.
+  HttpApi(LedgerStore& ledger, BalanceStore& balances, RetryQueue& retries);
+
+  // Adds the routes above to router; router must not outlive this object.
+  void AddRoutes(core::Router& router);
+
+  v1::HttpResponse Balance(const core::Request& request);
+  v1::HttpResponse TopUp(const core::Request& request);
+  v1::HttpResponse Ledger(const core::Request& request);
+  v1::HttpResponse Executions(const core::Request& request);
+  v1::HttpResponse Execution(const core::Request& request);
+
+ private:
+  LedgerStore& ledger_;
+  BalanceStore& balances_;
+  RetryQueue& retries_;
+};
+
+// JSON of one ledger entry and of one execution, as the API shows them. with_logs adds "logs".
+std::string LedgerItemJson(const LedgerItem& item);
+std::string ExecutionJson(const ExecutionItem& item, bool with_logs);
+
+}  // namespace toolgate::billing

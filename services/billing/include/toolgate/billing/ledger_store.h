@@ -1,0 +1,95 @@
+// LedgerStore: the system of record in PostgreSQL (schema `billing`): the ledger, the first
+// answers to top-ups, and the executions. Every statement is parameterised. Thread-safe
+// (pg::Pool is); every method returns Unavailable when PostgreSQL cannot be reached.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "toolgate/base/status.h"
+#include "toolgate/billing/balance_store.h"
+#include "toolgate/billing/charge.h"
+#include "toolgate/pg/pg.h"
+
+namespace toolgate::billing {
+
+// Creates or upgrades the `billing` schema (migrations embedded in the binary).
+Status MigrateSchema(pg::Pool& pool);
+
+struct LedgerItem {
+  int64_t id = 0;
+  LedgerEntry entry;
+  int64_t created_ms = 0;
+};
+
+struct ExecutionItem {
+  int64_t seq = 0;  // position in the newest-first listing
+  ExecutionRecord record;
+  int64_t created_ms = 0;
+};
+
+// One page of a newest-first listing; next_before is where the next page starts (the cursor's
+// content), nullopt on the last page.
+template <typename T>
+struct Page {
+  std::vector<T> items;
+  std::optional<int64_t> next_before;
+};
+
+struct TopUpOutcome {
+  int64_t ledger_id = 0;
+  int64_t amount_micro_usd = 0;
+  int64_t balance_micro_usd = 0;  // the ledger balance right after this top-up
+  bool first = true;              // false: an earlier request with the same key made it
+};
+
+class LedgerStore {
+ public:
+  // pool must outlive the store.
+  explicit LedgerStore(pg::Pool& pool) : pool_(pool) {}
+
+  // SUM of the organization's entries: its balance.
+  Result<int64_t> Sum(const std::string& org_id);
+  // Every organization with entries and its sum, ordered by id (for reconcile).
+  Result<std::vector<std::pair<std::string, int64_t>>> Sums();
+
+  // Writes the ledger entries and executions rows of many settlements in one transaction (group
+  // commit). Rows that exist already (a retried result) are left as they are, so a retry never
+  // charges twice. Returns the execution ids recorded by this call, not before it.
+  Result<std::vector<std::string>> RecordSettlements(const std::vector<const Settlement*>& batch);
+  // The captured charge of an execution, from its charge and revenue entries; nullopt when it was
+  // not charged.
+  Result<std::optional<SettleStep>> ChargeOf(const std::string& execution_id);
+
+  // Records a top-up and its answer in one transaction. With a non-empty idempotency_key, a
+  // request repeating it (even concurrently) gets the first outcome (first = false) and credits
+  // nothing.
+  Result<TopUpOutcome> TopUp(const std::string& org_id, int64_t amount_micro_usd,
+                             const std::string& idempotency_key);
+  // The outcome of an earlier top-up with this key, if any.
+  Result<std::optional<TopUpOutcome>> FindTopUp(const std::string& org_id,
+                                                const std::string& idempotency_key);
+
+  // Newest first; before_id: only entries older than this one.
+  Result<Page<LedgerItem>> Entries(const std::string& org_id, int limit,
+                                   std::optional<int64_t> before_id);
+  // The organization's executions (as the caller), newest first, optionally of one function;
+  // without their logs.
+  Result<Page<ExecutionItem>> Executions(const std::string& org_id, const std::string& function_id,
+                                         int limit, std::optional<int64_t> before_seq);
+  // One execution with its logs; nullopt when no such execution was made by org_id.
+  Result<std::optional<ExecutionItem>> Execution(const std::string& org_id,
+                                                 const std::string& execution_id);
+
+ private:
+  pg::Pool& pool_;
+};
+
+// A PostgreSQL array literal ("{"a","b",NULL}") of values, for unnest($n::text[]): one parameter
+// carries a whole column of a batch.
+std::string PgArrayLiteral(const std::vector<std::optional<std::string>>& values);
+
+}  // namespace toolgate::billing

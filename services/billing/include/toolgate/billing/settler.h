@@ -1,0 +1,77 @@
+// Settler: the capture side of an invocation (docs/architecture.md, "Settlement").
+//
+// An executor sends each ExecutionResult to tg.billing.settle.<execution_id> as a request and
+// retries until a billing replica acks. The settler queues results; one batcher thread takes
+// every result waiting (up to Config::settle_batch) and writes their ledger entries and
+// executions rows in ONE PostgreSQL transaction (group commit), then captures each hold in Redis,
+// answers each edge, acks each executor, and announces each new execution on
+// tg.events.execution. Nothing is acked before it is durable: when PostgreSQL (or Redis, before
+// the commit) is unreachable, the batch is dropped unacked and the executors' retries bring it
+// back. A Redis capture that fails after the commit is retried in the background (RetryQueue);
+// the charge is durable, so the edge is answered anyway.
+//
+// The NATS server tells the publisher of an executor job that nobody serves its subject by a
+// "no responders" notice on the job's reply subject, delivered only to a plain (non-queue)
+// subscription of the publishing connection: OnNoResponders releases the hold and answers the
+// edge 503 no_capacity.
+//
+// Thread-safe: OnResult and OnNoResponders may run on any thread.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "toolgate/billing/balance_store.h"
+#include "toolgate/billing/config.h"
+#include "toolgate/billing/ledger_store.h"
+#include "toolgate/billing/retry_queue.h"
+#include "toolgate/bus/bus.h"
+
+namespace toolgate::billing {
+
+class Settler {
+ public:
+  // Every reference must outlive the Settler. Starts the batcher thread.
+  Settler(bus::Bus& bus, LedgerStore& ledger, BalanceStore& balances, RetryQueue& retries,
+          const Config& config);
+  // Stop().
+  ~Settler();
+  Settler(const Settler&) = delete;
+  Settler& operator=(const Settler&) = delete;
+
+  // An ExecutionResult from an executor (the queue subscription of tg.billing.settle.*).
+  void OnResult(bus::Message&& message);
+  // A no-responders notice for an executor job (the plain subscription of tg.billing.settle.*);
+  // every other message is ignored.
+  void OnNoResponders(const bus::Message& message);
+
+  // Settles what is queued, then stops the batcher. Results arriving later are left unacked.
+  void Stop();
+
+ private:
+  struct Pending;
+  using Batch = std::vector<std::unique_ptr<Pending>>;
+
+  void Loop();
+  // Records batch durably, then applies, answers and acks each settlement.
+  void Commit(Batch batch);
+  void Finish(Pending& pending, bool newly_recorded);
+
+  bus::Bus& bus_;
+  LedgerStore& ledger_;
+  BalanceStore& balances_;
+  RetryQueue& retries_;
+  const Config& config_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;                  // a result was queued, or stopping_
+  std::deque<std::unique_ptr<Pending>> queue_;  // guarded by mu_
+  bool stopping_ = false;                       // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace toolgate::billing

@@ -1,0 +1,92 @@
+// toolgate-billing: balances and holds in Redis, the ledger in PostgreSQL, settlement of
+// executions and the billing routes. `toolgate-billing reconcile [--dry-run]` repairs Redis
+// balances from the ledger and exits.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "toolgate/base/flags.h"
+#include "toolgate/billing/billing_service.h"
+#include "toolgate/billing/reconcile.h"
+#include "toolgate/bus/service.h"
+#include "toolgate/core/service_main.h"
+
+namespace {
+
+using namespace toolgate;
+
+constexpr const char* kName = "billing";
+
+redis::Options RedisOptions(const Flags& flags) {
+  auto address = core::ParseRedisUrl(flags.Get("redis-url"));
+  if (!address) core::Die(kName, "bad --redis-url", flags.Get("redis-url"));
+  redis::Options options;
+  options.host = address->host;
+  options.port = address->port;
+  options.password = address->password;
+  options.pool_size = static_cast<size_t>(flags.GetInt("redis-pool"));
+  return options;
+}
+
+int RunReconcile(const Flags& flags, const billing::Config& config) {
+  pg::Pool pool(flags.Get("postgres-url"), 1);
+  if (Status s = pool.WaitReady(10000); !s.ok()) {
+    std::fprintf(stderr, "billing reconcile: cannot reach PostgreSQL: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  redis::Client redis(RedisOptions(flags));
+  billing::LedgerStore ledger(pool);
+  billing::BalanceStore balances(redis, config.limits);
+  bool dry_run = flags.GetBool("dry-run");
+  auto report = billing::Reconcile(ledger, balances, dry_run, stdout);
+  if (!report.ok()) {
+    std::fprintf(stderr, "billing reconcile: %s\n", report.status().ToString().c_str());
+    return 1;
+  }
+  return report->repaired == report->differences ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags("toolgate-billing",
+              "Balances, holds, the ledger and settlement of executions.\n"
+              "Commands: none runs the service; `reconcile [--dry-run]` sets Redis balances to\n"
+              "the ledger's sums and exits 0 when they agree (or were repaired), else 1.");
+  core::DefineCommonFlags(flags);
+  core::DefinePostgresFlags(flags);
+  core::DefineRedisFlags(flags);
+  billing::DefineBillingFlags(flags);
+  flags.Define("dry-run", "false", "reconcile: report differences, change nothing");
+
+  // Flags takes a value for every flag; a bare --dry-run means --dry-run=true.
+  std::vector<std::string> args(argv, argv + argc);
+  std::vector<char*> argp;
+  for (std::string& arg : args) {
+    if (arg == "--dry-run") arg = "--dry-run=true";
+    argp.push_back(arg.data());
+  }
+  std::vector<std::string> commands = flags.Parse(static_cast<int>(argp.size()), argp.data());
+
+  auto config = billing::ConfigFromFlags(flags);
+  if (!config.ok()) core::Die(kName, "bad configuration", config.status().message());
+  if (commands.size() == 1 && commands[0] == "reconcile") return RunReconcile(flags, *config);
+  if (!commands.empty()) core::Die(kName, "unknown command", commands[0] + " (see --help)");
+
+  auto bus = core::StartService(kName, flags);
+  pg::Pool pool(flags.Get("postgres-url"), static_cast<size_t>(flags.GetInt("pg-pool")));
+  if (Status s = pool.WaitReady(30000); !s.ok()) {
+    core::Die(kName, "cannot reach PostgreSQL", s.ToString());
+  }
+  if (Status s = billing::MigrateSchema(pool); !s.ok()) {
+    core::Die(kName, "migration failed", s.ToString());
+  }
+  redis::Client redis(RedisOptions(flags));
+  bus::Service service(kName, *bus, static_cast<size_t>(flags.GetInt("threads")));
+  billing::BillingService billing(service, pool, redis, *config);
+  if (Status s = billing.Start(); !s.ok()) core::Die(kName, "cannot subscribe", s.ToString());
+  int rc = service.Run();
+  billing.Stop();
+  bus->Drain(1000);  // flushes the answers of the last settlements
+  return rc;
+}

@@ -1,0 +1,408 @@
+// The Redis scripts against a real redis-server, started by each test on a free port.
+#include "toolgate/billing/balance_store.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <thread>
+#include <vector>
+
+namespace toolgate::billing {
+namespace {
+
+// A port the kernel just handed out; free unless someone takes it in the next moment, which
+// RedisServer notices (the server exits) and answers by trying another.
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// A redis-server child process without persistence, in a directory of its own so that no
+// dump.rdb lying in the working directory is loaded.
+class RedisServer {
+ public:
+  ~RedisServer() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (!dir_.empty()) std::filesystem::remove_all(dir_);
+  }
+
+  // Starts the server and waits until it answers PING. False when it could not be started.
+  bool Start() {
+    char dir[] = "/tmp/billing-redis-XXXXXX";
+    if (!mkdtemp(dir)) return false;
+    dir_ = dir;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      port_ = FreePort();
+      pid_ = fork();
+      if (pid_ == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, STDOUT_FILENO);
+        std::string port = std::to_string(port_);
+        execlp("redis-server", "redis-server", "--port", port.c_str(), "--bind", "127.0.0.1",
+               "--dir", dir_.c_str(), "--save", "", "--appendonly", "no",
+               static_cast<char*>(nullptr));
+        _exit(127);
+      }
+      if (WaitUntilAnswering()) return true;
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+    return false;
+  }
+
+  int port() const { return port_; }
+
+ private:
+  bool WaitUntilAnswering() {
+    redis::Options options;
+    options.port = port_;
+    options.pool_size = 1;
+    options.timeout_ms = 200;
+    redis::Client probe(options);
+    // Up to ~5 s in 10 ms steps; stops early when the server has exited (port taken).
+    for (int i = 0; i < 500; ++i) {
+      auto pong = probe.Command({"PING"});
+      if (pong.ok() && pong->str == "PONG") return true;
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+
+  pid_t pid_ = -1;
+  int port_ = 0;
+  std::string dir_;
+};
+
+class BalanceStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(server_.Start()) << "redis-server could not be started";
+    redis::Options options;
+    options.port = server_.port();
+    options.pool_size = 16;
+    client_ = std::make_unique<redis::Client>(options);
+    limits_.rate_per_key_per_s = 0;
+    limits_.concurrency_per_org = 0;
+  }
+
+  void TearDown() override { client_.reset(); }  // the server is killed by its destructor
+
+  BalanceStore Store() { return BalanceStore(*client_, limits_); }
+
+  HoldRecord HoldOf(const std::string& execution_id, int64_t amount,
+                    const std::string& org = "org-a", const std::string& key_id = "key-1") {
+    HoldRecord h;
+    h.execution_id = execution_id;
+    h.org_id = org;
+    h.owner_org_id = "org-b";
+    h.key_id = key_id;
+    h.amount_micro_usd = amount;
+    h.edge_reply = "_INBOX.edge." + execution_id;
+    h.traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    h.runtime = "lua";
+    h.compute_type = "CPU";
+    h.created_ms = 1000;
+    h.expiry_ms = 61000;
+    return h;
+  }
+
+  int64_t Int(const std::string& key) {
+    auto r = client_->Command({"GET", key});
+    EXPECT_TRUE(r.ok());
+    return r->type == redis::Reply::Type::kNil ? 0 : std::stoll(r->str);
+  }
+
+  HoldVerdict VerdictOf(BalanceStore& store, const HoldRecord& hold) {
+    auto outcome = store.Hold(hold);
+    EXPECT_TRUE(outcome.ok()) << outcome.status().ToString();
+    return outcome.ok() ? outcome->verdict : HoldVerdict::kBalanceNotLoaded;
+  }
+
+  RedisServer server_;
+  std::unique_ptr<redis::Client> client_;
+  Limits limits_;
+};
+
+TEST_F(BalanceStoreTest, HoldNeedsALoadedBalance) {
+  BalanceStore store = Store();
+  EXPECT_EQ(VerdictOf(store, HoldOf("e1", 10)), HoldVerdict::kBalanceNotLoaded);
+  EXPECT_EQ(Int("tg:res:org-a"), 0);
+  auto loaded = store.Load("org-a", 100);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_TRUE(*loaded);
+  EXPECT_FALSE(*store.Load("org-a", 999));  // SET NX: the first load stands
+  EXPECT_EQ(VerdictOf(store, HoldOf("e1", 10)), HoldVerdict::kHeld);
+  EXPECT_EQ(VerdictOf(store, HoldOf("e1", 10)), HoldVerdict::kAlreadyHeld);
+  auto view = store.Read("org-a");
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(view->balance_micro_usd, 100);
+  EXPECT_EQ(view->reserved_micro_usd, 10);
+  EXPECT_EQ(Int("tg:conc:org-a"), 1);
+}
+
+TEST_F(BalanceStoreTest, InsufficientBalanceHoldsNothing) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 100).ok());
+  ASSERT_EQ(VerdictOf(store, HoldOf("e1", 60)), HoldVerdict::kHeld);
+  auto outcome = store.Hold(HoldOf("e2", 41));
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ(outcome->verdict, HoldVerdict::kInsufficientBalance);
+  EXPECT_EQ(outcome->available_micro_usd, 40);
+  EXPECT_EQ(Int("tg:res:org-a"), 60);
+  EXPECT_EQ(Int("tg:conc:org-a"), 1);
+  auto hold = store.GetHold("e2");
+  ASSERT_TRUE(hold.ok());
+  EXPECT_FALSE(hold->has_value());
+  // Exactly the available amount can still be held.
+  EXPECT_EQ(VerdictOf(store, HoldOf("e3", 40)), HoldVerdict::kHeld);
+  EXPECT_EQ(Int("tg:res:org-a"), 100);
+}
+
+TEST_F(BalanceStoreTest, ConcurrentHoldsNeverOverdraw) {
+  constexpr int kThreads = 60;
+  constexpr int64_t kAmount = 1'000'000'007;  // large, odd amounts: no room for rounding
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 30 * kAmount).ok());
+
+  std::atomic<bool> done{false};
+  std::atomic<int> overdrawn{0};
+  std::thread watcher([&] {
+    while (!done.load()) {
+      auto view = store.Read("org-a");
+      if (view.ok() && view->reserved_micro_usd > *view->balance_micro_usd) ++overdrawn;
+    }
+  });
+  std::atomic<int> held{0}, refused{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      while (!go.load()) std::this_thread::yield();
+      auto outcome = store.Hold(HoldOf("e" + std::to_string(i), kAmount));
+      if (!outcome.ok()) return;
+      if (outcome->verdict == HoldVerdict::kHeld) ++held;
+      if (outcome->verdict == HoldVerdict::kInsufficientBalance) ++refused;
+    });
+  }
+  go = true;
+  for (auto& t : threads) t.join();
+  done = true;
+  watcher.join();
+
+  EXPECT_EQ(held.load(), 30);
+  EXPECT_EQ(refused.load(), 30);
+  EXPECT_EQ(overdrawn.load(), 0);
+  EXPECT_EQ(Int("tg:res:org-a"), 30 * kAmount);
+  EXPECT_EQ(Int("tg:conc:org-a"), 30);
+  EXPECT_EQ(Int("tg:bal:org-a"), 30 * kAmount);
+}
+
+TEST_F(BalanceStoreTest, SettleAppliesOnce) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_TRUE(store.Load("org-b", 0).ok());
+  ASSERT_EQ(VerdictOf(store, HoldOf("e1", 100)), HoldVerdict::kHeld);
+  SettleStep step{"e1", "org-a", "org-b", 40, 8};
+  auto first = store.Settle(step);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_TRUE(*first);
+  auto second = store.Settle(step);
+  ASSERT_TRUE(second.ok());
+  EXPECT_FALSE(*second);
+  EXPECT_EQ(Int("tg:bal:org-a"), 960);
+  EXPECT_EQ(Int("tg:res:org-a"), 0);
+  EXPECT_EQ(Int("tg:conc:org-a"), 0);
+  EXPECT_EQ(Int("tg:bal:org-b"), 8);
+  EXPECT_FALSE(store.GetHold("e1")->has_value());
+  EXPECT_TRUE(store.DueHolds(1'000'000, 10)->empty());
+}
+
+TEST_F(BalanceStoreTest, SettleLeavesAnUnloadedOwnerToItsLoad) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_EQ(VerdictOf(store, HoldOf("e1", 100)), HoldVerdict::kHeld);
+  ASSERT_TRUE(*store.Settle({"e1", "org-a", "org-b", 40, 8}));
+  auto owner = store.Balance("org-b");
+  ASSERT_TRUE(owner.ok());
+  EXPECT_FALSE(owner->has_value());  // its load will sum the revenue from the ledger
+}
+
+TEST_F(BalanceStoreTest, SettleRefusesAnotherOrganizationsHold) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_EQ(VerdictOf(store, HoldOf("e1", 100)), HoldVerdict::kHeld);
+  EXPECT_FALSE(store.Settle({"e1", "org-x", "org-b", 40, 0}).ok());
+  EXPECT_EQ(Int("tg:res:org-a"), 100);
+}
+
+TEST_F(BalanceStoreTest, ReleaseReturnsTheHoldOnce) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_EQ(VerdictOf(store, HoldOf("e1", 100)), HoldVerdict::kHeld);
+  ASSERT_EQ(VerdictOf(store, HoldOf("e2", 100)), HoldVerdict::kHeld);
+  EXPECT_TRUE(*store.Release("e1", "org-a", ReleaseMode::kDelete));
+  EXPECT_FALSE(*store.Release("e1", "org-a", ReleaseMode::kDelete));
+  EXPECT_EQ(Int("tg:bal:org-a"), 1000);
+  EXPECT_EQ(Int("tg:res:org-a"), 100);
+  EXPECT_EQ(Int("tg:conc:org-a"), 1);
+  EXPECT_FALSE(store.GetHold("e1")->has_value());
+  // A settle after the release charges nothing: the hold is gone.
+  EXPECT_FALSE(*store.Settle({"e1", "org-a", "org-b", 40, 0}));
+  EXPECT_EQ(Int("tg:bal:org-a"), 1000);
+}
+
+TEST_F(BalanceStoreTest, LateChargeAfterTheReaperReleasedIsAppliedOnce) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_TRUE(store.Load("org-b", 0).ok());
+  ASSERT_EQ(VerdictOf(store, HoldOf("e1", 100)), HoldVerdict::kHeld);
+  EXPECT_TRUE(*store.Release("e1", "org-a", ReleaseMode::kKeepTombstone));
+  EXPECT_FALSE(*store.Release("e1", "org-a", ReleaseMode::kKeepTombstone));
+  EXPECT_EQ(Int("tg:res:org-a"), 0);
+  EXPECT_EQ(Int("tg:conc:org-a"), 0);
+  auto tombstone = store.GetHold("e1");
+  ASSERT_TRUE(tombstone.ok() && tombstone->has_value());
+  EXPECT_TRUE((*tombstone)->released);
+  EXPECT_TRUE(store.DueHolds(1'000'000, 10)->empty());
+
+  EXPECT_TRUE(*store.Settle({"e1", "org-a", "org-b", 40, 8}));
+  EXPECT_FALSE(*store.Settle({"e1", "org-a", "org-b", 40, 8}));
+  EXPECT_EQ(Int("tg:bal:org-a"), 960);
+  EXPECT_EQ(Int("tg:res:org-a"), 0);  // released already: not taken twice
+  EXPECT_EQ(Int("tg:conc:org-a"), 0);
+  EXPECT_EQ(Int("tg:bal:org-b"), 8);
+}
+
+TEST_F(BalanceStoreTest, HoldRecordKeepsWhatAnyReplicaNeeds) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  HoldRecord sent = HoldOf("e1", 100);
+  ASSERT_EQ(VerdictOf(store, sent), HoldVerdict::kHeld);
+  auto got = store.GetHold("e1");
+  ASSERT_TRUE(got.ok() && got->has_value());
+  const HoldRecord& h = **got;
+  EXPECT_EQ(h.org_id, sent.org_id);
+  EXPECT_EQ(h.owner_org_id, sent.owner_org_id);
+  EXPECT_EQ(h.key_id, sent.key_id);
+  EXPECT_EQ(h.amount_micro_usd, 100);
+  EXPECT_EQ(h.edge_reply, sent.edge_reply);
+  EXPECT_EQ(h.traceparent, sent.traceparent);
+  EXPECT_EQ(h.runtime, "lua");
+  EXPECT_EQ(h.compute_type, "CPU");
+  EXPECT_EQ(h.created_ms, 1000);
+  EXPECT_EQ(h.expiry_ms, 61000);
+  EXPECT_FALSE(h.released);
+}
+
+TEST_F(BalanceStoreTest, DueHoldsAreThoseExpired) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_EQ(VerdictOf(store, HoldOf("e1", 100)), HoldVerdict::kHeld);  // expiry 61000
+  EXPECT_TRUE(store.DueHolds(60999, 10)->empty());
+  EXPECT_EQ(*store.DueHolds(61000, 10), std::vector<std::string>{"e1"});
+  ASSERT_TRUE(store.ForgetDue("e1").ok());  // the hold exists: left alone
+  EXPECT_EQ(store.DueHolds(61000, 10)->size(), 1u);
+}
+
+TEST_F(BalanceStoreTest, RateLimitPerKey) {
+  limits_.rate_per_key_per_s = 1;
+  limits_.rate_burst = 3;
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(VerdictOf(store, HoldOf("e" + std::to_string(i), 1)), HoldVerdict::kHeld);
+  }
+  auto limited = store.Hold(HoldOf("e3", 1));
+  ASSERT_TRUE(limited.ok());
+  EXPECT_EQ(limited->verdict, HoldVerdict::kRateLimited);
+  EXPECT_EQ(limited->retry_after_s, 1);
+  EXPECT_EQ(Int("tg:res:org-a"), 3);  // the refused call held nothing
+  EXPECT_EQ(Int("tg:conc:org-a"), 3);
+  // Another key of the same organization has its own bucket.
+  EXPECT_EQ(VerdictOf(store, HoldOf("e4", 1, "org-a", "key-2")), HoldVerdict::kHeld);
+}
+
+TEST_F(BalanceStoreTest, ConcurrencyLimitPerOrganization) {
+  limits_.concurrency_per_org = 2;
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_TRUE(store.Load("org-c", 1000).ok());
+  EXPECT_EQ(VerdictOf(store, HoldOf("e1", 1)), HoldVerdict::kHeld);
+  EXPECT_EQ(VerdictOf(store, HoldOf("e2", 1)), HoldVerdict::kHeld);
+  auto busy = store.Hold(HoldOf("e3", 1));
+  ASSERT_TRUE(busy.ok());
+  EXPECT_EQ(busy->verdict, HoldVerdict::kConcurrencyLimit);
+  EXPECT_GE(busy->retry_after_s, 1);
+  EXPECT_EQ(Int("tg:res:org-a"), 2);
+  EXPECT_EQ(VerdictOf(store, HoldOf("e4", 1, "org-c")), HoldVerdict::kHeld);  // per organization
+  ASSERT_TRUE(*store.Release("e1", "org-a", ReleaseMode::kDelete));
+  EXPECT_EQ(VerdictOf(store, HoldOf("e3", 1)), HoldVerdict::kHeld);
+}
+
+TEST_F(BalanceStoreTest, CreditAppliesOncePerLedgerEntry) {
+  BalanceStore store = Store();
+  EXPECT_FALSE(*store.Credit("org-a", 7, 50));  // not loaded: its load sums the ledger
+  EXPECT_FALSE(store.Balance("org-a")->has_value());
+  ASSERT_TRUE(store.Load("org-a", 10).ok());
+  EXPECT_TRUE(*store.Credit("org-a", 7, 50));
+  EXPECT_FALSE(*store.Credit("org-a", 7, 50));
+  EXPECT_TRUE(*store.Credit("org-a", 8, 5));
+  EXPECT_EQ(Int("tg:bal:org-a"), 65);
+}
+
+TEST_F(BalanceStoreTest, NotLoadedListsMissingBalances) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-b", 0).ok());
+  auto missing = store.NotLoaded({"org-a", "org-b", "org-c"});
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(*missing, (std::vector<std::string>{"org-a", "org-c"}));
+  EXPECT_TRUE(store.NotLoaded({})->empty());
+}
+
+TEST_F(BalanceStoreTest, RepairIsACompareAndSet) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 10).ok());
+  EXPECT_FALSE(*store.Repair("org-a", 11, 99));
+  EXPECT_EQ(Int("tg:bal:org-a"), 10);
+  EXPECT_TRUE(*store.Repair("org-a", 10, 99));
+  EXPECT_EQ(Int("tg:bal:org-a"), 99);
+}
+
+TEST_F(BalanceStoreTest, AmountsBeyondDoublePrecisionStayExact) {
+  BalanceStore store = Store();
+  const int64_t big = (int64_t{1} << 53) + 1;  // not representable as a double
+  ASSERT_TRUE(store.Load("org-a", big).ok());
+  auto refused = store.Hold(HoldOf("e1", big + 1));
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->verdict, HoldVerdict::kInsufficientBalance);
+  EXPECT_EQ(VerdictOf(store, HoldOf("e2", big)), HoldVerdict::kHeld);
+  ASSERT_TRUE(*store.Settle({"e2", "org-a", "org-b", big - 2, 0}));
+  EXPECT_EQ(Int("tg:bal:org-a"), 2);
+}
+
+}  // namespace
+}  // namespace toolgate::billing

@@ -1,0 +1,195 @@
+#include "toolgate/billing/charge.h"
+
+#include <algorithm>
+
+#include "toolgate/core/problem.h"
+#include "toolgate/trace/trace.h"
+
+namespace toolgate::billing {
+namespace {
+
+constexpr std::string_view kSettlePrefix = "tg.billing.settle.";
+
+// The length of the valid UTF-8 sequence at the start of s (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF), or 0 when it is not one.
+size_t Utf8SequenceLength(std::string_view s) {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  auto continuation = [&](size_t i) { return i < s.size() && (byte(i) & 0xC0) == 0x80; };
+  unsigned char b0 = byte(0);
+  if (b0 < 0x80) return 1;
+  if (b0 >= 0xC2 && b0 <= 0xDF) return continuation(1) ? 2 : 0;
+  if (b0 >= 0xE0 && b0 <= 0xEF) {
+    if (!continuation(1) || !continuation(2)) return 0;
+    if (b0 == 0xE0 && byte(1) < 0xA0) return 0;   // overlong
+    if (b0 == 0xED && byte(1) >= 0xA0) return 0;  // surrogate
+    return 3;
+  }
+  if (b0 >= 0xF0 && b0 <= 0xF4) {
+    if (!continuation(1) || !continuation(2) || !continuation(3)) return 0;
+    if (b0 == 0xF0 && byte(1) < 0x90) return 0;   // overlong
+    if (b0 == 0xF4 && byte(1) >= 0x90) return 0;  // above U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool CallerOwnsFunction(const v1::InvokeJob& job) {
+  return job.principal().org_id() == job.function().owner_org_id();
+}
+
+bool RunsOnGpu(const v1::FunctionVersion& function) {
+  return function.compute_type() == "GPU";
+}
+
+int64_t FeeFor(const v1::InvokeJob& job) {
+  return core::FunctionFee(job.function().price_micro_usd(), CallerOwnsFunction(job));
+}
+
+int64_t HoldAmountFor(const core::Rates& rates, const v1::InvokeJob& job) {
+  const v1::FunctionVersion& f = job.function();
+  return core::HoldAmount(rates, RunsOnGpu(f), f.timeout_ms(), f.memory_mb(), FeeFor(job));
+}
+
+Charge ChargeFor(const core::Rates& rates, const v1::InvokeJob& job, int64_t runtime_ms) {
+  const v1::FunctionVersion& f = job.function();
+  Charge c;
+  int64_t billed_ms = std::min<int64_t>(runtime_ms, f.timeout_ms());
+  c.compute_micro_usd = core::ComputeCost(rates, RunsOnGpu(f), billed_ms, f.memory_mb());
+  c.function_micro_usd = FeeFor(job);
+  c.total_micro_usd = c.compute_micro_usd + c.function_micro_usd;
+  c.owner_revenue_micro_usd = core::OwnerRevenue(rates, c.function_micro_usd);
+  return c;
+}
+
+std::string_view EntryTypeName(EntryType type) {
+  switch (type) {
+    case EntryType::kTopUp:
+      return "top_up";
+    case EntryType::kCharge:
+      return "charge";
+    case EntryType::kRevenue:
+      return "revenue";
+  }
+  return "charge";
+}
+
+std::vector<LedgerEntry> LedgerEntriesFor(const v1::InvokeJob& job, const Charge& charge) {
+  std::vector<LedgerEntry> out;
+  LedgerEntry entry;
+  entry.org_id = job.principal().org_id();
+  entry.type = EntryType::kCharge;
+  entry.execution_id = job.execution_id();
+  entry.function_id = job.function().function_id();
+  entry.version = job.function().version();
+  entry.compute_micro_usd = charge.compute_micro_usd;
+  entry.function_micro_usd = charge.function_micro_usd;
+  entry.amount_micro_usd = -charge.total_micro_usd;
+  out.push_back(entry);
+  if (charge.function_micro_usd > 0) {
+    // The owner's row carries the gross fee it was paid from, and its share as the amount.
+    entry.org_id = job.function().owner_org_id();
+    entry.type = EntryType::kRevenue;
+    entry.compute_micro_usd = 0;
+    entry.amount_micro_usd = charge.owner_revenue_micro_usd;
+    out.push_back(entry);
+  }
+  return out;
+}
+
+Settlement SettlementFor(const core::Rates& rates, const v1::ExecutionResult& result) {
+  const v1::InvokeJob& job = result.job();
+  Settlement s;
+  ExecutionRecord& e = s.execution;
+  e.execution_id = job.execution_id();
+  e.org_id = job.principal().org_id();
+  e.owner_org_id = job.function().owner_org_id();
+  e.function_id = job.function().function_id();
+  e.version = job.function().version();
+  e.runtime_ms = result.runtime_ms();
+  e.memory_used_mb = result.memory_used_mb();
+  e.compute_type = job.function().compute_type();
+  if (auto tc = trace::ParseTraceparent(job.traceparent())) e.trace_id = tc->trace_id;
+  e.logs = SanitizeText(result.logs());
+  if (result.handler_ran()) {
+    e.status_code = result.status_code();
+    e.charge = ChargeFor(rates, job, result.runtime_ms());
+    s.entries = LedgerEntriesFor(job, e.charge);
+  } else {
+    e.status_code = result.has_problem() ? result.problem().status() : 502;
+  }
+  return s;
+}
+
+v1::InvokeReply ReplyFor(const v1::ExecutionResult& result, const Charge& charge) {
+  v1::InvokeReply reply;
+  reply.set_key_expires_at_ms(result.job().principal().key_expires_at_ms());
+  if (!result.handler_ran()) {
+    *reply.mutable_problem() = result.has_problem()
+                                   ? result.problem()
+                                   : core::MakeProblem("executor_failure",
+                                                       "The platform failed to run the function; "
+                                                       "nothing was charged. Retry the call.");
+    return reply;
+  }
+  v1::InvokeSuccess* ok = reply.mutable_result();
+  ok->set_status_code(result.status_code());
+  ok->set_body(result.body());
+  v1::Summary* summary = ok->mutable_summary();
+  summary->set_runtime_ms(result.runtime_ms());
+  summary->set_memory_used_mb(result.memory_used_mb());
+  summary->set_compute_type(result.job().function().compute_type());
+  summary->set_execution_id(result.job().execution_id());
+  v1::Cost* cost = summary->mutable_cost();
+  cost->set_compute_micro_usd(charge.compute_micro_usd);
+  cost->set_function_micro_usd(charge.function_micro_usd);
+  cost->set_total_micro_usd(charge.total_micro_usd);
+  return reply;
+}
+
+std::optional<std::string> ExecSubject(const v1::FunctionVersion& function) {
+  const std::string& runtime = function.runtime();
+  if (runtime != "lua" && runtime != "python" && runtime != "javascript") return std::nullopt;
+  const std::string& compute = function.compute_type();
+  if (compute != "CPU" && compute != "GPU") return std::nullopt;
+  return "tg.exec." + std::string(compute == "GPU" ? "gpu" : "cpu") + "." + runtime;
+}
+
+bool IsValidExecutionId(std::string_view id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (char c : id) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string SettleSubject(std::string_view execution_id) {
+  return std::string(kSettlePrefix) + std::string(execution_id);
+}
+
+std::string ExecutionIdOfSettleSubject(std::string_view subject) {
+  if (subject.substr(0, kSettlePrefix.size()) != kSettlePrefix) return "";
+  std::string_view id = subject.substr(kSettlePrefix.size());
+  return IsValidExecutionId(id) ? std::string(id) : "";
+}
+
+std::string SanitizeText(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  while (!text.empty()) {
+    size_t n = Utf8SequenceLength(text);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+      n = 1;
+    } else if (!(n == 1 && text[0] == '\0')) {
+      out.append(text.substr(0, n));
+    }
+    text.remove_prefix(n);
+  }
+  return out;
+}
+
+}  // namespace toolgate::billing

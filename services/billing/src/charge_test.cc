@@ -1,0 +1,223 @@
+#include "toolgate/billing/charge.h"
+
+#include <gtest/gtest.h>
+
+namespace toolgate::billing {
+namespace {
+
+const core::Rates kRates;  // the contract's defaults
+
+v1::InvokeJob Job(const std::string& caller, const std::string& owner, int64_t price,
+                  const std::string& compute_type = "CPU") {
+  v1::InvokeJob job;
+  job.set_execution_id("0b7e6a3c-2f1d-4c55-9a57-3c1f6b0d9e21");
+  job.set_edge_reply("_INBOX.edge.1");
+  job.set_traceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+  job.mutable_principal()->set_org_id(caller);
+  job.mutable_principal()->set_key_expires_at_ms(1'900'000'000'000);
+  v1::FunctionVersion* f = job.mutable_function();
+  f->set_function_id("7f8a9b0c-1d2e-4f30-8a4b-5c6d7e8f9a0b");
+  f->set_version("1.2");
+  f->set_owner_org_id(owner);
+  f->set_runtime(compute_type == "GPU" ? "python" : "lua");
+  f->set_compute_type(compute_type);
+  f->set_price_micro_usd(price);
+  f->set_timeout_ms(30000);
+  f->set_memory_mb(128);
+  return job;
+}
+
+v1::ExecutionResult Ran(const v1::InvokeJob& job, int64_t runtime_ms) {
+  v1::ExecutionResult r;
+  *r.mutable_job() = job;
+  r.set_handler_ran(true);
+  r.set_status_code(500);
+  r.set_body("{\"errorType\":\"ValueError\"}");
+  r.set_runtime_ms(runtime_ms);
+  r.set_memory_used_mb(21);
+  r.set_logs("Traceback ...");
+  return r;
+}
+
+TEST(ChargeTest, OwnFunctionCostsComputeOnly) {
+  v1::InvokeJob job = Job("org-a", "org-a", 5000);
+  EXPECT_TRUE(CallerOwnsFunction(job));
+  EXPECT_EQ(FeeFor(job), 0);
+  // 1000 ms × 128 MB / 1024 × 0.0166667 µUSD = 2.08 -> 3.
+  Charge c = ChargeFor(kRates, job, 1000);
+  EXPECT_EQ(c.compute_micro_usd, 3);
+  EXPECT_EQ(c.function_micro_usd, 0);
+  EXPECT_EQ(c.total_micro_usd, 3);
+  EXPECT_EQ(c.owner_revenue_micro_usd, 0);
+}
+
+TEST(ChargeTest, OtherOrganizationsFunctionCostsComputePlusFee) {
+  v1::InvokeJob job = Job("org-a", "org-b", 5000);
+  EXPECT_FALSE(CallerOwnsFunction(job));
+  Charge c = ChargeFor(kRates, job, 1000);
+  EXPECT_EQ(c.compute_micro_usd, 3);
+  EXPECT_EQ(c.function_micro_usd, 5000);
+  EXPECT_EQ(c.total_micro_usd, 5003);
+  EXPECT_EQ(c.owner_revenue_micro_usd, 4000);  // 20 % commission
+}
+
+TEST(ChargeTest, RevenueIsFlooredAndFollowsTheCommission) {
+  v1::InvokeJob job = Job("org-a", "org-b", 3);
+  EXPECT_EQ(ChargeFor(kRates, job, 1).owner_revenue_micro_usd, 2);  // 2.4 -> 2
+  core::Rates no_commission = kRates;
+  no_commission.commission_bp = 0;
+  EXPECT_EQ(ChargeFor(no_commission, job, 1).owner_revenue_micro_usd, 3);
+}
+
+TEST(ChargeTest, GpuComputeIsPerMillisecond) {
+  v1::InvokeJob job = Job("org-a", "org-a", 0, "GPU");
+  EXPECT_TRUE(RunsOnGpu(job.function()));
+  EXPECT_EQ(ChargeFor(kRates, job, 1000).compute_micro_usd, 1100);
+  EXPECT_EQ(ChargeFor(kRates, job, 0).compute_micro_usd, 2);  // billed_ms = 1: 1.1 -> 2
+}
+
+TEST(ChargeTest, HoldIsFeePlusComputeAtTheTimeout) {
+  // 30000 ms × 128 MB / 1024 × 0.0166667 = 62.5 -> 63.
+  EXPECT_EQ(HoldAmountFor(kRates, Job("org-a", "org-a", 5000)), 63);
+  EXPECT_EQ(HoldAmountFor(kRates, Job("org-a", "org-b", 5000)), 5063);
+  EXPECT_EQ(HoldAmountFor(kRates, Job("org-a", "org-b", 7, "GPU")), 33007);
+}
+
+TEST(ChargeTest, ChargeNeverExceedsTheHold) {
+  v1::InvokeJob job = Job("org-a", "org-b", 5000);
+  // A run reported a little past its deadline is billed at the timeout.
+  EXPECT_EQ(ChargeFor(kRates, job, 30250).total_micro_usd, HoldAmountFor(kRates, job));
+  EXPECT_LE(ChargeFor(kRates, job, 29999).total_micro_usd, HoldAmountFor(kRates, job));
+}
+
+TEST(ChargeTest, LedgerEntriesOfAnotherOrganizationsFunction) {
+  v1::InvokeJob job = Job("org-a", "org-b", 5000);
+  auto entries = LedgerEntriesFor(job, ChargeFor(kRates, job, 1000));
+  ASSERT_EQ(entries.size(), 2u);
+  const LedgerEntry& charge = entries[0];
+  EXPECT_EQ(charge.type, EntryType::kCharge);
+  EXPECT_EQ(charge.org_id, "org-a");
+  EXPECT_EQ(charge.execution_id, job.execution_id());
+  EXPECT_EQ(charge.function_id, job.function().function_id());
+  EXPECT_EQ(charge.version, "1.2");
+  EXPECT_EQ(charge.compute_micro_usd, 3);
+  EXPECT_EQ(charge.function_micro_usd, 5000);
+  EXPECT_EQ(charge.amount_micro_usd, -5003);
+  const LedgerEntry& revenue = entries[1];
+  EXPECT_EQ(revenue.type, EntryType::kRevenue);
+  EXPECT_EQ(revenue.org_id, "org-b");
+  EXPECT_EQ(revenue.execution_id, job.execution_id());
+  EXPECT_EQ(revenue.compute_micro_usd, 0);
+  EXPECT_EQ(revenue.function_micro_usd, 5000);
+  EXPECT_EQ(revenue.amount_micro_usd, 4000);
+}
+
+TEST(ChargeTest, LedgerEntriesOfOwnFunctionHaveNoRevenue) {
+  v1::InvokeJob job = Job("org-a", "org-a", 5000);
+  auto entries = LedgerEntriesFor(job, ChargeFor(kRates, job, 1000));
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].type, EntryType::kCharge);
+  EXPECT_EQ(entries[0].amount_micro_usd, -3);
+}
+
+TEST(ChargeTest, FreeFunctionOfAnotherOrganizationHasNoRevenue) {
+  v1::InvokeJob job = Job("org-a", "org-b", 0);
+  EXPECT_EQ(LedgerEntriesFor(job, ChargeFor(kRates, job, 1000)).size(), 1u);
+}
+
+TEST(ChargeTest, SettlementOfARunRecordsTheChargeAndTheExecution) {
+  v1::InvokeJob job = Job("org-a", "org-b", 5000);
+  Settlement s = SettlementFor(kRates, Ran(job, 1000));
+  EXPECT_EQ(s.entries.size(), 2u);
+  const ExecutionRecord& e = s.execution;
+  EXPECT_EQ(e.execution_id, job.execution_id());
+  EXPECT_EQ(e.org_id, "org-a");
+  EXPECT_EQ(e.owner_org_id, "org-b");
+  EXPECT_EQ(e.status_code, 500);  // a handler's 500 is charged
+  EXPECT_EQ(e.runtime_ms, 1000);
+  EXPECT_EQ(e.memory_used_mb, 21);
+  EXPECT_EQ(e.compute_type, "CPU");
+  EXPECT_EQ(e.charge.total_micro_usd, 5003);
+  EXPECT_EQ(e.trace_id, "0af7651916cd43dd8448eb211c80319c");
+  EXPECT_EQ(e.logs, "Traceback ...");
+}
+
+TEST(ChargeTest, SettlementOfATimeoutChargesNothing) {
+  v1::ExecutionResult r;
+  *r.mutable_job() = Job("org-a", "org-b", 5000);
+  r.set_handler_ran(false);
+  r.mutable_problem()->set_status(408);
+  r.mutable_problem()->set_code("timeout");
+  r.set_runtime_ms(30000);
+  Settlement s = SettlementFor(kRates, r);
+  EXPECT_TRUE(s.entries.empty());
+  EXPECT_EQ(s.execution.status_code, 408);
+  EXPECT_EQ(s.execution.charge.total_micro_usd, 0);
+  EXPECT_EQ(s.execution.charge.compute_micro_usd, 0);
+  EXPECT_EQ(s.execution.charge.function_micro_usd, 0);
+
+  v1::InvokeReply reply = ReplyFor(r, s.execution.charge);
+  ASSERT_TRUE(reply.has_problem());
+  EXPECT_EQ(reply.problem().status(), 408);
+  EXPECT_EQ(reply.problem().code(), "timeout");
+}
+
+TEST(ChargeTest, ReplyCarriesResultSummaryAndCost) {
+  v1::InvokeJob job = Job("org-a", "org-b", 5000);
+  v1::ExecutionResult r = Ran(job, 1000);
+  v1::InvokeReply reply = ReplyFor(r, ChargeFor(kRates, job, 1000));
+  ASSERT_TRUE(reply.has_result());
+  EXPECT_EQ(reply.key_expires_at_ms(), 1'900'000'000'000);
+  EXPECT_EQ(reply.result().status_code(), 500);
+  EXPECT_EQ(reply.result().body(), r.body());
+  const v1::Summary& s = reply.result().summary();
+  EXPECT_EQ(s.runtime_ms(), 1000);
+  EXPECT_EQ(s.memory_used_mb(), 21);
+  EXPECT_EQ(s.compute_type(), "CPU");
+  EXPECT_EQ(s.execution_id(), job.execution_id());
+  EXPECT_EQ(s.cost().compute_micro_usd(), 3);
+  EXPECT_EQ(s.cost().function_micro_usd(), 5000);
+  EXPECT_EQ(s.cost().total_micro_usd(), 5003);
+}
+
+TEST(ChargeTest, ExecSubjectNamesPoolAndRuntime) {
+  EXPECT_EQ(ExecSubject(Job("a", "a", 0).function()), "tg.exec.cpu.lua");
+  EXPECT_EQ(ExecSubject(Job("a", "a", 0, "GPU").function()), "tg.exec.gpu.python");
+  v1::FunctionVersion f = Job("a", "a", 0).function();
+  f.set_runtime("javascript");
+  EXPECT_EQ(ExecSubject(f), "tg.exec.cpu.javascript");
+  f.set_runtime("lua.>");
+  EXPECT_EQ(ExecSubject(f), std::nullopt);
+  f.set_runtime("lua");
+  f.set_compute_type("TPU");
+  EXPECT_EQ(ExecSubject(f), std::nullopt);
+}
+
+TEST(ChargeTest, SettleSubjectRoundTrips) {
+  std::string id = "0b7e6a3c-2f1d-4c55-9a57-3c1f6b0d9e21";
+  EXPECT_EQ(SettleSubject(id), "tg.billing.settle." + id);
+  EXPECT_EQ(ExecutionIdOfSettleSubject(SettleSubject(id)), id);
+  EXPECT_EQ(ExecutionIdOfSettleSubject("tg.billing.settle.a.b"), "");
+  EXPECT_EQ(ExecutionIdOfSettleSubject("tg.billing.other.a"), "");
+  EXPECT_FALSE(IsValidExecutionId(""));
+  EXPECT_FALSE(IsValidExecutionId("a*"));
+  EXPECT_FALSE(IsValidExecutionId(std::string(129, 'a')));
+}
+
+TEST(ChargeTest, SanitizeTextKeepsValidUtf8AndRepairsTheRest) {
+  EXPECT_EQ(SanitizeText("plain\ntext"), "plain\ntext");
+  EXPECT_EQ(SanitizeText("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"),
+            "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
+  EXPECT_EQ(SanitizeText(std::string("a\0b", 3)), "ab");
+  EXPECT_EQ(SanitizeText("a\xFF"
+                         "b"),
+            "a\xEF\xBF\xBD"
+            "b");
+  EXPECT_EQ(SanitizeText("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong '/'
+  EXPECT_EQ(SanitizeText("\xED\xA0\x80"),                           // a surrogate
+            "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(SanitizeText("\xE2\x82"), "\xEF\xBF\xBD\xEF\xBF\xBD");  // truncated
+}
+
+}  // namespace
+}  // namespace toolgate::billing

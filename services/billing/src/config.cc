@@ -1,0 +1,87 @@
+#include "toolgate/billing/config.h"
+
+#include <charconv>
+#include <optional>
+#include <string>
+
+namespace toolgate::billing {
+namespace {
+
+constexpr int64_t kNano = 1'000'000'000;
+
+std::optional<int64_t> ParseCount(const std::string& text) {
+  int64_t out = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  if (ec != std::errc() || ptr != text.data() + text.size() || out < 0) return std::nullopt;
+  return out;
+}
+
+Status Bad(const std::string& flag, const std::string& value, const std::string& why) {
+  return Status::InvalidArgument("--" + flag + " '" + value + "': " + why);
+}
+
+}  // namespace
+
+void DefineBillingFlags(Flags& flags) {
+  flags.Define("cpu-rate", "0.0166667", "CPU compute price, micro-USD per GB-ms (decimal)");
+  flags.Define("gpu-rate", "1.1", "GPU compute price, micro-USD per ms (decimal)");
+  flags.Define("commission-percent", "20", "platform commission on function fees, percent");
+  flags.Define("rate-limit-per-key", "1000", "invocations per second per API key; 0: off");
+  flags.Define("rate-limit-burst", "2000", "invocations an API key may send at once");
+  flags.Define("concurrency-per-org", "100", "executions in flight per organization; 0: off");
+  flags.Define("hold-grace-ms", "60000",
+               "a hold older than its timeout plus this is settled or released by the reaper");
+  flags.Define("reaper-interval-ms", "5000", "how often abandoned holds are looked for");
+  flags.Define("settle-batch", "256", "settlements committed in one transaction at most");
+}
+
+Result<Config> ConfigFromFlags(const Flags& flags) {
+  Config config;
+  struct Rate {
+    const char* flag;
+    int64_t* out;
+  };
+  for (Rate rate : {Rate{"cpu-rate", &config.rates.cpu_nano_per_gb_ms},
+                    Rate{"gpu-rate", &config.rates.gpu_nano_per_ms}}) {
+    const std::string& text = flags.Get(rate.flag);
+    auto nano = core::ParseNanoDecimal(text);
+    if (!nano) return Bad(rate.flag, text, "must be a non-negative decimal, at most 9 decimals");
+    *rate.out = *nano;
+  }
+  const std::string& commission = flags.Get("commission-percent");
+  auto nano = core::ParseNanoDecimal(commission);
+  // Basis points: a percent with at most two decimals, 0 to 100.
+  if (!nano || *nano % (kNano / 100) != 0 || *nano > 100 * kNano) {
+    return Bad("commission-percent", commission, "must be a percent from 0 to 100, 2 decimals");
+  }
+  config.rates.commission_bp = *nano / (kNano / 100);
+
+  struct Count {
+    const char* flag;
+    int64_t* out;
+  };
+  int64_t batch = 0;
+  for (Count c :
+       {Count{"rate-limit-per-key", &config.limits.rate_per_key_per_s},
+        Count{"rate-limit-burst", &config.limits.rate_burst},
+        Count{"concurrency-per-org", &config.limits.concurrency_per_org},
+        Count{"hold-grace-ms", &config.hold_grace_ms},
+        Count{"reaper-interval-ms", &config.reaper_interval_ms}, Count{"settle-batch", &batch}}) {
+    const std::string& text = flags.Get(c.flag);
+    auto value = ParseCount(text);
+    if (!value) return Bad(c.flag, text, "must be a non-negative integer");
+    *c.out = *value;
+  }
+  if (config.limits.rate_per_key_per_s > 0 && config.limits.rate_burst < 1) {
+    return Bad("rate-limit-burst", flags.Get("rate-limit-burst"),
+               "must be at least 1 while a rate limit is set");
+  }
+  if (config.reaper_interval_ms < 1) {
+    return Bad("reaper-interval-ms", flags.Get("reaper-interval-ms"), "must be at least 1");
+  }
+  if (batch < 1) return Bad("settle-batch", flags.Get("settle-batch"), "must be at least 1");
+  config.settle_batch = static_cast<size_t>(batch);
+  return config;
+}
+
+}  // namespace toolgate::billing

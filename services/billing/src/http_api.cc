@@ -1,0 +1,225 @@
+#include "toolgate/billing/http_api.h"
+
+#include <cctype>
+#include <charconv>
+
+#include "toolgate/base/crypto.h"
+#include "toolgate/base/json_writer.h"
+#include "toolgate/base/log.h"
+#include "toolgate/base/time.h"
+#include "toolgate/billing/balance_loader.h"
+#include "toolgate/billing/top_up.h"
+#include "toolgate/core/problem.h"
+
+namespace toolgate::billing {
+namespace {
+
+// A cursor holds the position (a positive integer) where the next page starts.
+std::optional<std::optional<int64_t>> ParseCursor(const core::Request& request,
+                                                  v1::HttpResponse* problem) {
+  std::string cursor = request.Query("cursor");
+  if (cursor.empty()) return std::optional<int64_t>();
+  auto position = core::DecodeCursor(cursor);
+  int64_t value = 0;
+  if (position) {
+    auto [ptr, ec] = std::from_chars(position->data(), position->data() + position->size(), value);
+    if (ec == std::errc() && ptr == position->data() + position->size() && value > 0) {
+      return std::optional<int64_t>(value);
+    }
+  }
+  *problem = core::ProblemResponse(
+      core::ValidationProblem("cursor", "is not a next_cursor this list returned"));
+  return std::nullopt;
+}
+
+void NextCursor(JsonWriter& w, const std::optional<int64_t>& next_before) {
+  w.Key("next_cursor");
+  if (next_before) {
+    w.String(core::EncodeCursor(std::to_string(*next_before)));
+  } else {
+    w.Null();
+  }
+}
+
+std::string TopUpJson(const TopUpOutcome& outcome) {
+  JsonWriter w;
+  w.BeginObject()
+      .Field("top_up_id", std::to_string(outcome.ledger_id))
+      .Field("amount_micro_usd", outcome.amount_micro_usd)
+      .Field("balance_micro_usd", outcome.balance_micro_usd)
+      .EndObject();
+  return w.Take();
+}
+
+v1::HttpResponse KeyReused(int64_t first_amount) {
+  return core::ProblemResponse(core::ValidationProblem(
+      "Idempotency-Key", "was used for a top-up of " + std::to_string(first_amount) +
+                             " micro-USD; send a new key for a different top-up"));
+}
+
+}  // namespace
+
+std::string LedgerItemJson(const LedgerItem& item) {
+  const LedgerEntry& e = item.entry;
+  JsonWriter w;
+  w.BeginObject().Field("id", std::to_string(item.id)).Field("type", EntryTypeName(e.type));
+  if (!e.execution_id.empty()) w.Field("execution_id", e.execution_id);
+  if (!e.function_id.empty()) w.Field("function_id", e.function_id);
+  if (!e.version.empty()) w.Field("version", e.version);
+  w.Field("compute_micro_usd", e.compute_micro_usd)
+      .Field("function_micro_usd", e.function_micro_usd)
+      .Field("amount_micro_usd", e.amount_micro_usd)
+      .Field("created_at", FormatRfc3339(item.created_ms))
+      .EndObject();
+  return w.Take();
+}
+
+std::string ExecutionJson(const ExecutionItem& item, bool with_logs) {
+  const ExecutionRecord& r = item.record;
+  JsonWriter w;
+  w.BeginObject()
+      .Field("execution_id", r.execution_id)
+      .Field("function_id", r.function_id)
+      .Field("version", r.version)
+      .Field("status_code", r.status_code)
+      .Field("runtime_ms", r.runtime_ms)
+      .Field("memory_used_mb", r.memory_used_mb)
+      .Field("compute_type", r.compute_type);
+  w.Key("cost")
+      .BeginObject()
+      .Field("compute_micro_usd", r.charge.compute_micro_usd)
+      .Field("function_micro_usd", r.charge.function_micro_usd)
+      .Field("total_micro_usd", r.charge.total_micro_usd)
+      .EndObject();
+  w.FieldOrNull("trace_id", r.trace_id).Field("created_at", FormatRfc3339(item.created_ms));
+  if (with_logs) w.Field("logs", r.logs);
+  w.EndObject();
+  return w.Take();
+}
+
+HttpApi::HttpApi(LedgerStore& ledger, BalanceStore& balances, RetryQueue& retries)
+    : ledger_(ledger), balances_(balances), retries_(retries) {}
+
+void HttpApi::AddRoutes(core::Router& router) {
+  router.Add("GET", "/billing/balance", [this](const core::Request& r) { return Balance(r); });
+  router.Add("POST", "/billing/top-ups", [this](const core::Request& r) { return TopUp(r); });
+  router.Add("GET", "/billing/ledger", [this](const core::Request& r) { return Ledger(r); });
+  router.Add("GET", "/executions", [this](const core::Request& r) { return Executions(r); });
+  router.Add("GET", "/executions/{id}", [this](const core::Request& r) { return Execution(r); });
+}
+
+v1::HttpResponse HttpApi::Balance(const core::Request& request) {
+  const std::string& org = request.principal().org_id();
+  auto view = balances_.Read(org);
+  if (view.ok() && !view->balance_micro_usd) {
+    Status loaded = LoadBalances(balances_, ledger_, {org});
+    if (!loaded.ok()) return core::Unavailable(loaded);
+    view = balances_.Read(org);
+  }
+  if (!view.ok()) return core::Unavailable(view.status());
+  if (!view->balance_micro_usd) return core::Unavailable(Status::Internal("balance not loaded"));
+  int64_t balance = *view->balance_micro_usd;
+  JsonWriter w;
+  w.BeginObject()
+      .Field("balance_micro_usd", balance)
+      .Field("reserved_micro_usd", view->reserved_micro_usd)
+      .Field("available_micro_usd", balance - view->reserved_micro_usd)
+      .EndObject();
+  return core::JsonResponse(200, w.Take());
+}
+
+v1::HttpResponse HttpApi::TopUp(const core::Request& request) {
+  auto parsed = ParseTopUp(request.http);
+  if (auto* problem = std::get_if<v1::Problem>(&parsed)) {
+    return core::ProblemResponse(std::move(*problem));
+  }
+  const TopUpRequest& top_up = std::get<TopUpRequest>(parsed);
+  const std::string& org = request.principal().org_id();
+
+  if (!top_up.idempotency_key.empty()) {
+    auto earlier = ledger_.FindTopUp(org, top_up.idempotency_key);
+    if (!earlier.ok()) return core::Unavailable(earlier.status());
+    if (earlier->has_value()) {
+      if ((*earlier)->amount_micro_usd != top_up.amount_micro_usd) {
+        return KeyReused((*earlier)->amount_micro_usd);
+      }
+      return core::JsonResponse(201, TopUpJson(**earlier));
+    }
+  }
+  // Loaded before the credit commits, so that the credit is applied exactly once.
+  Status loaded = LoadBalances(balances_, ledger_, {org});
+  if (!loaded.ok()) return core::Unavailable(loaded);
+  auto outcome = ledger_.TopUp(org, top_up.amount_micro_usd, top_up.idempotency_key);
+  if (!outcome.ok()) return core::Unavailable(outcome.status());
+  if (!outcome->first) {
+    // A concurrent request with the same key made it.
+    if (outcome->amount_micro_usd != top_up.amount_micro_usd) {
+      return KeyReused(outcome->amount_micro_usd);
+    }
+    return core::JsonResponse(201, TopUpJson(*outcome));
+  }
+  auto credit = [this, org, id = outcome->ledger_id, amount = outcome->amount_micro_usd] {
+    auto r = balances_.Credit(org, id, amount);
+    return r.ok() ? Status::Ok() : r.status();
+  };
+  // The top-up is durable: a Redis failure now only delays the credit.
+  if (Status s = credit(); RetryQueue::IsTransient(s)) {
+    retries_.Add("credit top-up " + std::to_string(outcome->ledger_id), credit);
+  } else if (!s.ok()) {
+    log::Error("top-up not credited to the cached balance; reconcile repairs it")
+        .Str("error", s.ToString());
+  }
+  return core::JsonResponse(201, TopUpJson(*outcome));
+}
+
+v1::HttpResponse HttpApi::Ledger(const core::Request& request) {
+  v1::HttpResponse problem;
+  auto limit = core::ParseLimit(request, &problem);
+  if (!limit) return problem;
+  auto before = ParseCursor(request, &problem);
+  if (!before) return problem;
+  auto page = ledger_.Entries(request.principal().org_id(), *limit, *before);
+  if (!page.ok()) return core::Unavailable(page.status());
+  JsonWriter w;
+  w.BeginObject().Key("items").BeginArray();
+  for (const LedgerItem& item : page->items) w.Raw(LedgerItemJson(item));
+  w.EndArray();
+  NextCursor(w, page->next_before);
+  w.EndObject();
+  return core::JsonResponse(200, w.Take());
+}
+
+v1::HttpResponse HttpApi::Executions(const core::Request& request) {
+  v1::HttpResponse problem;
+  auto limit = core::ParseLimit(request, &problem);
+  if (!limit) return problem;
+  auto before = ParseCursor(request, &problem);
+  if (!before) return problem;
+  std::string function_id = request.Query("function_id");
+  if (!function_id.empty() && !IsUuid(function_id)) {
+    return core::ProblemResponse(core::ValidationProblem("function_id", "must be a UUID"));
+  }
+  for (char& c : function_id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto page = ledger_.Executions(request.principal().org_id(), function_id, *limit, *before);
+  if (!page.ok()) return core::Unavailable(page.status());
+  JsonWriter w;
+  w.BeginObject().Key("items").BeginArray();
+  for (const ExecutionItem& item : page->items) w.Raw(ExecutionJson(item, false));
+  w.EndArray();
+  NextCursor(w, page->next_before);
+  w.EndObject();
+  return core::JsonResponse(200, w.Take());
+}
+
+v1::HttpResponse HttpApi::Execution(const core::Request& request) {
+  const std::string& org = request.principal().org_id();
+  auto item = ledger_.Execution(org, request.params[0]);
+  if (!item.ok()) return core::Unavailable(item.status());
+  if (!item->has_value()) {
+    return core::ProblemResponse("not_found", "No execution with this id in your organization.");
+  }
+  bool owner = (*item)->record.owner_org_id == org;
+  return core::JsonResponse(200, ExecutionJson(**item, owner));
+}
+
+}  // namespace toolgate::billing

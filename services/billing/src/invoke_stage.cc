@@ -1,0 +1,143 @@
+#include "toolgate/billing/invoke_stage.h"
+
+#include "toolgate/base/log.h"
+#include "toolgate/base/time.h"
+#include "toolgate/billing/balance_loader.h"
+#include "toolgate/billing/charge.h"
+#include "toolgate/core/problem.h"
+#include "toolgate/trace/trace.h"
+
+namespace toolgate::billing {
+namespace {
+
+// A balance that is not loaded is loaded and the hold tried again; more than one retry means
+// something keeps removing it.
+constexpr int kHoldAttempts = 3;
+
+v1::Problem Unavailable() {
+  return core::MakeProblem("service_unavailable",
+                           "Billing is briefly unavailable; nothing was charged. Retry shortly.");
+}
+
+}  // namespace
+
+std::optional<v1::Problem> ProblemFor(const HoldOutcome& outcome, int64_t hold_micro_usd,
+                                      const Limits& limits) {
+  v1::Problem p;
+  switch (outcome.verdict) {
+    case HoldVerdict::kHeld:
+    case HoldVerdict::kAlreadyHeld:
+      return std::nullopt;
+    case HoldVerdict::kBalanceNotLoaded:
+      return Unavailable();
+    case HoldVerdict::kRateLimited:
+      p = core::MakeProblem("rate_limited",
+                            "This API key sent more than " +
+                                std::to_string(limits.rate_per_key_per_s) +
+                                " requests per second; retry after Retry-After seconds.");
+      p.set_retry_after_s(static_cast<int32_t>(outcome.retry_after_s));
+      return p;
+    case HoldVerdict::kConcurrencyLimit:
+      p = core::MakeProblem("concurrency_limit",
+                            "Your organization has " + std::to_string(limits.concurrency_per_org) +
+                                " executions in flight; retry when one finishes.");
+      p.set_retry_after_s(static_cast<int32_t>(outcome.retry_after_s));
+      return p;
+    case HoldVerdict::kInsufficientBalance:
+      return core::MakeProblem(
+          "insufficient_balance",
+          "This call needs " + std::to_string(hold_micro_usd) +
+              " micro-USD available and your organization has " +
+              std::to_string(outcome.available_micro_usd) +
+              "; nothing was charged. Top up with POST /api/v1/billing/top-ups.");
+  }
+  return Unavailable();
+}
+
+InvokeStage::InvokeStage(bus::Bus& bus, BalanceStore& balances, LedgerStore& ledger,
+                         const Config& config)
+    : bus_(bus), balances_(balances), ledger_(ledger), config_(config) {}
+
+void InvokeStage::Handle(bus::Message&& message) {
+  v1::InvokeJob job;
+  if (!job.ParseFromString(message.data) || job.edge_reply().empty()) {
+    log::Error("malformed invoke job dropped").Str("subject", message.subject);
+    return;
+  }
+  trace::Span span(
+      trace::ContinueOrStart(message.traceparent.empty() ? job.traceparent() : message.traceparent),
+      "billing.hold");
+  const std::string traceparent = span.traceparent();
+  auto exec_subject = ExecSubject(job.function());
+  if (!job.has_principal() || !job.has_function() || !exec_subject ||
+      !IsValidExecutionId(job.execution_id())) {
+    log::Error("incomplete invoke job").Str("request_id", job.request_id());
+    Answer(job, core::MakeProblem("internal_error", "The invocation could not be routed."),
+           traceparent);
+    return;
+  }
+
+  HoldRecord hold;
+  hold.execution_id = job.execution_id();
+  hold.org_id = job.principal().org_id();
+  hold.owner_org_id = job.function().owner_org_id();
+  hold.key_id = job.principal().key_id();
+  hold.amount_micro_usd = HoldAmountFor(config_.rates, job);
+  hold.edge_reply = job.edge_reply();
+  hold.traceparent = traceparent;
+  hold.runtime = job.function().runtime();
+  hold.compute_type = job.function().compute_type();
+  hold.created_ms = NowMs();
+  hold.expiry_ms = hold.created_ms + job.function().timeout_ms() + config_.hold_grace_ms;
+
+  auto outcome = PlaceHold(hold);
+  if (!outcome.ok()) {
+    log::Error("hold failed").Str("error", outcome.status().ToString());
+    // Redis may have applied the hold and lost only its reply: undo it (a no-op when nothing
+    // was held), or leave it to the reaper if Redis is still unreachable.
+    balances_.Release(hold.execution_id, hold.org_id, ReleaseMode::kDelete);
+    Answer(job, Unavailable(), traceparent);
+    return;
+  }
+  if (outcome->verdict == HoldVerdict::kAlreadyHeld) {
+    log::Warn("duplicate invoke job ignored").Str("execution_id", job.execution_id());
+    return;
+  }
+  if (auto problem = ProblemFor(*outcome, hold.amount_micro_usd, config_.limits)) {
+    Answer(job, std::move(*problem), traceparent);
+    return;
+  }
+
+  job.mutable_hold()->set_amount_micro_usd(hold.amount_micro_usd);
+  job.mutable_hold()->set_function_micro_usd(FeeFor(job));
+  job.set_traceparent(traceparent);
+  Status sent = bus_.Publish(*exec_subject, job.SerializeAsString(),
+                             SettleSubject(job.execution_id()), traceparent);
+  if (!sent.ok()) {
+    log::Error("cannot forward the job to the executors").Str("error", sent.ToString());
+    auto released = balances_.Release(hold.execution_id, hold.org_id, ReleaseMode::kDelete);
+    if (!released.ok()) log::Warn("hold left to the reaper").Str("execution_id", hold.execution_id);
+    Answer(job, Unavailable(), traceparent);
+  }
+}
+
+Result<HoldOutcome> InvokeStage::PlaceHold(const HoldRecord& hold) {
+  for (int attempt = 0;; ++attempt) {
+    auto outcome = balances_.Hold(hold);
+    if (!outcome.ok() || outcome->verdict != HoldVerdict::kBalanceNotLoaded ||
+        attempt + 1 == kHoldAttempts) {
+      return outcome;
+    }
+    Status loaded = LoadBalances(balances_, ledger_, {hold.org_id});
+    if (!loaded.ok()) return loaded;
+  }
+}
+
+void InvokeStage::Answer(const v1::InvokeJob& job, v1::Problem problem,
+                         const std::string& traceparent) {
+  v1::InvokeReply reply;
+  *reply.mutable_problem() = std::move(problem);
+  bus_.Publish(job.edge_reply(), reply.SerializeAsString(), {}, traceparent);
+}
+
+}  // namespace toolgate::billing

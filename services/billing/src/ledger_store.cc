@@ -1,0 +1,321 @@
+#include "toolgate/billing/ledger_store.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "BillingMigrations.h"
+
+namespace toolgate::billing {
+namespace {
+
+using pg::Param;
+
+constexpr const char* kCreatedMs = "(extract(epoch FROM created_at) * 1000)::bigint";
+
+EntryType EntryTypeOf(const std::string& name) {
+  if (name == "top_up") return EntryType::kTopUp;
+  if (name == "revenue") return EntryType::kRevenue;
+  return EntryType::kCharge;
+}
+
+Param OptionalText(const std::string& s) {
+  return s.empty() ? Param() : Param(s);
+}
+
+template <typename T>
+Page<T> ToPage(std::vector<T> items, int limit, int64_t (*position)(const T&)) {
+  Page<T> page;
+  if (static_cast<int>(items.size()) > limit) {
+    items.resize(limit);
+    page.next_before = position(items.back());
+  }
+  page.items = std::move(items);
+  return page;
+}
+
+// Every column but logs, which only GET /executions/{id} shows.
+constexpr const char* kExecutionColumns =
+    "seq, execution_id, org_id, owner_org_id, function_id, version, status_code, runtime_ms, "
+    "memory_used_mb, compute_type, compute_micro_usd, function_micro_usd, total_micro_usd, "
+    "trace_id, (extract(epoch FROM created_at) * 1000)::bigint";
+
+ExecutionItem ExecutionAt(const pg::Rows& rows, int i) {
+  ExecutionItem item;
+  item.seq = rows.Int(i, 0);
+  ExecutionRecord& r = item.record;
+  r.execution_id = rows.Str(i, 1);
+  r.org_id = rows.Str(i, 2);
+  r.owner_org_id = rows.Str(i, 3);
+  r.function_id = rows.Str(i, 4);
+  r.version = rows.Str(i, 5);
+  r.status_code = static_cast<int32_t>(rows.Int(i, 6));
+  r.runtime_ms = rows.Int(i, 7);
+  r.memory_used_mb = rows.Int(i, 8);
+  r.compute_type = rows.Str(i, 9);
+  r.charge.compute_micro_usd = rows.Int(i, 10);
+  r.charge.function_micro_usd = rows.Int(i, 11);
+  r.charge.total_micro_usd = rows.Int(i, 12);
+  r.trace_id = rows.Str(i, 13);
+  item.created_ms = rows.Int(i, 14);
+  return item;
+}
+
+}  // namespace
+
+Status MigrateSchema(pg::Pool& pool) {
+  return pg::Migrate(pool, "billing", BillingMigrations());
+}
+
+std::string PgArrayLiteral(const std::vector<std::optional<std::string>>& values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    if (!values[i]) {
+      out += "NULL";
+      continue;
+    }
+    out += '"';
+    for (char c : *values[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
+
+Result<int64_t> LedgerStore::Sum(const std::string& org_id) {
+  auto rows = pool_.Exec(
+      "SELECT coalesce(sum(amount_micro_usd), 0)::bigint FROM billing.ledger WHERE org_id = $1",
+      {org_id});
+  if (!rows.ok()) return rows.status();
+  return rows->Int(0, 0);
+}
+
+Result<std::vector<std::pair<std::string, int64_t>>> LedgerStore::Sums() {
+  auto rows = pool_.Exec(
+      "SELECT org_id, sum(amount_micro_usd)::bigint FROM billing.ledger GROUP BY org_id "
+      "ORDER BY org_id");
+  if (!rows.ok()) return rows.status();
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (int i = 0; i < rows->size(); ++i) out.emplace_back(rows->Str(i, 0), rows->Int(i, 1));
+  return out;
+}
+
+Result<std::vector<std::string>> LedgerStore::RecordSettlements(
+    const std::vector<const Settlement*>& batch) {
+  // Rows in one global order, so that two replicas writing overlapping retries take their
+  // locks in the same order and cannot deadlock.
+  std::vector<const LedgerEntry*> entries;
+  std::vector<const ExecutionRecord*> executions;
+  for (const Settlement* s : batch) {
+    executions.push_back(&s->execution);
+    for (const LedgerEntry& e : s->entries) entries.push_back(&e);
+  }
+  std::sort(entries.begin(), entries.end(), [](const LedgerEntry* a, const LedgerEntry* b) {
+    return std::tie(a->execution_id, a->type) < std::tie(b->execution_id, b->type);
+  });
+  std::sort(executions.begin(), executions.end(),
+            [](const ExecutionRecord* a, const ExecutionRecord* b) {
+              return a->execution_id < b->execution_id;
+            });
+
+  using Column = std::vector<std::optional<std::string>>;
+  auto column = [](const auto& rows, auto field) {
+    Column c;
+    c.reserve(rows.size());
+    for (const auto* row : rows) c.emplace_back(field(*row));
+    return PgArrayLiteral(c);
+  };
+  pg::Params ledger_params = {
+      column(entries, [](const LedgerEntry& e) { return e.org_id; }),
+      column(entries, [](const LedgerEntry& e) { return std::string(EntryTypeName(e.type)); }),
+      column(entries, [](const LedgerEntry& e) { return e.execution_id; }),
+      column(entries, [](const LedgerEntry& e) { return e.function_id; }),
+      column(entries, [](const LedgerEntry& e) { return e.version; }),
+      column(entries, [](const LedgerEntry& e) { return std::to_string(e.compute_micro_usd); }),
+      column(entries, [](const LedgerEntry& e) { return std::to_string(e.function_micro_usd); }),
+      column(entries, [](const LedgerEntry& e) { return std::to_string(e.amount_micro_usd); }),
+  };
+  using R = ExecutionRecord;
+  pg::Params execution_params = {
+      column(executions, [](const R& r) { return r.execution_id; }),
+      column(executions, [](const R& r) { return r.org_id; }),
+      column(executions, [](const R& r) { return r.owner_org_id; }),
+      column(executions, [](const R& r) { return r.function_id; }),
+      column(executions, [](const R& r) { return r.version; }),
+      column(executions, [](const R& r) { return std::to_string(r.status_code); }),
+      column(executions, [](const R& r) { return std::to_string(r.runtime_ms); }),
+      column(executions, [](const R& r) { return std::to_string(r.memory_used_mb); }),
+      column(executions, [](const R& r) { return r.compute_type; }),
+      column(executions, [](const R& r) { return std::to_string(r.charge.compute_micro_usd); }),
+      column(executions, [](const R& r) { return std::to_string(r.charge.function_micro_usd); }),
+      column(executions, [](const R& r) { return std::to_string(r.charge.total_micro_usd); }),
+      column(executions, [](const R& r) { return r.trace_id; }),
+      column(executions, [](const R& r) { return r.logs; }),
+  };
+
+  std::vector<std::string> recorded;
+  Status s = pool_.Transaction([&](pg::Conn& conn) -> Status {
+    if (!entries.empty()) {
+      auto r = conn.Exec(
+          "INSERT INTO billing.ledger (org_id, type, execution_id, function_id, version, "
+          "compute_micro_usd, function_micro_usd, amount_micro_usd) "
+          "SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], "
+          "$6::bigint[], $7::bigint[], $8::bigint[]) "
+          "ON CONFLICT (execution_id, type) DO NOTHING",
+          ledger_params);
+      if (!r.ok()) return r.status();
+    }
+    auto r = conn.Exec(
+        "INSERT INTO billing.executions (execution_id, org_id, owner_org_id, function_id, "
+        "version, status_code, runtime_ms, memory_used_mb, compute_type, compute_micro_usd, "
+        "function_micro_usd, total_micro_usd, trace_id, logs) "
+        "SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], "
+        "$6::integer[], $7::bigint[], $8::bigint[], $9::text[], $10::bigint[], $11::bigint[], "
+        "$12::bigint[], $13::text[], $14::text[]) "
+        "ON CONFLICT (execution_id) DO NOTHING RETURNING execution_id",
+        execution_params);
+    if (!r.ok()) return r.status();
+    for (int i = 0; i < r->size(); ++i) recorded.push_back(r->Str(i, 0));
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return recorded;
+}
+
+Result<std::optional<SettleStep>> LedgerStore::ChargeOf(const std::string& execution_id) {
+  auto rows = pool_.Exec(
+      "SELECT type, org_id, amount_micro_usd FROM billing.ledger WHERE execution_id = $1",
+      {execution_id});
+  if (!rows.ok()) return rows.status();
+  SettleStep step;
+  step.execution_id = execution_id;
+  bool charged = false;
+  for (int i = 0; i < rows->size(); ++i) {
+    if (rows->Str(i, 0) == "charge") {
+      charged = true;
+      step.org_id = rows->Str(i, 1);
+      step.total_micro_usd = -rows->Int(i, 2);
+    } else if (rows->Str(i, 0) == "revenue") {
+      step.owner_org_id = rows->Str(i, 1);
+      step.revenue_micro_usd = rows->Int(i, 2);
+    }
+  }
+  if (!charged) return std::optional<SettleStep>();
+  return std::optional<SettleStep>(std::move(step));
+}
+
+Result<TopUpOutcome> LedgerStore::TopUp(const std::string& org_id, int64_t amount_micro_usd,
+                                        const std::string& idempotency_key) {
+  TopUpOutcome out;
+  Status s = pool_.Transaction([&](pg::Conn& conn) -> Status {
+    // A concurrent request with the same key waits here on the unique index until the first
+    // commits, then inserts nothing and reads the first answer below.
+    auto inserted = conn.Exec(
+        "INSERT INTO billing.ledger (org_id, type, amount_micro_usd, idempotency_key) "
+        "VALUES ($1, 'top_up', $2, $3) ON CONFLICT (org_id, idempotency_key) DO NOTHING "
+        "RETURNING id",
+        {org_id, std::to_string(amount_micro_usd), OptionalText(idempotency_key)});
+    if (!inserted.ok()) return inserted.status();
+    if (inserted->empty()) {
+      auto earlier = conn.Exec(
+          "SELECT l.id, l.amount_micro_usd, t.balance_micro_usd FROM billing.ledger l "
+          "JOIN billing.top_ups t ON t.ledger_id = l.id "
+          "WHERE l.org_id = $1 AND l.idempotency_key = $2",
+          {org_id, idempotency_key});
+      if (!earlier.ok()) return earlier.status();
+      if (earlier->empty()) return Status::Internal("top-up key conflict without a first answer");
+      out = {earlier->Int(0, 0), earlier->Int(0, 1), earlier->Int(0, 2), false};
+      return Status::Ok();
+    }
+    out.ledger_id = inserted->Int(0, 0);
+    out.amount_micro_usd = amount_micro_usd;
+    auto sum = conn.Exec(
+        "SELECT coalesce(sum(amount_micro_usd), 0)::bigint FROM billing.ledger WHERE org_id = $1",
+        {org_id});
+    if (!sum.ok()) return sum.status();
+    out.balance_micro_usd = sum->Int(0, 0);
+    auto memo =
+        conn.Exec("INSERT INTO billing.top_ups (ledger_id, balance_micro_usd) VALUES ($1, $2)",
+                  {std::to_string(out.ledger_id), std::to_string(out.balance_micro_usd)});
+    return memo.ok() ? Status::Ok() : memo.status();
+  });
+  if (!s.ok()) return s;
+  return out;
+}
+
+Result<std::optional<TopUpOutcome>> LedgerStore::FindTopUp(const std::string& org_id,
+                                                           const std::string& idempotency_key) {
+  auto rows = pool_.Exec(
+      "SELECT l.id, l.amount_micro_usd, t.balance_micro_usd FROM billing.ledger l "
+      "JOIN billing.top_ups t ON t.ledger_id = l.id "
+      "WHERE l.org_id = $1 AND l.idempotency_key = $2",
+      {org_id, idempotency_key});
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return std::optional<TopUpOutcome>();
+  return std::optional<TopUpOutcome>(
+      TopUpOutcome{rows->Int(0, 0), rows->Int(0, 1), rows->Int(0, 2), false});
+}
+
+Result<Page<LedgerItem>> LedgerStore::Entries(const std::string& org_id, int limit,
+                                              std::optional<int64_t> before_id) {
+  auto rows = pool_.Exec(
+      std::string("SELECT id, type, coalesce(execution_id, ''), coalesce(function_id, ''), "
+                  "coalesce(version, ''), compute_micro_usd, function_micro_usd, "
+                  "amount_micro_usd, ") +
+          kCreatedMs +
+          " FROM billing.ledger WHERE org_id = $1 AND ($2::bigint IS NULL OR id < $2) "
+          "ORDER BY id DESC LIMIT $3",
+      {org_id, before_id ? Param(std::to_string(*before_id)) : Param(), std::to_string(limit + 1)});
+  if (!rows.ok()) return rows.status();
+  std::vector<LedgerItem> items;
+  for (int i = 0; i < rows->size(); ++i) {
+    LedgerItem item;
+    item.id = rows->Int(i, 0);
+    item.entry.org_id = org_id;
+    item.entry.type = EntryTypeOf(rows->Str(i, 1));
+    item.entry.execution_id = rows->Str(i, 2);
+    item.entry.function_id = rows->Str(i, 3);
+    item.entry.version = rows->Str(i, 4);
+    item.entry.compute_micro_usd = rows->Int(i, 5);
+    item.entry.function_micro_usd = rows->Int(i, 6);
+    item.entry.amount_micro_usd = rows->Int(i, 7);
+    item.created_ms = rows->Int(i, 8);
+    items.push_back(std::move(item));
+  }
+  return ToPage<LedgerItem>(std::move(items), limit,
+                            [](const LedgerItem& item) { return item.id; });
+}
+
+Result<Page<ExecutionItem>> LedgerStore::Executions(const std::string& org_id,
+                                                    const std::string& function_id, int limit,
+                                                    std::optional<int64_t> before_seq) {
+  auto rows = pool_.Exec(
+      std::string("SELECT ") + kExecutionColumns +
+          " FROM billing.executions WHERE org_id = $1 AND ($2::text IS NULL OR function_id = $2)"
+          " AND ($3::bigint IS NULL OR seq < $3) ORDER BY seq DESC LIMIT $4",
+      {org_id, OptionalText(function_id), before_seq ? Param(std::to_string(*before_seq)) : Param(),
+       std::to_string(limit + 1)});
+  if (!rows.ok()) return rows.status();
+  std::vector<ExecutionItem> items;
+  for (int i = 0; i < rows->size(); ++i) items.push_back(ExecutionAt(*rows, i));
+  return ToPage<ExecutionItem>(std::move(items), limit,
+                               [](const ExecutionItem& item) { return item.seq; });
+}
+
+Result<std::optional<ExecutionItem>> LedgerStore::Execution(const std::string& org_id,
+                                                            const std::string& execution_id) {
+  auto rows =
+      pool_.Exec(std::string("SELECT ") + kExecutionColumns +
+                     ", logs FROM billing.executions WHERE execution_id = $1 AND org_id = $2",
+                 {execution_id, org_id});
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return std::optional<ExecutionItem>();
+  ExecutionItem item = ExecutionAt(*rows, 0);
+  item.record.logs = rows->Str(0, 15);
+  return std::optional<ExecutionItem>(std::move(item));
+}
+
+}  // namespace toolgate::billing

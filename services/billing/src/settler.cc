@@ -1,0 +1,225 @@
+#include "toolgate/billing/settler.h"
+
+#include <algorithm>
+#include <set>
+
+#include "toolgate/base/log.h"
+#include "toolgate/base/time.h"
+#include "toolgate/billing/balance_loader.h"
+#include "toolgate/billing/charge.h"
+#include "toolgate/core/problem.h"
+#include "toolgate/trace/trace.h"
+
+namespace toolgate::billing {
+namespace {
+
+constexpr const char* kExecutionEvents = "tg.events.execution";
+
+v1::SettleAck Ack(bool ok) {
+  v1::SettleAck ack;
+  ack.set_ok(ok);
+  return ack;
+}
+
+}  // namespace
+
+struct Settler::Pending {
+  v1::ExecutionResult result;
+  Settlement settlement;
+  std::string ack_reply;
+  // From arrival to the executor's ack.
+  std::unique_ptr<trace::Span> span;
+};
+
+Settler::Settler(bus::Bus& bus, LedgerStore& ledger, BalanceStore& balances, RetryQueue& retries,
+                 const Config& config)
+    : bus_(bus),
+      ledger_(ledger),
+      balances_(balances),
+      retries_(retries),
+      config_(config),
+      thread_([this] { Loop(); }) {}
+
+Settler::~Settler() {
+  Stop();
+}
+
+void Settler::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Settler::OnResult(bus::Message&& message) {
+  if (message.no_responders) return;
+  auto pending = std::make_unique<Pending>();
+  bool parsed = pending->result.ParseFromString(message.data);
+  const v1::InvokeJob& job = pending->result.job();
+  if (!parsed || !IsValidExecutionId(job.execution_id()) || !job.has_principal() ||
+      !job.has_function()) {
+    // It can never settle; an ack with ok=false stops the executor retrying it.
+    log::Error("malformed execution result dropped").Str("subject", message.subject);
+    if (!message.reply.empty()) bus_.Publish(message.reply, Ack(false).SerializeAsString());
+    return;
+  }
+  const std::string& traceparent =
+      message.traceparent.empty() ? job.traceparent() : message.traceparent;
+  pending->span =
+      std::make_unique<trace::Span>(trace::ContinueOrStart(traceparent), "billing.settle");
+  pending->settlement = SettlementFor(config_.rates, pending->result);
+  pending->ack_reply = std::move(message.reply);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;  // unacked: the executor retries on another replica
+    queue_.push_back(std::move(pending));
+  }
+  cv_.notify_one();
+}
+
+void Settler::OnNoResponders(const bus::Message& message) {
+  if (!message.no_responders) return;
+  std::string execution_id = ExecutionIdOfSettleSubject(message.subject);
+  if (execution_id.empty()) return;
+  auto hold = balances_.GetHold(execution_id);
+  if (!hold.ok()) {
+    // The hold stays; the reaper releases it once it expires.
+    log::Error("cannot release the hold of an unserved job")
+        .Str("execution_id", execution_id)
+        .Str("error", hold.status().ToString());
+    return;
+  }
+  if (!hold->has_value() || (*hold)->released) return;
+  const HoldRecord& h = **hold;
+  auto released = balances_.Release(execution_id, h.org_id, ReleaseMode::kDelete);
+  if (!released.ok()) {
+    log::Error("cannot release the hold of an unserved job")
+        .Str("execution_id", execution_id)
+        .Str("error", released.status().ToString());
+    return;
+  }
+  if (!*released) return;  // another replica answered it
+  trace::Span span(trace::ContinueOrStart(h.traceparent), "billing.no_capacity");
+  v1::InvokeReply reply;
+  *reply.mutable_problem() =
+      core::MakeProblem("no_capacity", "No executor serves " + h.runtime + " on " + h.compute_type +
+                                           " right now; nothing was charged. Retry later.");
+  if (!h.edge_reply.empty()) {
+    bus_.Publish(h.edge_reply, reply.SerializeAsString(), {}, span.traceparent());
+  }
+}
+
+void Settler::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping, and everything queued is settled
+    Batch batch;
+    while (!queue_.empty() && batch.size() < config_.settle_batch) {
+      batch.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+    lock.unlock();
+    Commit(std::move(batch));
+    lock.lock();
+  }
+}
+
+void Settler::Commit(Batch batch) {
+  // Owners about to be credited revenue must have their balance loaded first (see
+  // balance_loader.h).
+  std::vector<std::string> owners;
+  for (const auto& p : batch) {
+    for (const LedgerEntry& e : p->settlement.entries) {
+      if (e.type == EntryType::kRevenue) owners.push_back(e.org_id);
+    }
+  }
+  std::sort(owners.begin(), owners.end());
+  owners.erase(std::unique(owners.begin(), owners.end()), owners.end());
+  Status loaded = LoadBalances(balances_, ledger_, owners);
+  if (!loaded.ok()) {
+    log::Error("settlements deferred: balances cannot be loaded; executors will retry")
+        .Str("error", loaded.ToString())
+        .Int("count", static_cast<int64_t>(batch.size()));
+    return;
+  }
+
+  std::vector<const Settlement*> settlements;
+  for (const auto& p : batch) settlements.push_back(&p->settlement);
+  auto recorded = ledger_.RecordSettlements(settlements);
+  if (!recorded.ok()) {
+    if (batch.size() > 1 && recorded.status().code() != Status::Code::kUnavailable) {
+      // One settlement PostgreSQL rejects must not hold back the others: write them one by one.
+      log::Warn("settlement batch rejected; retrying one by one")
+          .Str("error", recorded.status().ToString());
+      for (auto& p : batch) {
+        Batch one;
+        one.push_back(std::move(p));
+        Commit(std::move(one));
+      }
+      return;
+    }
+    log::Error("settlements not recorded; executors will retry")
+        .Str("error", recorded.status().ToString())
+        .Int("count", static_cast<int64_t>(batch.size()));
+    return;
+  }
+  std::set<std::string> fresh(recorded->begin(), recorded->end());
+  for (auto& p : batch) {
+    bool newly_recorded = fresh.erase(p->settlement.execution.execution_id) > 0;
+    Finish(*p, newly_recorded);
+  }
+}
+
+void Settler::Finish(Pending& pending, bool newly_recorded) {
+  const v1::ExecutionResult& result = pending.result;
+  const v1::InvokeJob& job = result.job();
+  const ExecutionRecord& execution = pending.settlement.execution;
+
+  // Capture (or release) the hold. The ledger is durable already, so a Redis failure only
+  // delays this step, never the answer.
+  RetryQueue::Step step;
+  if (result.handler_ran()) {
+    SettleStep settle{execution.execution_id, execution.org_id, execution.owner_org_id,
+                      execution.charge.total_micro_usd, execution.charge.owner_revenue_micro_usd};
+    step = [this, settle] {
+      auto r = balances_.Settle(settle);
+      return r.ok() ? Status::Ok() : r.status();
+    };
+  } else {
+    step = [this, id = execution.execution_id, org = execution.org_id] {
+      auto r = balances_.Release(id, org, ReleaseMode::kDelete);
+      return r.ok() ? Status::Ok() : r.status();
+    };
+  }
+  if (Status s = step(); RetryQueue::IsTransient(s)) {
+    retries_.Add("capture " + execution.execution_id, std::move(step));
+  } else if (!s.ok()) {
+    log::Error("hold not captured; reconcile repairs the balance")
+        .Str("execution_id", execution.execution_id)
+        .Str("error", s.ToString());
+  }
+
+  const std::string traceparent = pending.span->traceparent();
+  if (!job.edge_reply().empty()) {
+    v1::InvokeReply reply = ReplyFor(result, execution.charge);
+    bus_.Publish(job.edge_reply(), reply.SerializeAsString(), {}, traceparent);
+  }
+  if (!pending.ack_reply.empty()) {
+    bus_.Publish(pending.ack_reply, Ack(true).SerializeAsString(), {}, traceparent);
+  }
+  // Only the first recording counts, so a retried result never counts twice.
+  if (newly_recorded && result.handler_ran()) {
+    v1::ExecutionRecorded event;
+    event.set_execution_id(execution.execution_id);
+    event.set_function_id(execution.function_id);
+    event.set_caller_org_id(execution.org_id);
+    event.set_created_at_ms(NowMs());
+    bus_.Publish(kExecutionEvents, event.SerializeAsString(), {}, traceparent);
+  }
+  pending.span.reset();
+}
+
+}  // namespace toolgate::billing

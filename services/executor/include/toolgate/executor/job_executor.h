@@ -1,0 +1,56 @@
+// JobExecutor: one InvokeJob in, one v1::ExecutionResult out.
+//
+// It gets the version's code, opens the call's sealed secrets, runs the version's runtime and
+// reports the outcome in billing's terms: handler_ran with the handler's response (its 500s
+// included, which are charged), or handler_ran=false with a problem, nothing charged: 408
+// timeout, or 502 executor_failure when the platform failed (no code in the registry, secrets
+// that do not open, a runtime this executor lacks). The secrets are wiped as soon as the runtime
+// returns.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "toolgate/bus/service.h"
+#include "toolgate/executor/code_store.h"
+#include "toolgate/executor/executor_keys.h"
+#include "toolgate/executor/runtime.h"
+#include "toolgate/executor/settler.h"
+#include "toolgate/v1/toolgate.pb.h"
+
+namespace toolgate::executor {
+
+// Limits a version left at 0 (the registry always sets them; contract section 5 defaults).
+constexpr int64_t kDefaultTimeoutMs = 30000;
+constexpr int64_t kDefaultMemoryMb = 128;
+
+class JobExecutor {
+ public:
+  // Every argument must outlive the executor. runtimes: the runtimes this executor serves.
+  JobExecutor(const ExecutorKeys& keys, CodeStore& code, std::vector<Runtime*> runtimes)
+      : keys_(keys), code_(code), runtimes_(std::move(runtimes)) {}
+
+  // The result of running job; job comes back in it without its sealed secrets. traceparent
+  // goes with the registry request. Thread-safe.
+  v1::ExecutionResult Execute(v1::InvokeJob job, std::string_view traceparent);
+
+  const std::vector<Runtime*>& runtimes() const { return runtimes_; }
+
+ private:
+  ExecutionOutcome Run(const v1::InvokeJob& job, std::string_view traceparent);
+
+  const ExecutorKeys& keys_;
+  CodeStore& code_;
+  std::vector<Runtime*> runtimes_;
+};
+
+// Serves tg.exec.<pool>.<runtime> for every runtime of executor, in queue group
+// "executor-<pool>-<runtime>", on the service's worker pool (never on the NATS delivery
+// thread). Each job runs under a span "executor.<runtime>" continuing the incoming traceparent,
+// and its result is settled on the job message's reply subject (tg.billing.settle.<id>) with the
+// span's traceparent. service, executor and settler must outlive the subscriptions.
+Status ServeJobs(bus::Service& service, const std::string& pool, JobExecutor& executor,
+                 Settler& settler);
+
+}  // namespace toolgate::executor

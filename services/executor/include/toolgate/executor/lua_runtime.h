@@ -1,0 +1,44 @@
+// LuaRuntime: Lua 5.4 handlers, run in-process in a fresh sandboxed state per invocation.
+//
+// The sandbox (shared/design/architecture.md, "Sandboxing"):
+// - Memory: the state's allocator refuses any allocation past the version's memory_mb and
+//   records the peak. A call that fails after an allocation was refused gives 500 errorType
+//   "MemoryLimitExceeded" (a handler that catches the error and returns normally has handled it).
+//   Buffers outside the Lua heap (json's parser and output, the log) are not counted.
+// - Time: a count hook checks the deadline (start + timeout_ms) every 1,000 instructions and
+//   raises an error that unwinds the state; once past it every further instruction raises again,
+//   so pcall cannot swallow it. The outcome is a timeout (408), not a handler error.
+// - Libraries: base, string, table, math, utf8 and coroutine only. No dofile, loadfile,
+//   collectgarbage or string.dump; load accepts text chunks only; no io, package, require or
+//   debug; `os` holds only time, clock, date and getenv, which returns the caller's mapped
+//   secrets and nil for anything else. setmetatable refuses __gc: Lua runs finalizers with
+//   hooks off, out of the deadline's reach. print appends to the execution's bounded log.
+//   `json` holds encode, decode and the null sentinel (see lua_json.h).
+// - Errors raised by the handler (error(), runtime errors, stack overflow) give 500 errorType
+//   "LuaError" with Lua's message ("handler.lua:LINE: message"); the traceback goes to the log.
+//   No global service_handler function gives "HandlerNotFound"; a return value JSON cannot
+//   express (a function, a cycle, NaN) gives "InvalidResult".
+//
+// Known limit: the hook runs between instructions, so a single library call that loops in C
+// without allocating is not interrupted. The two that can loop without bound (string.rep of an
+// empty string, table.move over a huge range) are guarded; pattern matching with heavy
+// backtracking (string.find(s, ".-.-.-.-x") on a long s) is not.
+#pragma once
+
+#include "toolgate/executor/runtime.h"
+
+namespace toolgate::executor {
+
+class LuaRuntime : public Runtime {
+ public:
+  explicit LuaRuntime(RuntimeLimits limits) : limits_(limits) {}
+
+  std::string_view name() const override { return "lua"; }
+  // Thread-safe: each call owns its own lua_State.
+  ExecutionOutcome Run(const Invocation& invocation) override;
+
+ private:
+  RuntimeLimits limits_;
+};
+
+}  // namespace toolgate::executor

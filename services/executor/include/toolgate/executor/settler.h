@@ -1,0 +1,118 @@
+// Settling results with billing.
+//
+// Every v1::ExecutionResult goes to tg.billing.settle.<execution_id> as a request and is sent
+// again until a billing replica acks it with SettleAck{ok}: billing may be restarting, its ledger
+// insert is idempotent per execution (a duplicate is harmless), and giving up would lose a charge
+// and leave a hold. So there is no giving up while the process runs: an attempt that fails (no
+// responders, a refusal) is retried after a backoff of 100 ms doubling to 5 s, and one with no
+// answer within the ack timeout is sent again.
+#pragma once
+
+#include <climits>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "toolgate/base/status.h"
+#include "toolgate/bus/bus.h"
+#include "toolgate/v1/toolgate.pb.h"
+
+namespace toolgate::executor {
+
+struct SettleTiming {
+  int64_t ack_timeout_ms = 5000;   // an attempt unanswered this long is sent again
+  int64_t first_backoff_ms = 100;  // the wait after a first failed attempt; it doubles...
+  int64_t max_backoff_ms = 5000;   // ...up to this
+};
+
+// The results awaiting an ack and when each is next due. Time is passed in, so tests drive it.
+// Not thread-safe.
+class PendingSettlements {
+ public:
+  struct Attempt {
+    uint64_t id;
+    std::string subject;
+    std::string payload;
+    std::string traceparent;
+    std::string execution_id;
+  };
+
+  explicit PendingSettlements(SettleTiming timing) : timing_(timing) {}
+
+  // Records a result whose first attempt is sent at now_ms; returns its id.
+  uint64_t Add(Attempt attempt, int64_t now_ms);
+  // Billing acked id. False when id is not pending (a second ack).
+  bool Ack(uint64_t id);
+  // The attempt in flight for id failed: the next is due after the backoff, which then doubles
+  // up to its cap. False, and nothing changes, when id is not in flight (acked, or a late answer
+  // to an older attempt).
+  bool Fail(uint64_t id, int64_t now_ms);
+  // The attempts due at now_ms (unanswered past the ack timeout, or backoff over), each
+  // recorded as sent at now_ms.
+  std::vector<Attempt> TakeDue(int64_t now_ms);
+  // When the next attempt falls due; nullopt when nothing is pending.
+  std::optional<int64_t> next_due_ms() const;
+  // The execution id of a pending result, or "" when id is not pending.
+  std::string execution_id(uint64_t id) const;
+  // The execution ids of every pending result.
+  std::vector<std::string> execution_ids() const;
+  size_t size() const { return items_.size(); }
+
+ private:
+  struct Item {
+    Attempt attempt;
+    int64_t due_ms;
+    int64_t backoff_ms;
+    bool in_flight;
+  };
+  SettleTiming timing_;
+  uint64_t next_id_ = 1;
+  std::map<uint64_t, Item> items_;
+};
+
+// Sends results and re-sends them from a thread of its own until acked. It uses a NATS
+// connection of its own, so that draining the service's subscriptions at shutdown leaves the
+// acks flowing. Thread-safe.
+class Settler {
+ public:
+  // Connects and subscribes to a private reply inbox.
+  static Result<std::unique_ptr<Settler>> Start(const bus::BusOptions& options,
+                                                SettleTiming timing = {});
+  // Stops retrying and closes the connection; what is still pending is abandoned, each logged
+  // with its execution id (Drain first).
+  ~Settler();
+  Settler(const Settler&) = delete;
+  Settler& operator=(const Settler&) = delete;
+
+  // Sends result to subject now and keeps it until acked. Never blocks on billing.
+  void Settle(const std::string& subject, const v1::ExecutionResult& result,
+              const std::string& traceparent);
+  // Waits until every result is acked or timeout_ms has passed; returns how many remain.
+  size_t Drain(int timeout_ms);
+
+ private:
+  explicit Settler(std::unique_ptr<bus::Bus> bus, SettleTiming timing);
+  void Send(const PendingSettlements::Attempt& attempt);
+  void OnReply(bus::Message&& m);
+  void Failed(uint64_t id, const std::string& why);
+  void Loop();
+
+  std::unique_ptr<bus::Bus> bus_;  // destroyed last
+  std::string prefix_;             // "<inbox>."; an attempt's reply subject is prefix_ + id
+  SettleTiming timing_;
+  std::mutex mu_;
+  std::condition_variable wake_cv_;     // an attempt fell due earlier than wake_at_, or stopping
+  std::condition_variable drained_cv_;  // nothing is pending any more
+  PendingSettlements pending_;          // guarded by mu_
+  int64_t wake_at_ms_ = INT64_MAX;      // guarded by mu_; when the retry thread next looks
+  bool stopping_ = false;               // guarded by mu_
+  std::thread retry_thread_;
+};
+
+}  // namespace toolgate::executor

@@ -1,0 +1,111 @@
+#include "toolgate/executor/job_executor.h"
+
+#include "toolgate/base/log.h"
+#include "toolgate/core/problem.h"
+#include "toolgate/trace/trace.h"
+
+namespace toolgate::executor {
+namespace {
+
+ExecutionOutcome PlatformFailure(std::string what) {
+  ExecutionOutcome out;
+  out.kind = ExecutionOutcome::Kind::kPlatformFailure;
+  out.failure = std::move(what);
+  return out;
+}
+
+}  // namespace
+
+ExecutionOutcome JobExecutor::Run(const v1::InvokeJob& job, std::string_view traceparent) {
+  const v1::FunctionVersion& fn = job.function();
+  Runtime* runtime = nullptr;
+  for (Runtime* r : runtimes_) {
+    if (r->name() == fn.runtime()) runtime = r;
+  }
+  if (runtime == nullptr) return PlatformFailure("this executor has no runtime " + fn.runtime());
+
+  auto code = code_.Get(fn.function_id(), fn.version(), traceparent);
+  if (!code.ok()) return PlatformFailure("cannot get the code: " + code.status().ToString());
+  auto env = keys_.Open(job.sealed_env());
+  if (!env.ok()) return PlatformFailure("cannot open the secrets: " + env.status().ToString());
+
+  Invocation inv;
+  inv.code = **code;
+  inv.event_json = job.event_json();
+  inv.execution_id = job.execution_id();
+  inv.function_id = fn.function_id();
+  inv.version = fn.version();
+  inv.caller_org_id = job.principal().org_id();
+  inv.timeout_ms = fn.timeout_ms() > 0 ? fn.timeout_ms() : kDefaultTimeoutMs;
+  inv.memory_mb = fn.memory_mb() > 0 ? fn.memory_mb() : kDefaultMemoryMb;
+  inv.env = (*env)->vars();
+  return runtime->Run(inv);  // then env goes out of scope, wiping the secret values
+}
+
+v1::ExecutionResult JobExecutor::Execute(v1::InvokeJob job, std::string_view traceparent) {
+  ExecutionOutcome outcome = Run(job, traceparent);
+  v1::ExecutionResult result;
+  result.set_runtime_ms(outcome.runtime_ms);
+  result.set_memory_used_mb(outcome.memory_used_mb);
+  result.set_logs(std::move(outcome.logs));
+  switch (outcome.kind) {
+    case ExecutionOutcome::Kind::kCompleted:
+      result.set_handler_ran(true);
+      result.set_status_code(outcome.status_code);
+      result.set_body(std::move(outcome.body));
+      break;
+    case ExecutionOutcome::Kind::kTimeout: {
+      int64_t timeout_ms =
+          job.function().timeout_ms() > 0 ? job.function().timeout_ms() : kDefaultTimeoutMs;
+      *result.mutable_problem() =
+          core::MakeProblem("timeout", "The handler ran past its timeout_ms of " +
+                                           std::to_string(timeout_ms) + " ms.");
+      result.set_status_code(result.problem().status());
+      break;
+    }
+    case ExecutionOutcome::Kind::kPlatformFailure:
+      log::Error("execution failed on the platform")
+          .Str("execution_id", job.execution_id())
+          .Str("function_id", job.function().function_id())
+          .Str("version", job.function().version())
+          .Str("error", outcome.failure);
+      *result.mutable_problem() = core::MakeProblem(
+          "executor_failure",
+          "The platform could not run the function; nothing was charged. Try again.");
+      result.set_status_code(result.problem().status());
+      break;
+  }
+  job.clear_sealed_env();
+  *result.mutable_job() = std::move(job);
+  return result;
+}
+
+Status ServeJobs(bus::Service& service, const std::string& pool, JobExecutor& executor,
+                 Settler& settler) {
+  for (Runtime* runtime : executor.runtimes()) {
+    std::string name(runtime->name());
+    std::string subject = "tg.exec." + pool + "." + name;
+    std::string span_name = "executor." + name;
+    Status s = service.Handle(
+        subject, "executor-" + pool + "-" + name,
+        [&executor, &settler, span_name](bus::Message&& m) {
+          v1::InvokeJob job;
+          if (!job.ParseFromString(m.data)) {
+            log::Error("dropped a message that is not an InvokeJob").Str("subject", m.subject);
+            return;
+          }
+          trace::Span span(
+              trace::ContinueOrStart(m.traceparent.empty() ? job.traceparent() : m.traceparent),
+              span_name);
+          std::string traceparent = span.traceparent();
+          std::string reply = m.reply.empty() ? "tg.billing.settle." + job.execution_id() : m.reply;
+          job.set_traceparent(traceparent);
+          v1::ExecutionResult result = executor.Execute(std::move(job), traceparent);
+          settler.Settle(reply, result, traceparent);
+        });
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+}  // namespace toolgate::executor

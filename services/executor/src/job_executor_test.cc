@@ -1,0 +1,139 @@
+#include "toolgate/executor/job_executor.h"
+
+#include <gtest/gtest.h>
+#include <sodium.h>
+
+#include <map>
+
+#include "toolgate/base/crypto.h"
+#include "toolgate/executor/lua_runtime.h"
+
+namespace toolgate::executor {
+namespace {
+
+class FakeSource : public CodeSource {
+ public:
+  Result<std::string> Fetch(const std::string& function_id, const std::string& version,
+                            std::string_view) override {
+    auto it = code.find(function_id + "@" + version);
+    if (it == code.end()) return Status::NotFound("no such version");
+    return it->second;
+  }
+  std::map<std::string, std::string> code;
+};
+
+class JobExecutorTest : public ::testing::Test {
+ protected:
+  JobExecutorTest() : store_(1 << 20, source_), lua_(RuntimeLimits{}) {
+    InitCrypto();
+    keys_ = std::move(ExecutorKeys::FromSecretKey(RandomBytes(crypto_box_SECRETKEYBYTES)).value());
+    executor_ = std::make_unique<JobExecutor>(*keys_, store_, std::vector<Runtime*>{&lua_});
+  }
+
+  v1::InvokeJob Job(const std::string& code, std::map<std::string, std::string> secrets = {}) {
+    source_.code["fn-1@1.0"] = code;
+    v1::InvokeJob job;
+    job.set_execution_id("exec-1");
+    job.set_event_json(R"({"x":1})");
+    job.mutable_principal()->set_org_id("org-caller");
+    v1::FunctionVersion* fn = job.mutable_function();
+    fn->set_function_id("fn-1");
+    fn->set_version("1.0");
+    fn->set_runtime("lua");
+    fn->set_compute_type("CPU");
+    fn->set_timeout_ms(2000);
+    fn->set_memory_mb(32);
+    v1::EnvMap env;
+    for (auto& [k, v] : secrets) (*env.mutable_values())[k] = v;
+    std::string plain = env.SerializeAsString();
+    std::string sealed(plain.size() + crypto_box_SEALBYTES, '\0');
+    crypto_box_seal(reinterpret_cast<unsigned char*>(sealed.data()),
+                    reinterpret_cast<const unsigned char*>(plain.data()), plain.size(),
+                    reinterpret_cast<const unsigned char*>(keys_->public_key().data()));
+    job.set_sealed_env(sealed);
+    return job;
+  }
+
+  FakeSource source_;
+  CodeStore store_;
+  LuaRuntime lua_;
+  std::unique_ptr<ExecutorKeys> keys_;
+  std::unique_ptr<JobExecutor> executor_;
+};
+
+TEST_F(JobExecutorTest, AHandlerThatRanIsReportedWithTheJobWithoutItsSecrets) {
+  v1::InvokeJob job = Job(R"(
+    function service_handler(event, context)
+      print("called")
+      return {x = event.x, key = os.getenv("API_KEY"), org = context.caller_org_id}
+    end)",
+                          {{"API_KEY", "s3cret"}});
+  v1::ExecutionResult result = executor_->Execute(job, "");
+  EXPECT_TRUE(result.handler_ran());
+  EXPECT_FALSE(result.has_problem());
+  EXPECT_EQ(result.status_code(), 200);
+  EXPECT_NE(result.body().find(R"("key":"s3cret")"), std::string::npos) << result.body();
+  EXPECT_NE(result.body().find(R"("org":"org-caller")"), std::string::npos) << result.body();
+  EXPECT_EQ(result.logs(), "called\n");
+  EXPECT_GE(result.memory_used_mb(), 1);
+  EXPECT_EQ(result.job().execution_id(), "exec-1");
+  EXPECT_EQ(result.job().function().function_id(), "fn-1");
+  EXPECT_TRUE(result.job().sealed_env().empty());
+}
+
+TEST_F(JobExecutorTest, AHandlerErrorRanAndIsA500) {
+  v1::ExecutionResult result =
+      executor_->Execute(Job("function service_handler() error('boom') end"), "");
+  EXPECT_TRUE(result.handler_ran());
+  EXPECT_EQ(result.status_code(), 500);
+  EXPECT_NE(result.body().find("boom"), std::string::npos);
+}
+
+TEST_F(JobExecutorTest, ATimeoutDidNotRunToTheEnd) {
+  v1::InvokeJob job = Job("function service_handler() while true do end end");
+  job.mutable_function()->set_timeout_ms(50);
+  v1::ExecutionResult result = executor_->Execute(job, "");
+  EXPECT_FALSE(result.handler_ran());
+  EXPECT_EQ(result.problem().status(), 408);
+  EXPECT_EQ(result.problem().code(), "timeout");
+  EXPECT_EQ(result.problem().detail(), "The handler ran past its timeout_ms of 50 ms.");
+}
+
+TEST_F(JobExecutorTest, MissingCodeIsAnExecutorFailure) {
+  v1::InvokeJob job = Job("function service_handler() return 1 end");
+  job.mutable_function()->set_version("9.9");
+  v1::ExecutionResult result = executor_->Execute(job, "");
+  EXPECT_FALSE(result.handler_ran());
+  EXPECT_EQ(result.problem().status(), 502);
+  EXPECT_EQ(result.problem().code(), "executor_failure");
+}
+
+TEST_F(JobExecutorTest, SecretsThatDoNotOpenAreAnExecutorFailure) {
+  v1::InvokeJob job = Job("function service_handler() return 1 end", {{"K", "v"}});
+  job.set_sealed_env("garbage that is long enough to look like a sealed box......");
+  v1::ExecutionResult result = executor_->Execute(job, "");
+  EXPECT_FALSE(result.handler_ran());
+  EXPECT_EQ(result.problem().code(), "executor_failure");
+  EXPECT_TRUE(result.job().sealed_env().empty());
+}
+
+TEST_F(JobExecutorTest, AnUnservedRuntimeIsAnExecutorFailure) {
+  v1::InvokeJob job = Job("function service_handler() return 1 end");
+  job.mutable_function()->set_runtime("python");
+  v1::ExecutionResult result = executor_->Execute(job, "");
+  EXPECT_FALSE(result.handler_ran());
+  EXPECT_EQ(result.problem().code(), "executor_failure");
+}
+
+TEST_F(JobExecutorTest, NoSealedEnvMeansNoSecrets) {
+  v1::InvokeJob job =
+      Job("function service_handler(e, c) return os.getenv('K') == nil and next(c.env) == nil end");
+  job.clear_sealed_env();
+  v1::ExecutionResult result = executor_->Execute(job, "");
+  EXPECT_TRUE(result.handler_ran());
+  EXPECT_EQ(result.status_code(), 200);
+  EXPECT_EQ(result.body(), "true");
+}
+
+}  // namespace
+}  // namespace toolgate::executor

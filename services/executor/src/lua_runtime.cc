@@ -1,0 +1,380 @@
+#include "toolgate/executor/lua_runtime.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <initializer_list>
+#include <lua.hpp>
+
+#include "lua_json.h"
+#include "toolgate/base/log.h"
+#include "toolgate/base/time.h"
+
+// A Lua error unwinds with longjmp, skipping C++ destructors. Every C function below that calls
+// into Lua keeps its C++ state in the Sandbox (which outlives the lua_State) and holds no local
+// with a destructor across a call that may raise.
+
+namespace toolgate::executor {
+namespace {
+
+constexpr int kHookInstructions = 1000;
+constexpr const char* kChunkName = "=handler.lua";  // messages read "handler.lua:3: boom"
+constexpr size_t kMaxTracebackBytes = 8 << 10;
+
+// The memory one state may hold; the allocator's user data.
+struct MemoryBudget {
+  size_t limit = 0;
+  size_t used = 0;
+  size_t peak = 0;
+  bool refused = false;  // an allocation was refused at least once
+};
+
+void* Allocate(void* ud, void* ptr, size_t osize, size_t nsize) {
+  auto* budget = static_cast<MemoryBudget*>(ud);
+  if (ptr == nullptr) osize = 0;  // osize then names the kind of object, not a size
+  if (nsize == 0) {
+    std::free(ptr);
+    budget->used -= osize;
+    return nullptr;
+  }
+  if (nsize > osize && nsize - osize > budget->limit - budget->used) {
+    budget->refused = true;
+    return nullptr;
+  }
+  void* block = std::realloc(ptr, nsize);
+  if (block == nullptr) {
+    if (nsize <= osize) return ptr;  // Lua assumes shrinking never fails; the block still fits
+    budget->refused = true;
+    return nullptr;
+  }
+  budget->used = budget->used - osize + nsize;
+  budget->peak = std::max(budget->peak, budget->used);
+  return block;
+}
+
+// One invocation's state, reachable from every thread (coroutine) of its lua_State through the
+// state's extra space, which Lua copies into each new thread. Lives on the worker's stack for
+// the whole of Run, so it outlives the lua_State.
+struct Sandbox {
+  Sandbox(const Invocation& inv, const RuntimeLimits& limits)
+      : invocation(inv), log(limits.max_log_bytes) {}
+
+  const Invocation& invocation;
+  MemoryBudget memory;
+  lua::JsonWorkspace json;
+  LogBuffer log;
+  std::string traceback;
+  int64_t start_us = 0;  // the chunk started running; 0 before
+  int64_t end_us = 0;    // service_handler returned; 0 if it did not
+  int64_t deadline_us = 0;
+  bool timed_out = false;  // the hook raised the deadline error
+  bool handler_missing = false;
+  size_t max_result_bytes = 0;
+  lua::EncodeStatus encode_status = lua::EncodeStatus::kOk;
+  std::string result_json;
+  std::string encode_error;
+};
+
+Sandbox& SandboxOf(lua_State* L) {
+  return **static_cast<Sandbox**>(lua_getextraspace(L));
+}
+
+void DeadlineHook(lua_State* L, lua_Debug*) {
+  Sandbox& sb = SandboxOf(L);
+  if (!sb.timed_out) {
+    if (MonotonicUs() < sb.deadline_us) return;
+    sb.timed_out = true;
+  }
+  // From now on every instruction raises again, so a pcall in the handler cannot keep it going.
+  lua_sethook(L, DeadlineHook, LUA_MASKCOUNT, 1);
+  lua_pushliteral(L, "the handler ran past its deadline");
+  lua_error(L);
+}
+
+int Panic(lua_State*) {
+  log::Error("lua panic: an error escaped protected mode");
+  std::abort();
+}
+
+// The message handler of the outer pcall: records the traceback for the log and passes the
+// error object on unchanged.
+int AddTraceback(lua_State* L) {
+  Sandbox& sb = SandboxOf(L);
+  // Past the memory cap a traceback cannot be built; past the deadline it would say nothing.
+  if (sb.memory.refused || sb.timed_out) return 1;
+  const char* message = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : nullptr;
+  luaL_traceback(L, L, message, 1);
+  size_t n;
+  const char* text = lua_tolstring(L, -1, &n);
+  sb.traceback.assign(text, std::min(n, kMaxTracebackBytes));
+  lua_pop(L, 1);
+  return 1;
+}
+
+// Calls upvalue 1 (the original library function) with this call's arguments.
+int CallOriginal(lua_State* L) {
+  lua_pushvalue(L, lua_upvalueindex(1));
+  lua_insert(L, 1);
+  lua_call(L, lua_gettop(L) - 1, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+// load() for text chunks only: a crafted binary chunk can crash the VM.
+int LoadTextOnly(lua_State* L) {
+  lua_settop(L, std::max(lua_gettop(L), 3));  // keeps an env argument, and its absence
+  lua_pushliteral(L, "t");
+  lua_replace(L, 3);
+  return CallOriginal(L);
+}
+
+// string.rep of an empty string and separator loops n times in C, out of the hook's reach;
+// its answer is "" whatever n is.
+int GuardedRep(lua_State* L) {
+  size_t length, separator;
+  luaL_checklstring(L, 1, &length);
+  lua_Integer n = luaL_checkinteger(L, 2);
+  luaL_optlstring(L, 3, "", &separator);
+  if (n <= 0 || length + separator == 0) {
+    lua_pushliteral(L, "");
+    return 1;
+  }
+  return CallOriginal(L);
+}
+
+// table.move over a range longer than any table the memory cap allows copies absent entries in
+// C for as long as the range is, out of the hook's reach. An entry takes at least 16 bytes.
+int GuardedMove(lua_State* L) {
+  lua_Integer first = luaL_checkinteger(L, 2);
+  lua_Integer last = luaL_checkinteger(L, 3);
+  if (last >= first) {
+    lua_Unsigned count = static_cast<lua_Unsigned>(last) - static_cast<lua_Unsigned>(first) + 1;
+    lua_Unsigned max_count = SandboxOf(L).memory.limit / 16;
+    if (count - 1 >= max_count) return luaL_error(L, "table.move: too many elements to move");
+  }
+  return CallOriginal(L);
+}
+
+// setmetatable without finalizers: Lua runs __gc with hooks off, so a finalizer that loops would
+// escape the deadline, and lua_close would run it too. Only a metatable with __gc at this call
+// marks a table for finalization; one added later is ignored.
+int GuardedSetMetatable(lua_State* L) {
+  if (lua_type(L, 2) == LUA_TTABLE) {
+    lua_pushliteral(L, "__gc");
+    bool finalizer = lua_rawget(L, 2) != LUA_TNIL;  // raw, as Lua's own check is
+    lua_pop(L, 1);
+    if (finalizer) return luaL_error(L, "setmetatable: __gc metamethods are not supported");
+  }
+  return CallOriginal(L);
+}
+
+int Print(lua_State* L) {
+  Sandbox& sb = SandboxOf(L);
+  if (sb.log.truncated()) return 0;
+  int n = lua_gettop(L);
+  for (int i = 1; i <= n; ++i) {
+    size_t length;
+    const char* text = luaL_tolstring(L, i, &length);
+    if (i > 1) sb.log.Append("\t");
+    sb.log.Append(std::string_view(text, length));
+    lua_pop(L, 1);
+  }
+  sb.log.Append("\n");
+  return 0;
+}
+
+// os.getenv: the caller's mapped secrets, nil for every other name.
+int GetEnv(lua_State* L) {
+  size_t length;
+  const char* name = luaL_checklstring(L, 1, &length);
+  for (const EnvVar& var : SandboxOf(L).invocation.env) {
+    if (var.name == std::string_view(name, length)) {
+      lua_pushlstring(L, var.value.data(), var.value.size());
+      return 1;
+    }
+  }
+  lua_pushnil(L);
+  return 1;
+}
+
+// Replaces field `name` of the table on top of the stack by fn, with the original as upvalue.
+void Wrap(lua_State* L, const char* name, lua_CFunction fn) {
+  lua_getfield(L, -1, name);
+  lua_pushcclosure(L, fn, 1);
+  lua_setfield(L, -2, name);
+}
+
+void OpenLibraries(lua_State* L, Sandbox& sb) {
+  static const luaL_Reg kLibraries[] = {
+      {LUA_GNAME, luaopen_base},       {LUA_STRLIBNAME, luaopen_string},
+      {LUA_TABLIBNAME, luaopen_table}, {LUA_MATHLIBNAME, luaopen_math},
+      {LUA_UTF8LIBNAME, luaopen_utf8}, {LUA_COLIBNAME, luaopen_coroutine},
+  };
+  for (const luaL_Reg& lib : kLibraries) {
+    luaL_requiref(L, lib.name, lib.func, 1);
+    lua_pop(L, 1);
+  }
+
+  lua_pushglobaltable(L);
+  for (const char* name : {"dofile", "loadfile", "collectgarbage"}) {
+    lua_pushnil(L);
+    lua_setfield(L, -2, name);
+  }
+  Wrap(L, "load", LoadTextOnly);
+  Wrap(L, "setmetatable", GuardedSetMetatable);
+  lua_pushcfunction(L, Print);
+  lua_setfield(L, -2, "print");
+  lua_pop(L, 1);
+
+  lua_getglobal(L, LUA_STRLIBNAME);
+  lua_pushnil(L);
+  lua_setfield(L, -2, "dump");
+  Wrap(L, "rep", GuardedRep);
+  lua_pop(L, 1);
+
+  lua_getglobal(L, LUA_TABLIBNAME);
+  Wrap(L, "move", GuardedMove);
+  lua_pop(L, 1);
+
+  // os: the clock and calendar, and getenv over the mapped secrets; nothing that touches the
+  // process or the file system.
+  lua_pushcfunction(L, luaopen_os);
+  lua_call(L, 0, 1);
+  lua_createtable(L, 0, 4);
+  for (const char* name : {"time", "clock", "date"}) {
+    lua_getfield(L, -2, name);
+    lua_setfield(L, -2, name);
+  }
+  lua_pushcfunction(L, GetEnv);
+  lua_setfield(L, -2, "getenv");
+  lua_setglobal(L, "os");
+  lua_pop(L, 1);
+
+  sb.json.max_encoded_bytes = sb.memory.limit;
+  lua::PushJsonLibrary(L, &sb.json);
+  lua_setglobal(L, "json");
+}
+
+void SetStringField(lua_State* L, const char* key, std::string_view value) {
+  lua_pushlstring(L, value.data(), value.size());
+  lua_setfield(L, -2, key);
+}
+
+void PushContext(lua_State* L, const Sandbox& sb) {
+  const Invocation& inv = sb.invocation;
+  lua_createtable(L, 0, 6);
+  SetStringField(L, "execution_id", inv.execution_id);
+  SetStringField(L, "function_id", inv.function_id);
+  SetStringField(L, "version", inv.version);
+  SetStringField(L, "caller_org_id", inv.caller_org_id);
+  lua_pushinteger(L, std::max<int64_t>(0, (sb.deadline_us - MonotonicUs()) / 1000));
+  lua_setfield(L, -2, "deadline_ms");
+  lua_createtable(L, 0, static_cast<int>(inv.env.size()));
+  for (const EnvVar& var : inv.env) {
+    lua_pushlstring(L, var.name.data(), var.name.size());
+    lua_pushlstring(L, var.value.data(), var.value.size());
+    lua_rawset(L, -3);
+  }
+  lua_setfield(L, -2, "env");
+}
+
+// The whole invocation, run under the outer pcall: sandbox set-up (which may hit the memory
+// cap), loading, the chunk, service_handler(event, context) and encoding its return value.
+int RunInvocation(lua_State* L) {
+  Sandbox& sb = SandboxOf(L);
+  const Invocation& inv = sb.invocation;
+  OpenLibraries(L, sb);
+  if (luaL_loadbufferx(L, inv.code.data(), inv.code.size(), kChunkName, "t") != LUA_OK) {
+    return lua_error(L);
+  }
+  sb.start_us = MonotonicUs();
+  sb.deadline_us = sb.start_us + inv.timeout_ms * 1000;
+  lua_sethook(L, DeadlineHook, LUA_MASKCOUNT, kHookInstructions);
+  lua_call(L, 0, 0);
+  if (lua_getglobal(L, "service_handler") != LUA_TFUNCTION) {
+    sb.handler_missing = true;
+    return luaL_error(L, "no global function service_handler(event, context) is defined");
+  }
+  lua::PushDecodedJson(L, &sb.json, inv.event_json);
+  PushContext(L, sb);
+  lua_call(L, 2, 1);
+  sb.end_us = MonotonicUs();
+  sb.encode_status = lua::EncodeJson(L, -1, sb.max_result_bytes, &sb.result_json, &sb.encode_error);
+  return 0;
+}
+
+// The error object at idx as text, without running metamethods.
+std::string ErrorText(lua_State* L, int idx) {
+  switch (lua_type(L, idx)) {
+    case LUA_TSTRING: {
+      size_t n;
+      const char* s = lua_tolstring(L, idx, &n);
+      return std::string(s, n);
+    }
+    case LUA_TNUMBER: {
+      if (lua_isinteger(L, idx)) return std::to_string(lua_tointeger(L, idx));
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.14g", lua_tonumber(L, idx));
+      return buf;
+    }
+    default:
+      return std::string("(error object is a ") + luaL_typename(L, idx) + " value)";
+  }
+}
+
+}  // namespace
+
+ExecutionOutcome LuaRuntime::Run(const Invocation& invocation) {
+  ExecutionOutcome out;
+  Sandbox sb(invocation, limits_);
+  sb.memory.limit = static_cast<size_t>(std::max<int64_t>(invocation.memory_mb, 1)) << 20;
+  // Room for a body of the largest size with every byte escaped (\u00XX), and the envelope.
+  sb.max_result_bytes = limits_.max_response_bytes * 6 + 4096;
+
+  lua_State* L = lua_newstate(Allocate, &sb.memory);
+  if (L == nullptr) {
+    out.kind = ExecutionOutcome::Kind::kPlatformFailure;
+    out.failure = "cannot create a Lua state";
+    return out;
+  }
+  lua_atpanic(L, Panic);
+  *static_cast<Sandbox**>(lua_getextraspace(L)) = &sb;
+  lua_pushcfunction(L, AddTraceback);
+  lua_pushcfunction(L, RunInvocation);
+  int status = lua_pcall(L, 0, 0, 1);
+  int64_t stopped_us = MonotonicUs();
+  std::string error = status == LUA_OK ? std::string() : ErrorText(L, -1);
+  lua_close(L);
+
+  if (sb.start_us != 0) {
+    int64_t end_us = sb.end_us != 0 ? sb.end_us : stopped_us;
+    out.runtime_ms = std::max<int64_t>(0, (end_us - sb.start_us) / 1000);
+  }
+  out.memory_used_mb = MemoryUsedMb(sb.memory.peak);
+  out.logs = sb.log.Take();
+  if (!sb.traceback.empty()) out.logs += ToValidUtf8(sb.traceback) + "\n";
+
+  if (sb.timed_out) {
+    out.kind = ExecutionOutcome::Kind::kTimeout;
+  } else if (status == LUA_ERRMEM || (status != LUA_OK && sb.memory.refused)) {
+    CompleteWithError(
+        "MemoryLimitExceeded",
+        "the handler exceeded its memory limit of " + std::to_string(invocation.memory_mb) + " MB",
+        &out);
+  } else if (status != LUA_OK) {
+    CompleteWithError(sb.handler_missing ? "HandlerNotFound" : "LuaError", error, &out);
+  } else if (sb.encode_status == lua::EncodeStatus::kInvalid) {
+    CompleteWithError("InvalidResult",
+                      "the handler's return value cannot be encoded as JSON: " + sb.encode_error,
+                      &out);
+  } else if (sb.encode_status == lua::EncodeStatus::kTooLarge) {
+    CompleteWithError("ResponseTooLarge",
+                      "the handler's return value is larger than the response limit of " +
+                          std::to_string(limits_.max_response_bytes) + " bytes",
+                      &out);
+  } else {
+    CompleteWithReturnValue(sb.result_json, limits_, &out);
+  }
+  return out;
+}
+
+}  // namespace toolgate::executor

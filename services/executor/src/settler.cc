@@ -1,0 +1,171 @@
+#include "toolgate/executor/settler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+#include "toolgate/base/log.h"
+#include "toolgate/base/time.h"
+
+namespace toolgate::executor {
+
+uint64_t PendingSettlements::Add(Attempt attempt, int64_t now_ms) {
+  uint64_t id = next_id_++;
+  attempt.id = id;
+  items_.emplace(id, Item{std::move(attempt), now_ms + timing_.ack_timeout_ms,
+                          timing_.first_backoff_ms, true});
+  return id;
+}
+
+bool PendingSettlements::Ack(uint64_t id) {
+  return items_.erase(id) != 0;
+}
+
+bool PendingSettlements::Fail(uint64_t id, int64_t now_ms) {
+  auto it = items_.find(id);
+  if (it == items_.end() || !it->second.in_flight) return false;
+  Item& item = it->second;
+  item.in_flight = false;
+  item.due_ms = now_ms + item.backoff_ms;
+  item.backoff_ms = std::min(item.backoff_ms * 2, timing_.max_backoff_ms);
+  return true;
+}
+
+std::vector<PendingSettlements::Attempt> PendingSettlements::TakeDue(int64_t now_ms) {
+  std::vector<Attempt> due;
+  for (auto& [id, item] : items_) {
+    if (item.due_ms > now_ms) continue;
+    item.in_flight = true;
+    item.due_ms = now_ms + timing_.ack_timeout_ms;
+    due.push_back(item.attempt);
+  }
+  return due;
+}
+
+std::optional<int64_t> PendingSettlements::next_due_ms() const {
+  std::optional<int64_t> next;
+  for (const auto& [id, item] : items_) {
+    if (!next || item.due_ms < *next) next = item.due_ms;
+  }
+  return next;
+}
+
+std::vector<std::string> PendingSettlements::execution_ids() const {
+  std::vector<std::string> out;
+  for (const auto& [id, item] : items_) out.push_back(item.attempt.execution_id);
+  return out;
+}
+
+std::string PendingSettlements::execution_id(uint64_t id) const {
+  auto it = items_.find(id);
+  return it == items_.end() ? std::string() : it->second.attempt.execution_id;
+}
+
+namespace {
+int64_t NowMs() {
+  return MonotonicUs() / 1000;
+}
+}  // namespace
+
+Result<std::unique_ptr<Settler>> Settler::Start(const bus::BusOptions& options,
+                                                SettleTiming timing) {
+  auto bus = bus::Bus::Connect(options);
+  if (!bus.ok()) return bus.status();
+  std::unique_ptr<Settler> settler(new Settler(std::move(bus).value(), timing));
+  Settler* self = settler.get();
+  Status s = self->bus_->Subscribe(self->prefix_ + "*", "",
+                                   [self](bus::Message&& m) { self->OnReply(std::move(m)); });
+  if (!s.ok()) return s;
+  return settler;
+}
+
+Settler::Settler(std::unique_ptr<bus::Bus> bus, SettleTiming timing)
+    : bus_(std::move(bus)), prefix_(bus_->NewInbox() + "."), timing_(timing), pending_(timing) {
+  retry_thread_ = std::thread([this] { Loop(); });
+}
+
+Settler::~Settler() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_cv_.notify_one();
+  retry_thread_.join();
+  bus_->Drain(1000);  // no reply callback runs after this
+  for (const std::string& id : pending_.execution_ids()) {
+    log::Error("abandoned a result billing never acknowledged").Str("execution_id", id);
+  }
+}
+
+void Settler::Settle(const std::string& subject, const v1::ExecutionResult& result,
+                     const std::string& traceparent) {
+  PendingSettlements::Attempt attempt{0, subject, result.SerializeAsString(), traceparent,
+                                      result.job().execution_id()};
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    int64_t now = NowMs();
+    attempt.id = pending_.Add(attempt, now);
+    if (now + timing_.ack_timeout_ms < wake_at_ms_) wake_cv_.notify_one();
+  }
+  Send(attempt);
+}
+
+void Settler::Send(const PendingSettlements::Attempt& attempt) {
+  Status s = bus_->Publish(attempt.subject, attempt.payload, prefix_ + std::to_string(attempt.id),
+                           attempt.traceparent);
+  if (!s.ok()) Failed(attempt.id, s.ToString());
+}
+
+void Settler::OnReply(bus::Message&& m) {
+  uint64_t id = std::strtoull(m.subject.c_str() + prefix_.size(), nullptr, 10);
+  if (m.no_responders) {
+    Failed(id, "no billing replica is running");
+    return;
+  }
+  v1::SettleAck ack;
+  if (!ack.ParseFromString(m.data) || !ack.ok()) {
+    Failed(id, "billing did not acknowledge the result");
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pending_.Ack(id) && pending_.size() == 0) drained_cv_.notify_all();
+}
+
+void Settler::Failed(uint64_t id, const std::string& why) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!pending_.Fail(id, NowMs())) return;  // already acked, or an older attempt's answer
+  std::string execution_id = pending_.execution_id(id);
+  log::Warn("settle attempt failed; retrying").Str("execution_id", execution_id).Str("error", why);
+  wake_cv_.notify_one();
+}
+
+void Settler::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    int64_t now = NowMs();
+    std::vector<PendingSettlements::Attempt> due = pending_.TakeDue(now);
+    if (!due.empty()) {
+      lock.unlock();
+      for (const auto& attempt : due) Send(attempt);
+      lock.lock();
+      continue;
+    }
+    std::optional<int64_t> next = pending_.next_due_ms();
+    wake_at_ms_ = next.value_or(INT64_MAX);
+    if (next) {
+      wake_cv_.wait_for(lock, std::chrono::milliseconds(*next - now));
+    } else {
+      wake_cv_.wait(lock);
+    }
+    wake_at_ms_ = INT64_MAX;
+  }
+}
+
+size_t Settler::Drain(int timeout_ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  drained_cv_.wait_for(lock, std::chrono::milliseconds(timeout_ms),
+                       [this] { return pending_.size() == 0; });
+  return pending_.size();
+}
+
+}  // namespace toolgate::executor

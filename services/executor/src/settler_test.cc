@@ -1,0 +1,75 @@
+#include "toolgate/executor/settler.h"
+
+#include <gtest/gtest.h>
+
+namespace toolgate::executor {
+namespace {
+
+PendingSettlements::Attempt AttemptFor(const std::string& execution_id) {
+  return {0, "tg.billing.settle." + execution_id, "payload", "", execution_id};
+}
+
+TEST(PendingSettlements, AnAckedResultIsForgotten) {
+  PendingSettlements pending({});
+  uint64_t id = pending.Add(AttemptFor("e1"), 0);
+  EXPECT_EQ(pending.size(), 1u);
+  EXPECT_TRUE(pending.Ack(id));
+  EXPECT_FALSE(pending.Ack(id));
+  EXPECT_EQ(pending.size(), 0u);
+  EXPECT_FALSE(pending.next_due_ms().has_value());
+}
+
+TEST(PendingSettlements, FailedAttemptsBackOffDoublingToTheCap) {
+  PendingSettlements pending(
+      {.ack_timeout_ms = 5000, .first_backoff_ms = 100, .max_backoff_ms = 5000});
+  uint64_t id = pending.Add(AttemptFor("e1"), 0);
+  int64_t now = 0;
+  std::vector<int64_t> waits;
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_TRUE(pending.Fail(id, now));
+    int64_t due = *pending.next_due_ms();
+    waits.push_back(due - now);
+    EXPECT_TRUE(pending.TakeDue(due - 1).empty());
+    auto attempts = pending.TakeDue(due);
+    ASSERT_EQ(attempts.size(), 1u);
+    EXPECT_EQ(attempts[0].id, id);
+    EXPECT_EQ(attempts[0].subject, "tg.billing.settle.e1");
+    now = due;
+  }
+  EXPECT_EQ(waits, (std::vector<int64_t>{100, 200, 400, 800, 1600, 3200, 5000, 5000}));
+}
+
+TEST(PendingSettlements, AnUnansweredAttemptIsSentAgainAfterTheAckTimeout) {
+  PendingSettlements pending(
+      {.ack_timeout_ms = 5000, .first_backoff_ms = 100, .max_backoff_ms = 5000});
+  pending.Add(AttemptFor("e1"), 1000);
+  EXPECT_EQ(*pending.next_due_ms(), 6000);
+  EXPECT_TRUE(pending.TakeDue(5999).empty());
+  EXPECT_EQ(pending.TakeDue(6000).size(), 1u);
+  EXPECT_EQ(*pending.next_due_ms(), 11000);
+}
+
+TEST(PendingSettlements, ALateFailureOfAnOlderAttemptChangesNothing) {
+  PendingSettlements pending({});
+  uint64_t id = pending.Add(AttemptFor("e1"), 0);
+  ASSERT_TRUE(pending.Fail(id, 0));
+  EXPECT_FALSE(pending.Fail(id, 50));  // not in flight: already waiting for its retry
+  EXPECT_EQ(*pending.next_due_ms(), 100);
+  EXPECT_TRUE(pending.Ack(id));
+  EXPECT_FALSE(pending.Fail(id, 60));
+}
+
+TEST(PendingSettlements, KeepsEachResultOnItsOwnSchedule) {
+  PendingSettlements pending({});
+  uint64_t a = pending.Add(AttemptFor("a"), 0);
+  uint64_t b = pending.Add(AttemptFor("b"), 0);
+  pending.Fail(a, 0);
+  auto due = pending.TakeDue(100);
+  ASSERT_EQ(due.size(), 1u);
+  EXPECT_EQ(due[0].execution_id, "a");
+  EXPECT_EQ(pending.execution_id(b), "b");
+  EXPECT_EQ(pending.execution_ids().size(), 2u);
+}
+
+}  // namespace
+}  // namespace toolgate::executor

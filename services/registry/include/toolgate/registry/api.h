@@ -1,0 +1,44 @@
+// The registry's management routes on tg.registry.http (contract section 6): functions,
+// versions and workspace adds. Every change is announced on tg.events.function_changed or
+// tg.events.workspace_changed so that the invoke caches of every replica drop stale entries.
+#pragma once
+
+#include <optional>
+
+#include "toolgate/bus/bus.h"
+#include "toolgate/core/http.h"
+#include "toolgate/registry/store.h"
+#include "toolgate/registry/syntax_check.h"
+
+namespace toolgate::registry {
+
+class RegistryApi {
+ public:
+  // store and bus must outlive the api. Thread-safe.
+  RegistryApi(RegistryStore& store, bus::Bus& bus, SyntaxChecker check);
+
+  // Adds POST/PATCH/GET /functions..., POST /functions/{id}/versions and /workspace/tools.
+  void AddRoutes(core::Router& router);
+
+  v1::HttpResponse CreateFunction(const core::Request& r);
+  v1::HttpResponse UpdateFunction(const core::Request& r);
+  v1::HttpResponse GetFunction(const core::Request& r);
+  v1::HttpResponse PublishVersion(const core::Request& r);
+  v1::HttpResponse AddTool(const core::Request& r);
+  v1::HttpResponse ListTools(const core::Request& r);
+  v1::HttpResponse RemoveTool(const core::Request& r);
+
+ private:
+  // The function the caller owns, or the response that refuses: 404 when it does not exist or
+  // is another organization's private function, 403 when it is another's public one.
+  std::optional<FunctionRecord> OwnedFunction(const core::Request& r, v1::HttpResponse* refusal);
+  v1::HttpResponse Detail(int status, const FunctionRecord& function);
+  void AnnounceFunction(const std::string& function_id);
+  void AnnounceWorkspace(const std::string& org_id, const std::string& function_id);
+
+  RegistryStore& store_;
+  bus::Bus& bus_;
+  SyntaxChecker check_;
+};
+
+}  // namespace toolgate::registry

@@ -1,0 +1,76 @@
+// Validation of the registry's management requests (contract section 6). Pure functions of the
+// request body: each returns the validated value, or the problem that answers the request (400
+// for a body that is not a JSON object, 422 with one field error per bad field).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "toolgate/core/version.h"
+#include "toolgate/registry/syntax_check.h"
+#include "toolgate/v1/toolgate.pb.h"
+
+namespace toolgate::registry {
+
+// Limits of a function's fields, in characters.
+inline constexpr size_t kMaxNameChars = 100;
+inline constexpr size_t kMaxDescriptionChars = 2'000;
+inline constexpr size_t kMaxOverviewChars = 100'000;
+inline constexpr size_t kMaxCategoryChars = 64;
+inline constexpr size_t kMaxTags = 20;
+inline constexpr size_t kMaxTagChars = 32;
+inline constexpr int64_t kMaxPriceMicroUsd = 1'000'000'000'000;  // 1,000,000 USD
+
+// The fields of POST /functions (all set) or PATCH /functions/{id} (those present).
+struct FunctionFields {
+  std::optional<std::string> name;
+  std::optional<std::string> description;
+  std::optional<std::string> overview;
+  std::optional<std::string> category;
+  std::optional<std::string> sector;
+  std::optional<std::vector<std::string>> tags;
+  std::optional<std::string> visibility;  // "public" | "private"
+  std::optional<int64_t> price_micro_usd;
+  std::optional<bool> mcp;
+};
+
+// creating: name, description, category, visibility and price_micro_usd are required, and the
+// optional fields get their defaults ("", [], false). Unknown members are ignored.
+std::variant<v1::Problem, FunctionFields> ParseFunctionFields(std::string_view body, bool creating);
+
+// Limits of a version.
+inline constexpr size_t kMaxCodeBytes = 1 << 20;  // 1 MiB
+inline constexpr int64_t kDefaultTimeoutMs = 30'000;
+inline constexpr int64_t kMaxTimeoutMs = 900'000;
+inline constexpr int64_t kMaxMemoryMb = 4'096;
+inline constexpr size_t kMaxDeclaredKeys = 32;
+inline constexpr size_t kMaxExamples = 20;
+
+// A validated POST /functions/{id}/versions.
+struct VersionDraft {
+  std::string version;  // as sent
+  core::Version parsed;
+  std::string runtime;       // "python" | "javascript" | "lua"
+  std::string compute_type;  // "CPU" | "GPU"
+  std::string code;
+  std::string input_schema_json;  // a JSON object; {"type":"object"} by default
+  std::vector<std::string> declared_keys;
+  int32_t timeout_ms = 0;
+  int32_t memory_mb = 0;
+  std::string examples_json;  // [{"title": ..., "event": ...}]; [] by default
+};
+
+// The default memory limit of a runtime: 256 MB for python, 128 MB otherwise.
+int32_t DefaultMemoryMb(std::string_view runtime);
+
+// Validates every field, then, when all are valid, compiles the code with check (never runs
+// it): a compile error is a 422 on "code" with the compiler's message; a runtime whose
+// toolchain is missing a 422 on "runtime"; a check that could not run a 503.
+std::variant<v1::Problem, VersionDraft> ParseVersionRequest(std::string_view body,
+                                                            const SyntaxChecker& check);
+
+}  // namespace toolgate::registry

@@ -1,0 +1,120 @@
+// RegistryStore: the registry's tables in PostgreSQL (schema `registry`).
+//
+// Every method is one statement or one transaction with parameterised SQL. Failures: Unavailable
+// when PostgreSQL cannot be reached, Internal for anything else unexpected; the documented
+// outcomes (absent rows, conflicts) are values. Thread-safe (the pool is).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "toolgate/pg/pg.h"
+#include "toolgate/registry/function_cache.h"
+#include "toolgate/registry/requests.h"
+#include "toolgate/v1/toolgate.pb.h"
+
+namespace toolgate::registry {
+
+struct FunctionRecord {
+  std::string id;
+  std::string org_id;
+  std::string org_name;
+  std::string name;
+  std::string description;
+  std::string overview;
+  std::string category;
+  std::string sector;
+  std::vector<std::string> tags;
+  std::string visibility;
+  int64_t price_micro_usd = 0;
+  bool mcp = false;
+  int64_t executions = 0;
+  int64_t created_at_ms = 0;
+  int64_t updated_at_ms = 0;
+};
+
+// A published version without its code. The JSON fields are filled only by GetVersion and
+// InsertVersion; ListVersions leaves them empty.
+struct VersionRecord {
+  std::string function_id;
+  std::string version;
+  std::string runtime;
+  std::string compute_type;
+  std::string input_schema_json;
+  std::vector<std::string> declared_keys;
+  int32_t timeout_ms = 0;
+  int32_t memory_mb = 0;
+  std::string examples_json;
+  int64_t published_at_ms = 0;
+};
+
+// One line of GET /workspace/tools.
+struct FunctionSummary {
+  std::string function_id;
+  std::string name;
+  std::string description;
+  std::string org_id;
+  std::string org_name;
+  std::optional<std::string> latest_version;  // with runtime and compute_type; nullopt if none
+  std::string runtime;
+  std::string compute_type;
+  int64_t price_micro_usd = 0;
+  std::string visibility;
+  bool mcp = false;
+};
+
+// Reads and writes registry.*; the FunctionSource of the invoke path's cache.
+class RegistryStore : public FunctionSource {
+ public:
+  // pool must outlive the store.
+  explicit RegistryStore(pg::Pool& pool) : pool_(pool) {}
+
+  // Creates the schema and applies the embedded migrations.
+  Status Migrate();
+
+  // fields must be complete (ParseFunctionFields with creating = true).
+  Result<FunctionRecord> CreateFunction(const FunctionFields& fields, const v1::Principal& owner);
+  // nullopt when id is not a UUID or no function has it.
+  Result<std::optional<FunctionRecord>> GetFunction(const std::string& id);
+  // Applies the fields present to the function owned by org_id; NotFound when there is none.
+  Result<FunctionRecord> UpdateFunction(const std::string& id, const std::string& org_id,
+                                        const FunctionFields& fields);
+
+  // Every published version, highest first (numeric order).
+  Result<std::vector<VersionRecord>> ListVersions(const std::string& function_id);
+  // One version with its schema, keys and examples; nullopt when not published.
+  Result<std::optional<VersionRecord>> GetVersion(const std::string& function_id,
+                                                  const std::string& version);
+  // Publishes draft; Conflict when a version comparing equal is already published.
+  Result<VersionRecord> InsertVersion(const std::string& function_id, const VersionDraft& draft);
+  // Whether a version comparing equal to parsed is published.
+  Result<bool> HasEqualVersion(const std::string& function_id, const core::Version& parsed);
+  // The code of a published version; nullopt when not published.
+  Result<std::optional<std::string>> LoadCode(const std::string& function_id,
+                                              const std::string& version);
+
+  // Records that org_id added function_id at the returned time (ms); Conflict when it already
+  // had.
+  Result<int64_t> AddToWorkspace(const std::string& org_id, const std::string& function_id);
+  // False when org_id had not added function_id.
+  Result<bool> RemoveFromWorkspace(const std::string& org_id, const std::string& function_id);
+  // The functions org_id owns, oldest first.
+  Result<std::vector<FunctionSummary>> ListOwned(const std::string& org_id);
+  // The public functions of other organizations that org_id added, in the order added.
+  Result<std::vector<FunctionSummary>> ListAdded(const std::string& org_id);
+
+  // Adds counts to functions.executions; ids that are not UUIDs are skipped.
+  Status AddExecutions(const std::unordered_map<std::string, int64_t>& counts);
+
+  // FunctionSource.
+  Result<std::optional<CachedFunction>> LoadFunction(const std::string& function_id) override;
+  Result<std::unordered_set<std::string>> LoadAdded(const std::string& org_id) override;
+
+ private:
+  pg::Pool& pool_;
+};
+
+}  // namespace toolgate::registry

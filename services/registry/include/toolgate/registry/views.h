@@ -1,0 +1,30 @@
+// The JSON documents of the registry's management API (contract section 6). Pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "toolgate/registry/store.h"
+
+namespace toolgate::registry {
+
+// GET /functions/{id}: the function's fields, organization {id, name}, versions (highest first,
+// as given) [{version, runtime, compute_type, published_at}], latest_version, and of the latest
+// version (latest, may be nullptr) runtime, compute_type, input_schema, declared_keys, examples,
+// timeout_ms and memory_mb: all null while no version is published. Also rating {average,
+// count} and executions.
+std::string FunctionDetailJson(const FunctionRecord& function,
+                               const std::vector<VersionRecord>& versions,
+                               const VersionRecord* latest);
+
+// POST /functions/{id}/versions: {function_id, version, runtime, compute_type, input_schema,
+// declared_keys, examples, timeout_ms, memory_mb, published_at}.
+std::string VersionDetailJson(const VersionRecord& version);
+
+// GET /workspace/tools: {owned: [summary...], added: [summary...]}, a summary being
+// {function_id, name, description, organization {id, name}, latest_version, runtime,
+// compute_type, price_micro_usd, visibility, mcp}.
+std::string WorkspaceJson(const std::vector<FunctionSummary>& owned,
+                          const std::vector<FunctionSummary>& added);
+
+}  // namespace toolgate::registry

@@ -1,0 +1,143 @@
+#include "toolgate/registry/function_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+
+namespace toolgate::registry {
+namespace {
+
+constexpr const char* kId = "6f1c2b9e-3d4a-4b5c-8d7e-9f0a1b2c3d4e";
+
+// An in-memory source that counts loads and can run a hook in the middle of one.
+class FakeSource : public FunctionSource {
+ public:
+  std::map<std::string, CachedFunction> functions;
+  std::map<std::string, std::unordered_set<std::string>> added;
+  int function_loads = 0;
+  int added_loads = 0;
+  bool down = false;
+  std::function<void()> during_load;  // runs inside the next load, then is cleared
+
+  Result<std::optional<CachedFunction>> LoadFunction(const std::string& id) override {
+    ++function_loads;
+    RunHook();
+    if (down) return Status::Unavailable("down");
+    auto it = functions.find(id);
+    if (it == functions.end()) return std::optional<CachedFunction>();
+    return std::optional<CachedFunction>(it->second);
+  }
+  Result<std::unordered_set<std::string>> LoadAdded(const std::string& org) override {
+    ++added_loads;
+    RunHook();
+    if (down) return Status::Unavailable("down");
+    return added[org];
+  }
+
+ private:
+  void RunHook() {
+    if (during_load) {
+      auto hook = std::move(during_load);
+      during_load = nullptr;
+      hook();
+    }
+  }
+};
+
+CachedFunction Fn(int64_t price) {
+  CachedFunction f;
+  f.function_id = kId;
+  f.org_id = "org";
+  f.price_micro_usd = price;
+  return f;
+}
+
+struct CacheTest : testing::Test {
+  FakeSource source;
+  int64_t now = 1000;
+  FunctionCache cache{source, FunctionCache::Options{60'000, 100, [this] { return now; }}};
+};
+
+TEST_F(CacheTest, WarmCallsDoNotLoad) {
+  source.functions[kId] = Fn(5);
+  for (int i = 0; i < 3; ++i) {
+    auto f = cache.Function(kId);
+    ASSERT_TRUE(f.ok());
+    ASSERT_NE(*f, nullptr);
+    EXPECT_EQ((*f)->price_micro_usd, 5);
+  }
+  EXPECT_EQ(source.function_loads, 1);
+}
+
+TEST_F(CacheTest, UnknownIdsAreCachedAsAbsent) {
+  EXPECT_EQ(*cache.Function(kId), nullptr);
+  EXPECT_EQ(*cache.Function(kId), nullptr);
+  EXPECT_EQ(source.function_loads, 1);
+  // Creating the function announces it, which drops the "absent" entry.
+  source.functions[kId] = Fn(1);
+  cache.DropFunction(kId);
+  EXPECT_NE(*cache.Function(kId), nullptr);
+}
+
+TEST_F(CacheTest, DropReloads) {
+  source.functions[kId] = Fn(5);
+  cache.Function(kId);
+  source.functions[kId] = Fn(7);
+  cache.DropFunction(kId);
+  EXPECT_EQ((*cache.Function(kId))->price_micro_usd, 7);
+  EXPECT_EQ(source.function_loads, 2);
+}
+
+TEST_F(CacheTest, LoadOverlappingADropIsNotKept) {
+  source.functions[kId] = Fn(5);
+  // The change lands (and is announced) while the load is reading the old row.
+  source.during_load = [this] { cache.DropFunction(kId); };
+  EXPECT_EQ((*cache.Function(kId))->price_micro_usd, 5);
+  source.functions[kId] = Fn(7);
+  EXPECT_EQ((*cache.Function(kId))->price_micro_usd, 7);
+}
+
+TEST_F(CacheTest, EntriesExpire) {
+  source.functions[kId] = Fn(5);
+  cache.Function(kId);
+  now += 59'999;
+  cache.Function(kId);
+  EXPECT_EQ(source.function_loads, 1);
+  now += 1;
+  cache.Function(kId);
+  EXPECT_EQ(source.function_loads, 2);
+}
+
+TEST_F(CacheTest, ErrorsAreReturnedAndNotCached) {
+  source.down = true;
+  EXPECT_EQ(cache.Function(kId).status().code(), Status::Code::kUnavailable);
+  EXPECT_EQ(cache.IsAdded("org", kId).status().code(), Status::Code::kUnavailable);
+  source.down = false;
+  source.functions[kId] = Fn(5);
+  EXPECT_NE(*cache.Function(kId), nullptr);
+}
+
+TEST_F(CacheTest, WorkspaceAddsPerOrganization) {
+  source.added["a"] = {kId};
+  EXPECT_TRUE(*cache.IsAdded("a", kId));
+  EXPECT_FALSE(*cache.IsAdded("b", kId));
+  EXPECT_FALSE(*cache.IsAdded("a", "other"));
+  EXPECT_EQ(source.added_loads, 2);  // one per organization
+  source.added["a"].clear();
+  EXPECT_TRUE(*cache.IsAdded("a", kId));  // still cached
+  cache.DropWorkspace("a");
+  EXPECT_FALSE(*cache.IsAdded("a", kId));
+}
+
+TEST_F(CacheTest, SizeIsBounded) {
+  for (int i = 0; i < 250; ++i) cache.Function("id-" + std::to_string(i));
+  int loads = source.function_loads;
+  cache.Function("id-249");  // the most recent survives a clear
+  EXPECT_EQ(source.function_loads, loads);
+  cache.Function("id-0");  // went in a clear
+  EXPECT_EQ(source.function_loads, loads + 1);
+}
+
+}  // namespace
+}  // namespace toolgate::registry

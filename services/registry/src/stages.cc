@@ -1,0 +1,142 @@
+#include "toolgate/registry/stages.h"
+
+#include "toolgate/base/crypto.h"
+#include "toolgate/base/log.h"
+#include "toolgate/core/problem.h"
+#include "toolgate/registry/invoke_decision.h"
+#include "toolgate/registry/subjects.h"
+#include "toolgate/trace/trace.h"
+
+namespace toolgate::registry {
+namespace {
+
+void AnswerEdge(bus::Bus& bus, const std::string& reply, const v1::InvokeJob& job,
+                v1::Problem problem, const std::string& traceparent) {
+  v1::InvokeReply answer;
+  *answer.mutable_problem() = std::move(problem);
+  answer.set_key_expires_at_ms(job.principal().key_expires_at_ms());
+  Status s = bus.Publish(reply, answer.SerializeAsString(), {}, traceparent);
+  if (!s.ok()) log::Warn("cannot answer the edge").Str("error", s.ToString());
+}
+
+v1::Problem StoreDown(const Status& status) {
+  log::Error("registry store unavailable").Str("error", status.ToString());
+  return core::MakeProblem("service_unavailable", "The registry cannot be read; retry shortly.");
+}
+
+}  // namespace
+
+RegistryStages::RegistryStages(bus::Bus& bus, FunctionCache& functions, CodeCache& code,
+                               ExecutionCounter& executions)
+    : bus_(bus), functions_(functions), code_(code), executions_(executions) {}
+
+Status RegistryStages::Subscribe(bus::Service& service) {
+  struct Subscription {
+    const char* subject;
+    const char* queue;  // "": every replica gets every message
+    // Inline handlers only touch memory; the others may read PostgreSQL on a cache miss, so they
+    // run on the worker pool.
+    bool inline_handler;
+    void (RegistryStages::*handle)(bus::Message&&);
+  };
+  static constexpr Subscription kSubscriptions[] = {
+      {kInvokeSubject, kQueueGroup, false, &RegistryStages::HandleInvoke},
+      {kCodeSubject, kQueueGroup, false, &RegistryStages::HandleCode},
+      {kExecutionSubject, kQueueGroup, true, &RegistryStages::HandleExecution},
+      {kFunctionChangedSubject, "", true, &RegistryStages::HandleFunctionChanged},
+      {kWorkspaceChangedSubject, "", true, &RegistryStages::HandleWorkspaceChanged},
+  };
+  for (const auto& sub : kSubscriptions) {
+    auto handler = [this, handle = sub.handle](bus::Message&& m) { (this->*handle)(std::move(m)); };
+    Status s = sub.inline_handler ? service.HandleInline(sub.subject, sub.queue, handler)
+                                  : service.Handle(sub.subject, sub.queue, handler);
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+void RegistryStages::HandleInvoke(bus::Message&& m) {
+  v1::InvokeJob job;
+  if (!job.ParseFromString(m.data)) {
+    log::Error("malformed InvokeJob").Str("subject", m.subject);
+    return;
+  }
+  const std::string reply = job.edge_reply().empty() ? m.reply : job.edge_reply();
+  if (reply.empty()) {
+    log::Error("InvokeJob without a reply subject").Str("request_id", job.request_id());
+    return;
+  }
+  trace::Span span(
+      trace::ContinueOrStart(m.traceparent.empty() ? job.traceparent() : m.traceparent),
+      "registry");
+  const std::string traceparent = span.traceparent();
+
+  const std::string id = NormalizeFunctionId(job.function_id());
+  std::shared_ptr<const CachedFunction> function;
+  if (IsUuid(id)) {
+    auto found = functions_.Function(id);
+    if (!found.ok()) return AnswerEdge(bus_, reply, job, StoreDown(found.status()), traceparent);
+    function = *found;
+  }
+  bool added = false;
+  if (function && function->is_public && function->org_id != job.principal().org_id()) {
+    auto is_added = functions_.IsAdded(job.principal().org_id(), id);
+    if (!is_added.ok()) {
+      return AnswerEdge(bus_, reply, job, StoreDown(is_added.status()), traceparent);
+    }
+    added = *is_added;
+  }
+
+  InvokeDecision decision = DecideInvoke(job, function.get(), added);
+  if (auto* problem = std::get_if<v1::Problem>(&decision)) {
+    return AnswerEdge(bus_, reply, job, std::move(*problem), traceparent);
+  }
+  *job.mutable_function() = std::move(std::get<v1::FunctionVersion>(decision));
+  job.set_traceparent(traceparent);
+  Status s = bus_.Publish(kNextStageSubject, job.SerializeAsString(), reply, traceparent);
+  if (!s.ok()) {
+    log::Error("cannot forward the invocation").Str("error", s.ToString());
+    AnswerEdge(bus_, reply, job,
+               core::MakeProblem("service_unavailable", "The bus is unavailable; retry shortly."),
+               traceparent);
+  }
+}
+
+void RegistryStages::HandleCode(bus::Message&& m) {
+  v1::CodeRequest request;
+  if (!request.ParseFromString(m.data) || m.reply.empty()) {
+    log::Error("malformed CodeRequest").Str("subject", m.subject);
+    return;
+  }
+  auto code = code_.Get(NormalizeFunctionId(request.function_id()), request.version());
+  if (!code.ok()) {
+    // No answer: the executor's request times out and it reports a platform failure, rather
+    // than taking "not found" for an answer.
+    log::Error("code unavailable").Str("error", code.status().ToString());
+    return;
+  }
+  v1::CodeReply answer;
+  answer.set_found(*code != nullptr);
+  if (*code) answer.set_code(**code);
+  Status s = bus_.Publish(m.reply, answer.SerializeAsString());
+  if (!s.ok()) log::Warn("cannot answer a code request").Str("error", s.ToString());
+}
+
+void RegistryStages::HandleExecution(bus::Message&& m) {
+  v1::ExecutionRecorded event;
+  if (!event.ParseFromString(m.data)) return;
+  executions_.Add(NormalizeFunctionId(event.function_id()));
+}
+
+void RegistryStages::HandleFunctionChanged(bus::Message&& m) {
+  v1::FunctionChanged event;
+  if (event.ParseFromString(m.data))
+    functions_.DropFunction(NormalizeFunctionId(event.function_id()));
+}
+
+void RegistryStages::HandleWorkspaceChanged(bus::Message&& m) {
+  v1::WorkspaceChanged event;
+  if (event.ParseFromString(m.data)) functions_.DropWorkspace(event.org_id());
+}
+
+}  // namespace toolgate::registry

@@ -1,0 +1,129 @@
+#include "toolgate/registry/views.h"
+
+#include "toolgate/base/json_writer.h"
+#include "toolgate/base/time.h"
+
+namespace toolgate::registry {
+namespace {
+
+void StringArray(JsonWriter& w, const std::vector<std::string>& values) {
+  w.BeginArray();
+  for (const auto& v : values) w.String(v);
+  w.EndArray();
+}
+
+void Organization(JsonWriter& w, const std::string& id, const std::string& name) {
+  w.Key("organization").BeginObject().Field("id", id).Field("name", name).EndObject();
+}
+
+// The fields a version contributes to a function detail, or nulls.
+void LatestFields(JsonWriter& w, const VersionRecord* v) {
+  if (v == nullptr) {
+    for (const char* key : {"latest_version", "runtime", "compute_type", "input_schema",
+                            "declared_keys", "examples", "timeout_ms", "memory_mb"}) {
+      w.Key(key).Null();
+    }
+    return;
+  }
+  w.Field("latest_version", v->version)
+      .Field("runtime", v->runtime)
+      .Field("compute_type", v->compute_type)
+      .Key("input_schema")
+      .Raw(v->input_schema_json)
+      .Key("declared_keys");
+  StringArray(w, v->declared_keys);
+  w.Key("examples")
+      .Raw(v->examples_json)
+      .Field("timeout_ms", v->timeout_ms)
+      .Field("memory_mb", v->memory_mb);
+}
+
+void Summary(JsonWriter& w, const FunctionSummary& s) {
+  w.BeginObject()
+      .Field("function_id", s.function_id)
+      .Field("name", s.name)
+      .Field("description", s.description);
+  Organization(w, s.org_id, s.org_name);
+  if (s.latest_version) {
+    w.Field("latest_version", *s.latest_version)
+        .Field("runtime", s.runtime)
+        .Field("compute_type", s.compute_type);
+  } else {
+    w.Key("latest_version").Null().Key("runtime").Null().Key("compute_type").Null();
+  }
+  w.Field("price_micro_usd", s.price_micro_usd)
+      .Field("visibility", s.visibility)
+      .Field("mcp", s.mcp)
+      .EndObject();
+}
+
+}  // namespace
+
+std::string FunctionDetailJson(const FunctionRecord& f, const std::vector<VersionRecord>& versions,
+                               const VersionRecord* latest) {
+  JsonWriter w;
+  w.BeginObject()
+      .Field("function_id", f.id)
+      .Field("name", f.name)
+      .Field("description", f.description)
+      .Field("overview", f.overview)
+      .Field("category", f.category)
+      .Field("sector", f.sector)
+      .Key("tags");
+  StringArray(w, f.tags);
+  w.Field("visibility", f.visibility)
+      .Field("price_micro_usd", f.price_micro_usd)
+      .Field("mcp", f.mcp);
+  Organization(w, f.org_id, f.org_name);
+  w.Key("versions").BeginArray();
+  for (const auto& v : versions) {
+    w.BeginObject()
+        .Field("version", v.version)
+        .Field("runtime", v.runtime)
+        .Field("compute_type", v.compute_type)
+        .Field("published_at", FormatRfc3339(v.published_at_ms))
+        .EndObject();
+  }
+  w.EndArray();
+  LatestFields(w, latest);
+  // Ratings are not collected yet; the shape is the contract's.
+  w.Key("rating").BeginObject().Field("average", 0).Field("count", 0).EndObject();
+  w.Field("executions", f.executions)
+      .Field("created_at", FormatRfc3339(f.created_at_ms))
+      .Field("updated_at", FormatRfc3339(f.updated_at_ms))
+      .EndObject();
+  return w.Take();
+}
+
+std::string VersionDetailJson(const VersionRecord& v) {
+  JsonWriter w;
+  w.BeginObject()
+      .Field("function_id", v.function_id)
+      .Field("version", v.version)
+      .Field("runtime", v.runtime)
+      .Field("compute_type", v.compute_type)
+      .Key("input_schema")
+      .Raw(v.input_schema_json)
+      .Key("declared_keys");
+  StringArray(w, v.declared_keys);
+  w.Key("examples")
+      .Raw(v.examples_json)
+      .Field("timeout_ms", v.timeout_ms)
+      .Field("memory_mb", v.memory_mb)
+      .Field("published_at", FormatRfc3339(v.published_at_ms))
+      .EndObject();
+  return w.Take();
+}
+
+std::string WorkspaceJson(const std::vector<FunctionSummary>& owned,
+                          const std::vector<FunctionSummary>& added) {
+  JsonWriter w;
+  w.BeginObject().Key("owned").BeginArray();
+  for (const auto& s : owned) Summary(w, s);
+  w.EndArray().Key("added").BeginArray();
+  for (const auto& s : added) Summary(w, s);
+  w.EndArray().EndObject();
+  return w.Take();
+}
+
+}  // namespace toolgate::registry

@@ -1,0 +1,81 @@
+#include "toolgate/registry/views.h"
+
+#include <gtest/gtest.h>
+
+#include "toolgate/base/json.h"
+
+namespace toolgate::registry {
+namespace {
+
+FunctionRecord Record() {
+  FunctionRecord f;
+  f.id = "6f1c2b9e-3d4a-4b5c-8d7e-9f0a1b2c3d4e";
+  f.org_id = "org-1";
+  f.org_name = "Acme";
+  f.name = "Weather";
+  f.description = "Forecasts";
+  f.category = "data";
+  f.tags = {"weather", "geo"};
+  f.visibility = "public";
+  f.price_micro_usd = 1500;
+  f.executions = 42;
+  f.created_at_ms = 1'800'000'000'000;
+  f.updated_at_ms = 1'800'000'000'000;
+  return f;
+}
+
+TEST(Views, DetailWithoutVersionsHasNullLatestFields) {
+  std::string json = FunctionDetailJson(Record(), {}, nullptr);
+  auto doc = ParseJson(json);
+  ASSERT_TRUE(doc.ok()) << json;
+  simdjson::dom::object o = doc->root.get_object();
+  EXPECT_TRUE(o["latest_version"].is_null());
+  EXPECT_TRUE(o["runtime"].is_null());
+  EXPECT_TRUE(o["input_schema"].is_null());
+  EXPECT_EQ(o["versions"].get_array().size(), 0u);
+  EXPECT_EQ(std::string_view(o["organization"]["name"].get_string()), "Acme");
+  EXPECT_EQ(int64_t(o["rating"]["count"].get_int64()), 0);
+  EXPECT_EQ(int64_t(o["executions"].get_int64()), 42);
+  EXPECT_EQ(std::string_view(o["created_at"].get_string()), "2027-01-15T08:00:00Z");
+}
+
+TEST(Views, DetailCarriesTheLatestVersion) {
+  VersionRecord latest;
+  latest.version = "1.10";
+  latest.runtime = "lua";
+  latest.compute_type = "CPU";
+  latest.input_schema_json = R"({"type":"object"})";
+  latest.declared_keys = {"API_KEY"};
+  latest.examples_json = R"([{"title":"t","event":{}}])";
+  latest.timeout_ms = 1000;
+  latest.memory_mb = 64;
+  VersionRecord older;
+  older.version = "1.9";
+  older.runtime = "lua";
+  older.compute_type = "CPU";
+  std::string json = FunctionDetailJson(Record(), {latest, older}, &latest);
+  auto doc = ParseJson(json);
+  ASSERT_TRUE(doc.ok()) << json;
+  simdjson::dom::object o = doc->root.get_object();
+  EXPECT_EQ(std::string_view(o["latest_version"].get_string()), "1.10");
+  EXPECT_EQ(std::string_view(o["versions"].at(1)["version"].get_string()), "1.9");
+  EXPECT_EQ(std::string_view(o["declared_keys"].at(0).get_string()), "API_KEY");
+  EXPECT_EQ(std::string_view(o["examples"].at(0)["title"].get_string()), "t");
+  EXPECT_EQ(int64_t(o["memory_mb"].get_int64()), 64);
+}
+
+TEST(Views, WorkspaceSummaries) {
+  FunctionSummary s;
+  s.function_id = "f";
+  s.org_id = "o";
+  s.org_name = "Acme";
+  s.visibility = "private";
+  std::string json = WorkspaceJson({s}, {});
+  EXPECT_EQ(json, R"({"owned":[{"function_id":"f","name":"","description":"","organization":)"
+                  R"({"id":"o","name":"Acme"},"latest_version":null,"runtime":null,)"
+                  R"("compute_type":null,"price_micro_usd":0,"visibility":"private","mcp":false}],)"
+                  R"("added":[]})");
+}
+
+}  // namespace
+}  // namespace toolgate::registry

@@ -1,0 +1,253 @@
+// Contract section 4 against a real system: exact ledger amounts, holds, concurrency.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "system.h"
+#include "toolgate/base/crypto.h"
+
+namespace toolgate::testing {
+namespace {
+
+System* g_system = nullptr;
+
+class SystemEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { g_system = new System(); }
+  void TearDown() override {
+    delete g_system;
+    g_system = nullptr;
+  }
+};
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SystemEnvironment);
+
+constexpr const char* kEcho = "function service_handler(event, context) return event end";
+constexpr const char* kBoom = "function service_handler(event, context) error('boom') end";
+constexpr const char* kLoop = "function service_handler(event, context) while true do end end";
+
+// The contract's CPU formula restated independently of the implementation:
+// max(1, ceil(billed_ms × memory_mb / 1024 × 0.0166667)).
+int64_t ExpectedCompute(int64_t runtime_ms, int64_t memory_mb) {
+  int64_t billed = std::max<int64_t>(1, runtime_ms);
+  __int128 num = static_cast<__int128>(billed) * memory_mb * 166667;
+  __int128 den = static_cast<__int128>(1024) * 10'000'000;
+  return std::max<int64_t>(1, static_cast<int64_t>((num + den - 1) / den));
+}
+
+struct Summary {
+  std::string execution_id;
+  int64_t runtime_ms, compute, function, total;
+};
+
+Summary SummaryOf(const http::HttpResponse& r) {
+  auto doc = Json(r.body);
+  auto s = doc.root["summary"];
+  return {std::string(std::string_view(s["execution_id"])), int64_t(s["runtime_ms"]),
+          int64_t(s["cost"]["compute_micro_usd"]), int64_t(s["cost"]["function_micro_usd"]),
+          int64_t(s["cost"]["total_micro_usd"])};
+}
+
+std::vector<std::map<std::string, std::string>> RowsFor(Account& account,
+                                                        const std::string& execution_id) {
+  std::vector<std::map<std::string, std::string>> out;
+  for (auto& row : account.Ledger()) {
+    if (row["execution_id"] == execution_id) out.push_back(row);
+  }
+  return out;
+}
+
+int64_t LedgerSum(Account& account) {
+  int64_t sum = 0;
+  for (auto& row : account.Ledger()) sum += std::stoll(row["amount_micro_usd"]);
+  return sum;
+}
+
+class BillingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    owner_ = std::make_unique<Account>(*g_system, "Publisher");
+    caller_ = std::make_unique<Account>(*g_system, "Customer");
+    owner_->TopUp(1'000'000);
+    caller_->TopUp(1'000'000);
+    owner_key_ = owner_->CreateKey();
+    caller_key_ = caller_->CreateKey();
+  }
+  std::string PublicPricedTool(const char* code, int64_t price, const std::string& extra = "") {
+    std::string fn = owner_->CreateFunction(
+        "priced", R"("visibility":"public","price_micro_usd":)" + std::to_string(price));
+    EXPECT_EQ(owner_->PublishLua(fn, "1.0", code, extra).status, 201);
+    caller_->AddToWorkspace(fn);
+    return fn;
+  }
+  std::unique_ptr<Account> owner_, caller_;
+  std::string owner_key_, caller_key_;
+};
+
+TEST_F(BillingTest, OwnToolCostsComputeOnly) {
+  std::string fn = PublicPricedTool(kEcho, 5000, R"("memory_mb":512)");
+  auto r = Invoke(*g_system, owner_key_, fn, "", R"({"event": {}})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  Summary s = SummaryOf(r);
+  EXPECT_EQ(s.function, 0);
+  EXPECT_EQ(s.compute, ExpectedCompute(s.runtime_ms, 512));
+  EXPECT_EQ(s.total, s.compute);
+  auto rows = RowsFor(*owner_, s.execution_id);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["type"], "charge");
+  EXPECT_EQ(rows[0]["function_micro_usd"], "0");
+  EXPECT_EQ(rows[0]["compute_micro_usd"], std::to_string(s.compute));
+  EXPECT_EQ(rows[0]["amount_micro_usd"], std::to_string(-s.compute));
+  EXPECT_EQ(owner_->Balance(), 1'000'000 - s.compute);
+  EXPECT_EQ(owner_->Balance(), LedgerSum(*owner_));
+}
+
+TEST_F(BillingTest, AnotherOrganizationsToolCostsComputePlusFeeAndCreditsTheOwner) {
+  std::string fn = PublicPricedTool(kEcho, 999);
+  auto r = Invoke(*g_system, caller_key_, fn, "", R"({"event": {}})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  Summary s = SummaryOf(r);
+  EXPECT_EQ(s.function, 999);
+  EXPECT_EQ(s.compute, ExpectedCompute(s.runtime_ms, 128));
+  EXPECT_EQ(s.total, s.compute + 999);
+  auto charge = RowsFor(*caller_, s.execution_id);
+  ASSERT_EQ(charge.size(), 1u);
+  EXPECT_EQ(charge[0]["type"], "charge");
+  EXPECT_EQ(charge[0]["function_id"], fn);
+  EXPECT_EQ(charge[0]["version"], "1.0");
+  EXPECT_EQ(charge[0]["amount_micro_usd"], std::to_string(-(s.compute + 999)));
+  auto revenue = RowsFor(*owner_, s.execution_id);
+  ASSERT_EQ(revenue.size(), 1u);
+  EXPECT_EQ(revenue[0]["type"], "revenue");
+  EXPECT_EQ(revenue[0]["amount_micro_usd"], "799");  // floor(999 × 0.8)
+  EXPECT_EQ(caller_->Balance(), 1'000'000 - s.total);
+  EXPECT_EQ(owner_->Balance(), 1'000'000 + 799);
+  EXPECT_EQ(caller_->Balance(), LedgerSum(*caller_));
+  EXPECT_EQ(owner_->Balance(), LedgerSum(*owner_));
+}
+
+TEST_F(BillingTest, HandlerErrorIsCharged) {
+  std::string fn = PublicPricedTool(kBoom, 100);
+  auto r = Invoke(*g_system, caller_key_, fn, "", R"({"event": {}})");
+  ASSERT_EQ(r.status, 500) << r.body;
+  Summary s = SummaryOf(r);
+  EXPECT_EQ(s.total, s.compute + 100);
+  ASSERT_EQ(RowsFor(*caller_, s.execution_id).size(), 1u);
+  EXPECT_EQ(caller_->Balance(), 1'000'000 - s.total);
+}
+
+TEST_F(BillingTest, TimeoutAndInsufficientBalanceAreNotCharged) {
+  std::string slow = PublicPricedTool(kLoop, 100, R"("timeout_ms":150)");
+  auto r = Invoke(*g_system, caller_key_, slow, "", R"({"event": {}})");
+  EXPECT_EQ(r.status, 408) << r.body;
+  EXPECT_EQ(caller_->Balance(), 1'000'000);
+  EXPECT_EQ(caller_->Available(), 1'000'000);
+  EXPECT_EQ(owner_->Balance(), 1'000'000);
+
+  std::string pricey = PublicPricedTool(kEcho, 2'000'000);
+  r = Invoke(*g_system, caller_key_, pricey, "", R"({"event": {}})");
+  EXPECT_EQ(r.status, 402);
+  EXPECT_EQ(StringField(r.body, "code"), "insufficient_balance");
+  EXPECT_EQ(caller_->Balance(), 1'000'000);
+  EXPECT_EQ(caller_->Available(), 1'000'000);
+  EXPECT_EQ(caller_->Ledger().size(), 1u);  // the top-up only
+}
+
+// Hold = fee + compute at timeout; with memory_mb 1 the compute cost at the timeout and at any
+// real runtime is the 1 µUSD minimum, so the hold equals the charge and a balance covering 30
+// holds pays for exactly 30 calls, however the 60 interleave.
+TEST_F(BillingTest, SixtyConcurrentCallsAgainstThirtyHolds) {
+  std::string fn = PublicPricedTool(kEcho, 999, R"("memory_mb":1,"timeout_ms":1000)");
+  Account crowd(*g_system, "Crowd");
+  crowd.AddToWorkspace(fn);
+  crowd.TopUp(30 * 1000);
+  std::string key = crowd.CreateKey();
+  std::atomic<int> ok{0}, rejected{0}, other{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 60; ++i) {
+    threads.emplace_back([&] {
+      auto client = g_system->Client();
+      auto r = client->Post("/api/v1/functions/" + fn + "/invoke", R"({"event": {}})",
+                            {{"Authorization", key}});
+      if (r.ok() && r->status == 200) {
+        ++ok;
+      } else if (r.ok() && r->status == 402) {
+        ++rejected;
+      } else {
+        ++other;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), 30);
+  EXPECT_EQ(rejected.load(), 30);
+  EXPECT_EQ(other.load(), 0);
+  EXPECT_EQ(crowd.Balance(), 0);
+  EXPECT_EQ(crowd.Available(), 0);
+  EXPECT_EQ(LedgerSum(crowd), 0);
+  EXPECT_EQ(crowd.Ledger().size(), 31u);  // one top-up, thirty charges
+}
+
+TEST_F(BillingTest, TopUpIdempotencyKeyCreditsOnce) {
+  Account payer(*g_system, "Payer");
+  auto first = payer.session().Post("/api/v1/billing/top-ups", R"({"amount_micro_usd":5000})",
+                                    {{"Idempotency-Key", "order-42"}});
+  ASSERT_TRUE(first.ok());
+  ASSERT_EQ(first->status, 201) << first->body;
+  std::vector<std::thread> threads;
+  std::vector<std::string> ids(4);
+  for (int i = 0; i < 4; ++i) {
+    threads.emplace_back([&, i] {
+      auto client = g_system->Client();
+      auto again = payer.session().Cookie("tg_session");
+      auto r = client->Post("/api/v1/billing/top-ups", R"({"amount_micro_usd":5000})",
+                            {{"Idempotency-Key", "order-42"}, {"Cookie", "tg_session=" + again}});
+      if (r.ok()) ids[i] = StringField(r->body, "top_up_id");
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& id : ids) EXPECT_EQ(id, StringField(first->body, "top_up_id"));
+  EXPECT_EQ(payer.Balance(), 5000);
+  auto other = payer.session().Post("/api/v1/billing/top-ups", R"({"amount_micro_usd":1})",
+                                    {{"Idempotency-Key", "order-43"}});
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(other->status, 201);
+  EXPECT_EQ(payer.Balance(), 5001);
+  for (const char* bad : {R"({"amount_micro_usd":0})", R"({"amount_micro_usd":-5})",
+                          R"({"amount_micro_usd":1.5})", R"({})"}) {
+    auto r = payer.session().Post("/api/v1/billing/top-ups", bad);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 422) << bad;
+  }
+  EXPECT_EQ(payer.Balance(), 5001);
+}
+
+TEST_F(BillingTest, ExecutionsAreListedWithLogsForTheOwnerOnly) {
+  std::string fn = PublicPricedTool(
+      "function service_handler(event, context) print('hello log') return 1 end", 10);
+  auto r = Invoke(*g_system, caller_key_, fn, "", R"({"event": {}})");
+  ASSERT_EQ(r.status, 200) << r.body;
+  std::string id = SummaryOf(r).execution_id;
+  auto list = caller_->session().Get("/api/v1/executions?function_id=" + fn);
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->status, 200);
+  EXPECT_NE(list->body.find(id), std::string::npos);
+  auto mine = caller_->session().Get("/api/v1/executions/" + id);
+  ASSERT_TRUE(mine.ok());
+  ASSERT_EQ(mine->status, 200) << mine->body;
+  EXPECT_EQ(IntField(mine->body, "status_code"), 200);
+  EXPECT_EQ(mine->body.find("hello log"), std::string::npos);  // the caller is not the owner
+  auto owners = owner_->session().Get("/api/v1/executions/" + id);
+  ASSERT_TRUE(owners.ok());
+  EXPECT_EQ(owners->status, 404);  // another organization's execution
+  auto own_run = Invoke(*g_system, owner_key_, fn, "", R"({"event": {}})");
+  std::string own_id = SummaryOf(own_run).execution_id;
+  auto with_logs = owner_->session().Get("/api/v1/executions/" + own_id);
+  ASSERT_TRUE(with_logs.ok());
+  EXPECT_NE(StringField(with_logs->body, "logs").find("hello log"), std::string::npos)
+      << with_logs->body;
+}
+
+}  // namespace
+}  // namespace toolgate::testing

@@ -1,0 +1,285 @@
+// Contract section 6 against a real system.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "system.h"
+#include "toolgate/base/crypto.h"
+#include "toolgate/base/time.h"
+
+namespace toolgate::testing {
+namespace {
+
+System* g_system = nullptr;
+
+class SystemEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { g_system = new System(); }
+  void TearDown() override {
+    delete g_system;
+    g_system = nullptr;
+  }
+};
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SystemEnvironment);
+
+std::string Code(const Result<http::HttpResponse>& r) {
+  return r.ok() ? StringField(r->body, "code") : r.status().ToString();
+}
+
+std::vector<std::string> FieldNames(const Result<http::HttpResponse>& r) {
+  std::vector<std::string> out;
+  if (!r.ok()) return out;
+  auto doc = ParseJson(r->body);
+  simdjson::dom::array errors;
+  if (!doc.ok() || doc->root["errors"].get_array().get(errors)) return out;
+  for (auto e : errors) out.emplace_back(std::string_view(e["field"]));
+  return out;
+}
+
+TEST(AuthApi, SignupLoginMeLogout) {
+  auto client = g_system->Client();
+  std::string email = "Person" + HexEncode(RandomBytes(4)) + "@Example.com";
+  auto r = client->Post("/api/v1/auth/signup", R"({"email":")" + email +
+                                                   R"(","password":"long enough pw","organization":"Acme"})");
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->status, 201) << r->body;
+  auto doc = Json(r->body);
+  EXPECT_EQ(std::string_view(doc.root["organization"]["name"]), "Acme");
+  EXPECT_FALSE(client->Cookie("tg_session").empty());
+  std::string cookie_header = r->Header("set-cookie");
+  EXPECT_NE(cookie_header.find("HttpOnly"), std::string::npos);
+  EXPECT_NE(cookie_header.find("SameSite=Lax"), std::string::npos);
+
+  auto me = client->Get("/api/v1/me");
+  ASSERT_TRUE(me.ok());
+  EXPECT_EQ(me->status, 200);
+  EXPECT_EQ(std::string_view(Json(me->body).root["organization"]["name"]), "Acme");
+
+  // Emails are unique whatever their case.
+  auto again = g_system->Client()->Post(
+      "/api/v1/auth/signup",
+      R"({"email":")" + email + R"(","password":"long enough pw","organization":"B"})");
+  EXPECT_EQ(again->status, 409);
+
+  auto logout = client->Post("/api/v1/auth/logout", "");
+  EXPECT_EQ(logout->status, 204);
+  EXPECT_EQ(client->Get("/api/v1/me")->status, 401);
+
+  auto other = g_system->Client();
+  auto bad = other->Post("/api/v1/auth/login", R"({"email":")" + email + R"(","password":"wrong password"})");
+  EXPECT_EQ(bad->status, 401);
+  auto unknown = other->Post("/api/v1/auth/login", R"({"email":"nobody@example.com","password":"wrong password"})");
+  EXPECT_EQ(unknown->status, 401);
+  EXPECT_EQ(Code(bad), Code(unknown));  // no hint whether the email exists
+  auto good = other->Post("/api/v1/auth/login", R"({"email":")" + email + R"(","password":"long enough pw"})");
+  EXPECT_EQ(good->status, 200);
+  EXPECT_EQ(other->Get("/api/v1/me")->status, 200);
+}
+
+TEST(AuthApi, SignupValidation) {
+  auto client = g_system->Client();
+  auto r = client->Post("/api/v1/auth/signup",
+                        R"({"email":"a@b.co","password":"short","organization":"X"})");
+  EXPECT_EQ(r->status, 422);
+  EXPECT_EQ(FieldNames(r), std::vector<std::string>{"password"});
+  r = client->Post("/api/v1/auth/signup",
+                   R"({"email":"not an email","password":"long enough pw","organization":"X"})");
+  EXPECT_EQ(r->status, 422);
+  EXPECT_EQ(FieldNames(r), std::vector<std::string>{"email"});
+  r = client->Post("/api/v1/auth/signup", "{not json");
+  EXPECT_EQ(r->status, 400);
+  EXPECT_EQ(r->Header("content-type"), "application/problem+json");
+  EXPECT_EQ(client->Get("/api/v1/me")->status, 401);
+}
+
+TEST(ApiKeys, CreateListRevokeAndRules) {
+  Account acct(*g_system, "Keys");
+  auto created = acct.session().Post("/api/v1/api-keys", R"({"name":"ci"})");
+  ASSERT_EQ(created->status, 201) << created->body;
+  auto doc = Json(created->body);
+  std::string key(std::string_view(doc.root["key"]));
+  std::string id(std::string_view(doc.root["id"]));
+  EXPECT_EQ(key.substr(0, std::string_view(doc.root["prefix"]).size()),
+            std::string_view(doc.root["prefix"]));
+  // Default: 90 days, scope invoke.
+  int64_t expires = *ParseRfc3339(std::string_view(doc.root["expires_at"]));
+  EXPECT_NEAR(static_cast<double>(expires - NowMs()), 90.0 * 86400 * 1000, 120000.0);
+  EXPECT_EQ(ToJson(doc.root["scopes"]), R"(["invoke"])");
+
+  auto list = acct.session().Get("/api/v1/api-keys");
+  ASSERT_EQ(list->status, 200);
+  EXPECT_EQ(list->body.find(key), std::string::npos);  // the key is shown only once
+  EXPECT_NE(list->body.find("\"active\""), std::string::npos);
+
+  std::string soon = FormatRfc3339(NowMs() + 3LL * 86400 * 1000);
+  auto expiring = acct.session().Post("/api/v1/api-keys",
+                                      R"({"name":"soon","expires_at":")" + soon + "\"}");
+  ASSERT_EQ(expiring->status, 201);
+  list = acct.session().Get("/api/v1/api-keys");
+  EXPECT_NE(list->body.find("\"expiring\""), std::string::npos);
+
+  for (const std::string& bad :
+       {std::string(R"({"name":"x","expires_at":"2001-01-01T00:00:00Z"})"),
+        std::string(R"({"name":"x","expires_at":")") +
+            FormatRfc3339(NowMs() + 3LL * 366 * 86400 * 1000) + "\"}",
+        std::string(R"({"name":"x","expires_at":"tomorrow"})"),
+        std::string(R"({"name":"x","scopes":["admin"]})"),
+        std::string(R"({"name":"x","scopes":[]})")}) {
+    auto r = acct.session().Post("/api/v1/api-keys", bad);
+    EXPECT_EQ(r->status, 422) << bad << " -> " << r->body;
+  }
+
+  // A key with the manage scope can drive the management API; an invoke-only key cannot.
+  std::string manage = acct.CreateKey(R"(["invoke","manage"])");
+  auto with_key = g_system->Client();
+  with_key->SetDefaultHeader("Authorization", manage);
+  EXPECT_EQ(with_key->Get("/api/v1/billing/balance")->status, 200);
+  auto invoke_only = g_system->Client();
+  invoke_only->SetDefaultHeader("Authorization", key);
+  EXPECT_EQ(invoke_only->Get("/api/v1/billing/balance")->status, 403);
+
+  EXPECT_EQ(acct.session().Delete("/api/v1/api-keys/" + id)->status, 204);
+  list = acct.session().Get("/api/v1/api-keys");
+  EXPECT_NE(list->body.find("\"revoked\""), std::string::npos);
+  Account stranger(*g_system, "Stranger");
+  EXPECT_EQ(stranger.session().Delete("/api/v1/api-keys/" + id)->status, 404);
+}
+
+TEST(Secrets, ValuesAreNeverReturned) {
+  Account acct(*g_system, "Secretive");
+  std::string id = acct.CreateSecret("db_password", "hunter2-very-secret");
+  ASSERT_FALSE(id.empty());
+  auto list = acct.session().Get("/api/v1/secrets");
+  ASSERT_EQ(list->status, 200);
+  EXPECT_NE(list->body.find("db_password"), std::string::npos);
+  EXPECT_EQ(list->body.find("hunter2"), std::string::npos);
+  auto put = acct.session().Put("/api/v1/secrets/" + id, R"({"value":"new-value-123"})");
+  EXPECT_EQ(put->status, 200);
+  EXPECT_EQ(put->body.find("new-value"), std::string::npos);
+  auto dup = acct.session().Post("/api/v1/secrets", R"({"name":"db_password","value":"x"})");
+  EXPECT_EQ(dup->status, 409);
+  Account other(*g_system, "Other");
+  EXPECT_EQ(other.session().Put("/api/v1/secrets/" + id, R"({"value":"steal"})")->status, 404);
+  EXPECT_EQ(other.session().Delete("/api/v1/secrets/" + id)->status, 404);
+  EXPECT_EQ(acct.session().Delete("/api/v1/secrets/" + id)->status, 204);
+  EXPECT_EQ(acct.session().Delete("/api/v1/secrets/" + id)->status, 404);
+  // The value is stored encrypted: it appears nowhere in the data directory's logs.
+}
+
+TEST(Functions, CreateDetailPatchAndVersionValidation) {
+  Account owner(*g_system, "Maker");
+  std::string fn = owner.CreateFunction("Maker tool", R"("visibility":"public","price_micro_usd":250,"tags":["a","b"])");
+  ASSERT_TRUE(IsUuid(fn));
+  auto published = owner.PublishLua(fn, "2.1", "function service_handler(e, c) return e end",
+                                    R"("declared_keys":["TOKEN"],"examples":[{"title":"t","event":{"a":1}}])");
+  ASSERT_EQ(published.status, 201) << published.body;
+  auto detail = owner.session().Get("/api/v1/functions/" + fn);
+  ASSERT_EQ(detail->status, 200);
+  auto doc = Json(detail->body);
+  EXPECT_EQ(std::string_view(doc.root["function_id"]), fn);
+  EXPECT_EQ(std::string_view(doc.root["latest_version"]), "2.1");
+  EXPECT_EQ(std::string_view(doc.root["runtime"]), "lua");
+  EXPECT_EQ(std::string_view(doc.root["compute_type"]), "CPU");
+  EXPECT_EQ(int64_t(doc.root["price_micro_usd"]), 250);
+  EXPECT_EQ(ToJson(doc.root["declared_keys"]), R"(["TOKEN"])");
+  EXPECT_EQ(int64_t(doc.root["timeout_ms"]), 30000);
+  EXPECT_EQ(int64_t(doc.root["memory_mb"]), 128);
+  EXPECT_EQ(std::string_view(doc.root["organization"]["name"]), "Maker");
+
+  struct Case {
+    std::string body;
+    const char* field;
+  } cases[] = {
+      {R"({"version":"1.x","runtime":"lua","compute_type":"CPU","code":"x=1"})", "version"},
+      {R"({"version":"1.2.3.4.5","runtime":"lua","compute_type":"CPU","code":"x=1"})", "version"},
+      {R"({"version":"3","runtime":"ruby","compute_type":"CPU","code":"x=1"})", "runtime"},
+      {R"({"version":"3","runtime":"lua","compute_type":"TPU","code":"x=1"})", "compute_type"},
+      {R"({"version":"3","runtime":"lua","compute_type":"GPU","code":"x=1"})", "compute_type"},
+      {R"({"version":"3","runtime":"lua","compute_type":"CPU","code":"x=1","timeout_ms":900001})", "timeout_ms"},
+      {R"({"version":"3","runtime":"lua","compute_type":"CPU","code":"x=1","memory_mb":4097})", "memory_mb"},
+      {R"({"version":"3","runtime":"lua","compute_type":"CPU","code":"x=1","declared_keys":["9x"]})", "declared_keys"},
+      {R"({"version":"3","runtime":"lua","compute_type":"CPU","code":"function ("})", "code"},
+  };
+  for (const auto& c : cases) {
+    auto r = owner.session().Post("/api/v1/functions/" + fn + "/versions", c.body);
+    EXPECT_EQ(r->status, 422) << c.body << " -> " << r->body;
+    auto fields = FieldNames(r);
+    EXPECT_TRUE(std::find(fields.begin(), fields.end(), c.field) != fields.end())
+        << c.body << " -> " << r->body;
+  }
+  // The compiler's message reaches the publisher.
+  auto syntax = owner.session().Post(
+      "/api/v1/functions/" + fn + "/versions",
+      R"({"version":"3","runtime":"lua","compute_type":"CPU","code":"function ("})");
+  EXPECT_NE(syntax->body.find("expected"), std::string::npos) << syntax->body;
+
+  // Only the owner may change a function or publish to it.
+  Account other(*g_system, "Other maker");
+  EXPECT_EQ(other.session().Patch("/api/v1/functions/" + fn, R"({"price_micro_usd":1})")->status,
+            403);
+  EXPECT_EQ(other.PublishLua(fn, "9", "x = 1").status, 403);
+  auto patched = owner.session().Patch("/api/v1/functions/" + fn, R"({"description":"better"})");
+  EXPECT_EQ(patched->status, 200);
+  EXPECT_EQ(StringField(patched->body, "description"), "better");
+
+  // A private function of another organization does not exist for others.
+  std::string secret_fn = owner.CreateFunction("hidden");
+  EXPECT_EQ(other.session().Get("/api/v1/functions/" + secret_fn)->status, 404);
+}
+
+TEST(Workspace, AddListRemove) {
+  Account owner(*g_system, "Shop");
+  Account user(*g_system, "Buyer");
+  std::string pub = owner.CreateFunction("public", R"("visibility":"public")");
+  std::string priv = owner.CreateFunction("private");
+  EXPECT_EQ(user.session().Post("/api/v1/workspace/tools", R"({"function_id":")" + priv + "\"}")->status, 404);
+  user.AddToWorkspace(pub);
+  auto list = user.session().Get("/api/v1/workspace/tools");
+  ASSERT_EQ(list->status, 200);
+  auto doc = Json(list->body);
+  EXPECT_NE(ToJson(doc.root["added"]).find(pub), std::string::npos);
+  EXPECT_EQ(ToJson(doc.root["owned"]).find(pub), std::string::npos);
+  auto owned = owner.session().Get("/api/v1/workspace/tools");
+  EXPECT_NE(ToJson(Json(owned->body).root["owned"]).find(priv), std::string::npos);
+  EXPECT_EQ(user.session().Delete("/api/v1/workspace/tools/" + pub)->status, 204);
+  EXPECT_EQ(user.session().Delete("/api/v1/workspace/tools/" + pub)->status, 404);
+}
+
+TEST(Ledger, PaginationHasNoDuplicatesOrGaps) {
+  Account acct(*g_system, "Pages");
+  for (int i = 1; i <= 7; ++i) acct.TopUp(i);
+  std::set<std::string> seen;
+  std::string cursor;
+  int pages = 0;
+  for (;;) {
+    std::string path = "/api/v1/billing/ledger?limit=3";
+    if (!cursor.empty()) path += "&cursor=" + http::UrlEncode(cursor);
+    auto r = acct.session().Get(path);
+    ASSERT_EQ(r->status, 200) << r->body;
+    auto doc = Json(r->body);
+    for (auto item : doc.root["items"].get_array()) {
+      EXPECT_TRUE(seen.insert(std::string(ToJson(item["id"]))).second);
+    }
+    ++pages;
+    std::string_view next;
+    if (doc.root["next_cursor"].get_string().get(next) != simdjson::SUCCESS) break;
+    cursor = std::string(next);
+  }
+  EXPECT_EQ(seen.size(), 7u);
+  EXPECT_EQ(pages, 3);
+  EXPECT_EQ(acct.Balance(), 28);
+  auto bad = acct.session().Get("/api/v1/billing/ledger?limit=500");
+  EXPECT_EQ(bad->status, 422);
+  bad = acct.session().Get("/api/v1/billing/ledger?cursor=garbage");
+  EXPECT_EQ(bad->status, 422);
+}
+
+TEST(Health, AllServicesAnswer) {
+  auto r = g_system->Client()->Get("/healthz");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(StringField(r->body, "status"), "ok");
+}
+
+}  // namespace
+}  // namespace toolgate::testing

@@ -1,0 +1,132 @@
+// Never lose a charge: kill Redis, or a service, in the middle of a load, and check that every
+// answered call is in the ledger and the balance still equals the ledger.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "system.h"
+
+namespace toolgate::testing {
+namespace {
+
+System* g_system = nullptr;
+
+class SystemEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { g_system = new System(); }
+  void TearDown() override {
+    delete g_system;
+    g_system = nullptr;
+  }
+};
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SystemEnvironment);
+
+constexpr const char* kEcho = "function service_handler(event, context) return event end";
+
+// Runs `threads` loops of invocations until `stop`; records the execution id of every 200.
+class Load {
+ public:
+  Load(const std::string& key, const std::string& fn, int threads) {
+    for (int i = 0; i < threads; ++i) {
+      threads_.emplace_back([this, key, fn] {
+        auto client = g_system->Client();
+        client->SetTimeout(std::chrono::milliseconds(15000));
+        while (!stop_) {
+          auto r = client->Post("/api/v1/functions/" + fn + "/invoke", R"({"event": {}})",
+                                {{"Authorization", key}});
+          ++sent_;
+          if (!r.ok()) continue;  // the edge itself never restarts here; a transport error is rare
+          if (r->status == 200) {
+            auto doc = ParseJson(r->body);
+            std::string_view id;
+            if (doc.ok() && doc->root["summary"]["execution_id"].get(id) == simdjson::SUCCESS) {
+              std::lock_guard<std::mutex> lock(mu_);
+              answered_.insert(std::string(id));
+            }
+          }
+        }
+      });
+    }
+  }
+  // Waits until at least n more calls were sent: load is flowing.
+  void WaitForCalls(int n) {
+    int target = sent_ + n;
+    while (sent_ < target) std::this_thread::yield();
+  }
+  std::set<std::string> Stop() {
+    stop_ = true;
+    for (auto& t : threads_) t.join();
+    return answered_;
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<int> sent_{0};
+  std::mutex mu_;
+  std::set<std::string> answered_;
+  std::vector<std::thread> threads_;
+};
+
+void ExpectEveryAnswerCharged(Account& account, const std::set<std::string>& answered) {
+  std::set<std::string> charged;
+  int64_t sum = 0;
+  for (auto& row : account.Ledger()) {
+    sum += std::stoll(row["amount_micro_usd"]);
+    if (row["type"] == "charge") charged.insert(row["execution_id"]);
+  }
+  for (const auto& id : answered) EXPECT_TRUE(charged.count(id)) << "uncharged execution " << id;
+  EXPECT_EQ(account.Balance(), sum);
+}
+
+class ResilienceTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ResilienceTest, KillingAChildMidLoadLosesNoCharge) {
+  const std::string victim = GetParam();
+  Account acct(*g_system, "Resilient " + victim);
+  acct.TopUp(50'000'000);
+  std::string key = acct.CreateKey();
+  std::string fn = acct.CreateFunction("echo");
+  ASSERT_EQ(acct.PublishLua(fn, "1", kEcho).status, 201);
+
+  Load load(key, fn, 4);
+  load.WaitForCalls(50);
+  pid_t old_pid = g_system->Pid(victim);
+  g_system->Kill(victim, SIGKILL);
+  ASSERT_TRUE(g_system->WaitRestarted(victim, old_pid, 60000)) << victim << " did not come back";
+  load.WaitForCalls(50);
+  std::set<std::string> answered = load.Stop();
+  EXPECT_GT(answered.size(), 50u);
+  ExpectEveryAnswerCharged(acct, answered);
+  // Once quiet, nothing stays reserved.
+  EXPECT_EQ(acct.Available(), acct.Balance());
+}
+
+TEST(HealthTest, NamesTheServiceThatDoesNotAnswer) {
+  auto client = g_system->Client();
+  g_system->Kill("executor", SIGSTOP);
+  http::HttpResponse r;
+  for (int i = 0; i < 100; ++i) {  // each probe waits for the health timeout; no sleeping here
+    auto answer = client->Get("/healthz");
+    ASSERT_TRUE(answer.ok());
+    r = *answer;
+    if (r.status == 503) break;
+  }
+  g_system->Kill("executor", SIGCONT);
+  EXPECT_EQ(r.status, 503);
+  EXPECT_EQ(StringField(r.body, "status"), "unavailable");
+  EXPECT_EQ(ToJson(Json(r.body).root["missing"]), R"(["executor"])");
+  EXPECT_TRUE(g_system->WaitHealthy(30000));
+}
+
+INSTANTIATE_TEST_SUITE_P(Children, ResilienceTest,
+                         ::testing::Values("redis", "billing", "auth", "registry", "secrets",
+                                           "nats", "postgres"),
+                         [](const auto& info) { return info.param; });
+
+}  // namespace
+}  // namespace toolgate::testing

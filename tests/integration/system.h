@@ -1,0 +1,94 @@
+// The black-box test harness: a whole Toolgate system, started for real.
+//
+// System runs the `toolgate up` launcher (built beside the tests) on a fresh data directory with
+// every port picked free, so NATS, Redis, PostgreSQL and all six services run as real processes,
+// exactly as in production. Tests talk to it only over HTTP, and may kill any child process to
+// watch the supervisor restart it.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "toolgate/base/json.h"
+#include "toolgate/http_client/http_client.h"
+
+namespace toolgate::testing {
+
+class System {
+ public:
+  // Starts the system with extra `toolgate up` flags; aborts the test binary with a message (and
+  // the launcher's log) when it does not come up in time.
+  explicit System(std::vector<std::string> extra_flags = {});
+  // Stops the launcher (which stops everything in order) and removes the data directory.
+  ~System();
+  System(const System&) = delete;
+  System& operator=(const System&) = delete;
+
+  const std::string& url() const { return url_; }
+  const std::string& data_dir() const { return data_dir_; }
+  // The current pid of a child ("redis", "billing", ...) from the launcher's state file.
+  pid_t Pid(const std::string& child) const;
+  // Sends sig to the child.
+  void Kill(const std::string& child, int sig);
+  // Waits until the child runs with a pid other than old_pid and /healthz answers 200.
+  bool WaitRestarted(const std::string& child, pid_t old_pid, int timeout_ms);
+  bool WaitHealthy(int timeout_ms);
+  // A new HTTP client for the edge.
+  std::unique_ptr<http::HttpClient> Client() const;
+
+ private:
+  std::string ReadState() const;
+  std::string data_dir_;
+  std::string url_;
+  pid_t launcher_ = -1;
+};
+
+// A signed-up user with an organization of their own, driving the management API with a
+// session cookie.
+class Account {
+ public:
+  Account(const System& system, const std::string& organization);
+
+  http::HttpClient& session() { return *session_; }
+  const std::string& org_id() const { return org_id_; }
+
+  // Each helper fails the current test (ADD_FAILURE) and returns empty on an unexpected status.
+  std::string CreateKey(const std::string& scopes_json = R"(["invoke"])",
+                        const std::string& expires_at = "");
+  void TopUp(int64_t micro_usd);
+  int64_t Balance();
+  int64_t Available();
+  // Creates a function (fields as JSON members, e.g. R"("visibility":"public","price_micro_usd":5)")
+  // and returns its id.
+  std::string CreateFunction(const std::string& name, const std::string& extra_members = "");
+  // Publishes a Lua version; extra_members adds fields such as "timeout_ms":100.
+  http::HttpResponse PublishLua(const std::string& function_id, const std::string& version,
+                                const std::string& code, const std::string& extra_members = "");
+  std::string CreateSecret(const std::string& name, const std::string& value);
+  void AddToWorkspace(const std::string& function_id);
+  // GET /billing/ledger, all pages, parsed.
+  std::vector<std::map<std::string, std::string>> Ledger();
+
+ private:
+  std::unique_ptr<http::HttpClient> session_;
+  std::string org_id_;
+};
+
+// POST …/invoke with key; version empty uses the latest form of the path.
+http::HttpResponse Invoke(const System& system, const std::string& key,
+                          const std::string& function_id, const std::string& version,
+                          const std::string& body,
+                          const std::vector<std::pair<std::string, std::string>>& headers = {});
+
+// Parses a JSON body; fails the test and returns an empty document when it is not JSON.
+ParsedJson Json(const std::string& body);
+// The string member "field" of a JSON object body ("" when absent).
+std::string StringField(const std::string& body, const std::string& field);
+int64_t IntField(const std::string& body, const std::string& field);
+
+}  // namespace toolgate::testing
