@@ -279,12 +279,13 @@ int RunUp(const std::vector<std::string>& args) {
   Status s = supervisor.Start({"nats",
                                {"/usr/sbin/nats-server", "-c", (data / "nats" / "nats.conf").string()},
                                {}, (logs / "nats.log").string(), 0, 0, SIGTERM});
-  // Redis with an append-only file: a killed Redis comes back with balances and holds.
+  // Redis with an append-only file fsynced before each reply: a killed Redis comes back with
+  // every balance and hold it acknowledged.
   if (s.ok()) {
     s = supervisor.Start({"redis",
                           {"/usr/bin/redis-server", "--bind", "127.0.0.1", "--port",
                            std::to_string(redis_port), "--dir", (data / "redis").string(),
-                           "--appendonly", "yes", "--appendfsync", "everysec", "--save", "",
+                           "--appendonly", "yes", "--appendfsync", "always", "--save", "",
                            "--protected-mode", "yes", "--daemonize", "no"},
                           {}, (logs / "redis.log").string(), 0, 0, SIGTERM});
   }

@@ -43,6 +43,10 @@ void Reaper::Loop() {
     if (!reaped.ok()) {
       log::Warn("hold reaper pass failed").Str("error", reaped.status().ToString());
     }
+    auto captured = CaptureCharged();
+    if (!captured.ok()) {
+      log::Warn("charged-hold pass failed").Str("error", captured.status().ToString());
+    }
     lock.lock();
   }
 }
@@ -78,6 +82,24 @@ Result<int> Reaper::ReapDue(int64_t now_ms) {
     }
   }
   return ended;
+}
+
+Result<int> Reaper::CaptureCharged() {
+  auto holds = balances_.DueHolds(INT64_MAX, kReapBatch);
+  if (!holds.ok()) return holds.status();
+  int captured = 0;
+  for (const std::string& execution_id : *holds) {
+    auto charge = ledger_.ChargeOf(execution_id);
+    if (!charge.ok()) return charge.status();
+    if (!charge->has_value()) continue;  // still running, or not yet committed
+    auto settled = balances_.Settle(**charge);
+    if (!settled.ok()) return settled.status();
+    if (*settled) {
+      ++captured;
+      log::Warn("charged hold captured by the reaper").Str("execution_id", execution_id);
+    }
+  }
+  return captured;
 }
 
 }  // namespace toolgate::billing

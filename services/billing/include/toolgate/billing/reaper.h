@@ -32,6 +32,10 @@ class Reaper {
 
   // One pass over the holds due at now_ms (at most 256); returns how many it ended.
   Result<int> ReapDue(int64_t now_ms);
+  // Captures holds, due or not, whose charge is already in the ledger (at most 256, earliest
+  // expiry first): a Redis that lost its last writes comes back holding funds for executions
+  // that were charged, and this heals it within a pass instead of after the grace period.
+  Result<int> CaptureCharged();
 
  private:
   void Loop();
