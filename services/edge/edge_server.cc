@@ -247,8 +247,14 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
   }
   job.set_traceparent(traceparent);
 
+  const int margin_ms = options_.settle_margin_ms;
+  auto dispatched = [margin_ms](const bus::Message& m) {
+    v1::InvokeReply reply;
+    if (!reply.ParseFromString(m.data) || !reply.has_dispatched()) return 0;
+    return reply.dispatched().timeout_ms() + margin_ms;
+  };
   std::string reply = mux_.Expect(
-      options_.invoke_timeout_ms,
+      options_.chain_timeout_ms,
       [writer, span, request_id, traceparent](Result<bus::Message> answer) {
         if (!answer.ok()) return SendBusFailure(*writer, answer.status(), request_id, traceparent);
         v1::InvokeReply reply;
@@ -257,7 +263,8 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
                              traceparent);
         }
         Send(*writer, RenderInvokeReply(reply, request_id, NowMs()), request_id, traceparent);
-      });
+      },
+      dispatched);
   job.set_edge_reply(reply);
   Status s = bus_.Publish("tg.invoke.auth", job.SerializeAsString(), reply, traceparent);
   if (!s.ok()) mux_.Cancel(reply, s);

@@ -24,7 +24,8 @@ struct EdgeOptions {
   int port = 8080;                           // 0: any free port (see port())
   int threads = 2;
   size_t max_request_bytes = 6 * 1024 * 1024;
-  int invoke_timeout_ms = 905000;            // the longest timeout_ms plus settlement margin
+  int chain_timeout_ms = 15000;              // until billing reports the job dispatched
+  int settle_margin_ms = 60000;              // after the version's timeout_ms, for settlement
   int management_timeout_ms = 15000;
   int health_timeout_ms = 1000;
   std::string openapi_json;                  // served at /api/v1/openapi.json

@@ -16,7 +16,10 @@ int main(int argc, char** argv) {
   flags.Define("http-port", "8080", "port to listen on (0: any free port)");
   flags.Define("http-threads", "2", "HTTP reactor threads");
   flags.Define("max-request-bytes", "6291456", "largest accepted request body");
-  flags.Define("invoke-timeout-ms", "905000", "how long the edge waits for an invocation");
+  flags.Define("chain-timeout-ms", "15000",
+               "how long the edge waits for an invocation to reach an executor");
+  flags.Define("settle-margin-ms", "60000",
+               "how long past the version's timeout the edge waits for the result");
   flags.Define("port-file", "", "write the bound port to this file once listening");
   flags.Parse(argc, argv);
   auto bus = core::StartService("edge", flags);
@@ -26,7 +29,8 @@ int main(int argc, char** argv) {
   options.port = static_cast<int>(flags.GetInt("http-port"));
   options.threads = static_cast<int>(flags.GetInt("http-threads"));
   options.max_request_bytes = static_cast<size_t>(flags.GetInt("max-request-bytes"));
-  options.invoke_timeout_ms = static_cast<int>(flags.GetInt("invoke-timeout-ms"));
+  options.chain_timeout_ms = static_cast<int>(flags.GetInt("chain-timeout-ms"));
+  options.settle_margin_ms = static_cast<int>(flags.GetInt("settle-margin-ms"));
   options.openapi_json = std::string(OpenApiJson());
   edge::EdgeServer server(*bus, options);
   Status s = server.Start();

@@ -26,14 +26,14 @@ Status ReplyMux::Start() {
   return bus_.Subscribe(prefix_ + "*", "", [this](bus::Message&& m) { OnReply(std::move(m)); });
 }
 
-std::string ReplyMux::Expect(int timeout_ms, Callback callback) {
+std::string ReplyMux::Expect(int timeout_ms, Callback callback, Interim interim) {
   int64_t deadline = MonotonicUs() + int64_t{timeout_ms} * 1000;
   uint64_t id;
   bool earliest;
   {
     std::lock_guard<std::mutex> lock(mu_);
     id = next_id_++;
-    pending_.emplace(id, Pending{std::move(callback), deadline});
+    pending_.emplace(id, Pending{std::move(callback), std::move(interim), deadline});
     auto it = deadlines_.emplace(deadline, id);
     earliest = it == deadlines_.begin();
   }
@@ -57,6 +57,26 @@ ReplyMux::Callback ReplyMux::Take(uint64_t id) {
   return cb;
 }
 
+bool ReplyMux::Extend(uint64_t id, int timeout_ms) {
+  int64_t deadline = MonotonicUs() + int64_t{timeout_ms} * 1000;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pending_.find(id);
+    if (it == pending_.end()) return false;
+    auto range = deadlines_.equal_range(it->second.deadline_us);
+    for (auto d = range.first; d != range.second; ++d) {
+      if (d->second == id) {
+        deadlines_.erase(d);
+        break;
+      }
+    }
+    it->second.deadline_us = deadline;
+    deadlines_.emplace(deadline, id);
+  }
+  cv_.notify_one();
+  return true;
+}
+
 void ReplyMux::Cancel(const std::string& reply_subject, const Status& status) {
   uint64_t id = 0;
   std::string_view tail = std::string_view(reply_subject).substr(prefix_.size());
@@ -77,6 +97,23 @@ void ReplyMux::OnReply(bus::Message&& m) {
   const char* begin = m.subject.data() + prefix_.size();
   auto [ptr, ec] = std::from_chars(begin, m.subject.data() + m.subject.size(), id);
   if (ec != std::errc()) return;
+  if (!m.no_responders) {
+    Interim interim;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = pending_.find(id);
+      if (it == pending_.end()) return;  // late answer after a timeout: dropped
+      interim = it->second.interim;
+    }
+    // An answer that overtakes its interim notice simply completes the request; the notice then
+    // finds nothing pending and is dropped.
+    if (interim) {
+      if (int extend_ms = interim(m); extend_ms > 0) {
+        Extend(id, extend_ms);
+        return;
+      }
+    }
+  }
   Callback cb = Take(id);
   if (!cb) return;  // late answer after a timeout: dropped
   if (m.no_responders) {

@@ -26,6 +26,9 @@ namespace toolgate::edge {
 class ReplyMux {
  public:
   using Callback = std::function<void(Result<bus::Message>)>;
+  // Looks at a message before the callback does: a positive return value means "interim, keep
+  // waiting this many more milliseconds" and the callback is not run; 0 means it is the answer.
+  using Interim = std::function<int(const bus::Message&)>;
 
   explicit ReplyMux(bus::Bus& bus);
   // Fails every pending callback with Unavailable and joins the timer thread.
@@ -35,8 +38,8 @@ class ReplyMux {
 
   // Subscribes to the inbox. Call once before Expect().
   Status Start();
-  // Returns the reply subject to publish with.
-  std::string Expect(int timeout_ms, Callback callback);
+  // Returns the reply subject to publish with. interim may be empty.
+  std::string Expect(int timeout_ms, Callback callback, Interim interim = {});
   // Completes the callback for reply_subject with status (e.g. when the publish failed).
   void Cancel(const std::string& reply_subject, const Status& status);
   // Publishes data to subject and routes the answer to callback.
@@ -46,12 +49,15 @@ class ReplyMux {
  private:
   struct Pending {
     Callback callback;
+    Interim interim;
     int64_t deadline_us;
   };
   void OnReply(bus::Message&& m);
   void TimerLoop();
   // Removes and returns the pending entry for id; empty callback when absent.
   Callback Take(uint64_t id);
+  // Moves id's deadline to now + timeout_ms; false when id is no longer pending.
+  bool Extend(uint64_t id, int timeout_ms);
 
   bus::Bus& bus_;
   std::string prefix_;  // "<inbox>." ; reply subjects are prefix_ + decimal id

@@ -19,7 +19,11 @@ System* g_system = nullptr;
 
 class SystemEnvironment : public ::testing::Environment {
  public:
-  void SetUp() override { g_system = new System(); }
+  // Abandoned holds (a job lost with a killed stage) are released within seconds, not after
+  // the production grace of a minute.
+  void SetUp() override {
+    g_system = new System({}, {"TOOLGATE_HOLD_GRACE_MS=1000", "TOOLGATE_REAPER_INTERVAL_MS=500"});
+  }
   void TearDown() override {
     delete g_system;
     g_system = nullptr;
@@ -104,7 +108,7 @@ TEST_P(ResilienceTest, KillingAChildMidLoadLosesNoCharge) {
   acct.TopUp(50'000'000);
   std::string key = acct.CreateKey();
   std::string fn = acct.CreateFunction("echo");
-  ASSERT_EQ(acct.PublishLua(fn, "1", kEcho).status, 201);
+  ASSERT_EQ(acct.PublishLua(fn, "1", kEcho, R"("timeout_ms":1000)").status, 201);
 
   Load load(key, fn, 4);
   load.WaitForCalls(50);

@@ -54,7 +54,7 @@ bool PollUntil(int timeout_ms, Cond cond) {
 
 }  // namespace
 
-System::System(std::vector<std::string> extra_flags) {
+System::System(std::vector<std::string> extra_flags, std::vector<std::string> env) {
   InitCrypto();
   char tmpl[] = "/tmp/toolgate-it-XXXXXX";
   if (!::mkdtemp(tmpl)) Abort("mkdtemp failed", "/tmp");
@@ -76,6 +76,7 @@ System::System(std::vector<std::string> extra_flags) {
     FILE* f = std::freopen(log.c_str(), "w", stdout);
     (void)f;
     ::dup2(STDOUT_FILENO, STDERR_FILENO);
+    for (auto& e : env) ::putenv(e.data());
     ::execv(argv[0], argv.data());
     ::_exit(127);
   }

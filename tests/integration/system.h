@@ -21,9 +21,10 @@ namespace toolgate::testing {
 
 class System {
  public:
-  // Starts the system with extra `toolgate up` flags; aborts the test binary with a message (and
-  // the launcher's log) when it does not come up in time.
-  explicit System(std::vector<std::string> extra_flags = {});
+  // Starts the system with extra `toolgate up` flags and environment ("NAME=value", inherited by
+  // every service); aborts the test binary with a message (and the logs) when it does not come
+  // up in time.
+  explicit System(std::vector<std::string> extra_flags = {}, std::vector<std::string> env = {});
   // Stops the launcher (which stops everything in order) and removes the data directory.
   ~System();
   System(const System&) = delete;

@@ -111,6 +111,10 @@ void InvokeStage::Handle(bus::Message&& message) {
   job.mutable_hold()->set_amount_micro_usd(hold.amount_micro_usd);
   job.mutable_hold()->set_function_micro_usd(FeeFor(job));
   job.set_traceparent(traceparent);
+  // The notice goes first, so that it never arrives after the answer it announces.
+  v1::InvokeReply dispatched;
+  dispatched.mutable_dispatched()->set_timeout_ms(job.function().timeout_ms());
+  bus_.Publish(job.edge_reply(), dispatched.SerializeAsString(), {}, traceparent);
   Status sent = bus_.Publish(*exec_subject, job.SerializeAsString(),
                              SettleSubject(job.execution_id()), traceparent);
   if (!sent.ok()) {
