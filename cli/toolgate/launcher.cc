@@ -200,6 +200,7 @@ int RunUp(const std::vector<std::string>& args) {
   flags.Define("log-level", "info", "services' log level");
   flags.Define("bin-dir", "", "where the toolgate-* binaries are (default: beside this one)");
   flags.Define("executor-threads", "4", "CPU executor worker threads");
+  flags.Define("web-dir", "", "the web app's files (default: <bin-dir>/../web when present)");
   flags.Define("rate-limit-per-key", "1000", "requests/s per API key (0: off)");
   flags.Define("rate-limit-burst", "2000", "burst per API key");
   flags.Define("concurrency-per-org", "100", "concurrent executions per organization (0: off)");
@@ -330,6 +331,9 @@ int RunUp(const std::vector<std::string>& args) {
     if (name == "edge") {
       argv.insert(argv.end(), {"--http-port", std::to_string(http_port), "--host",
                                flags.Get("host"), "--port-file", port_file.string()});
+      fs::path web = flags.Get("web-dir").empty() ? bin_dir.parent_path() / "web"
+                                                  : fs::path(flags.Get("web-dir"));
+      if (fs::is_directory(web)) argv.insert(argv.end(), {"--web-dir", web.string()});
     }
     s = supervisor.Start({name, argv, env, (logs / (name + ".log")).string(), 0, 0, SIGTERM});
     if (!s.ok()) Fail(s.ToString());

@@ -149,7 +149,7 @@ void SendBusFailure(Http::ResponseWriter& writer, const Status& status,
 }  // namespace
 
 EdgeServer::EdgeServer(bus::Bus& bus, EdgeOptions options)
-    : bus_(bus), options_(std::move(options)), mux_(bus) {}
+    : bus_(bus), options_(std::move(options)), mux_(bus), web_(options_.web_dir) {}
 
 EdgeServer::~EdgeServer() { Shutdown(); }
 
@@ -193,6 +193,20 @@ void EdgeServer::OnRequest(const Http::Request& request, Http::ResponseWriter wr
 
   if (path == "/healthz" && method == Http::Method::Get) return HandleHealth(shared, request_id);
   if (segments.size() < 2 || segments[0] != "api" || segments[1] != "v1") {
+    if (method == Http::Method::Get || method == Http::Method::Head) {
+      if (auto file = web_.Find(path)) {
+        HttpAnswer a;
+        a.content_type = file->content_type;
+        a.body = file->body;
+        // The pages load nothing from elsewhere, and are never framed by another site.
+        a.headers.emplace_back("Content-Security-Policy",
+                               "default-src 'self'; img-src 'self' data:; "
+                               "frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+        a.headers.emplace_back("X-Content-Type-Options", "nosniff");
+        a.headers.emplace_back("Cache-Control", "no-cache");
+        return Send(*shared, a, request_id);
+      }
+    }
     return SendProblem(*shared, "not_found", "No such route; the API lives under /api/v1.",
                        request_id);
   }

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "reply_mux.h"
+#include "static_files.h"
 #include "toolgate/bus/bus.h"
 
 namespace toolgate::edge {
@@ -29,6 +30,7 @@ struct EdgeOptions {
   int management_timeout_ms = 15000;
   int health_timeout_ms = 1000;
   std::string openapi_json;                  // served at /api/v1/openapi.json
+  std::string web_dir;                       // the web app, served for non-API GETs
 };
 
 class EdgeServer {
@@ -58,6 +60,7 @@ class EdgeServer {
   bus::Bus& bus_;
   EdgeOptions options_;
   ReplyMux mux_;
+  StaticFiles web_;
   std::unique_ptr<Pistache::Http::Endpoint> endpoint_;
 };
 

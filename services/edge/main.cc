@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   flags.Define("settle-margin-ms", "60000",
                "how long past the version's timeout the edge waits for the result");
   flags.Define("port-file", "", "write the bound port to this file once listening");
+  flags.Define("web-dir", "", "directory of the web app to serve (empty: none)");
   flags.Parse(argc, argv);
   auto bus = core::StartService("edge", flags);
 
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   options.chain_timeout_ms = static_cast<int>(flags.GetInt("chain-timeout-ms"));
   options.settle_margin_ms = static_cast<int>(flags.GetInt("settle-margin-ms"));
   options.openapi_json = std::string(OpenApiJson());
+  options.web_dir = flags.Get("web-dir");
   edge::EdgeServer server(*bus, options);
   Status s = server.Start();
   if (!s.ok()) core::Die("toolgate-edge", "cannot serve HTTP", s.ToString());

@@ -1,0 +1,53 @@
+#include "static_files.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace toolgate::edge {
+
+StaticFiles::StaticFiles(const std::string& root) {
+  std::error_code ec;
+  if (root.empty() || !fs::is_directory(root, ec)) return;
+  fs::path base = fs::canonical(root, ec);
+  for (auto it = fs::recursive_directory_iterator(base, ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    if (!it->is_regular_file()) continue;
+    std::ifstream in(it->path(), std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string rel = "/" + fs::relative(it->path(), base).generic_string();
+    files_[rel] = StaticFile{ContentTypeFor(rel), ss.str()};
+  }
+}
+
+std::optional<StaticFile> StaticFiles::Find(const std::string& path) const {
+  if (files_.empty()) return std::nullopt;
+  // Only paths that were loaded can be answered, so ".." or a symlink cannot reach outside.
+  std::string key = path == "/" ? "/index.html" : path;
+  if (auto it = files_.find(key); it != files_.end()) return it->second;
+  std::string last = key.substr(key.rfind('/') + 1);
+  if (last.find('.') == std::string::npos) {
+    if (auto index = files_.find("/index.html"); index != files_.end()) return index->second;
+  }
+  return std::nullopt;
+}
+
+std::string StaticFiles::ContentTypeFor(const std::string& path) {
+  static const std::map<std::string, std::string> kTypes = {
+      {".html", "text/html; charset=utf-8"},  {".js", "text/javascript; charset=utf-8"},
+      {".mjs", "text/javascript; charset=utf-8"}, {".css", "text/css; charset=utf-8"},
+      {".json", "application/json"},          {".svg", "image/svg+xml"},
+      {".png", "image/png"},                  {".ico", "image/x-icon"},
+      {".woff2", "font/woff2"},               {".txt", "text/plain; charset=utf-8"},
+      {".map", "application/json"}};
+  size_t dot = path.rfind('.');
+  if (dot != std::string::npos) {
+    if (auto it = kTypes.find(path.substr(dot)); it != kTypes.end()) return it->second;
+  }
+  return "application/octet-stream";
+}
+
+}  // namespace toolgate::edge

@@ -1,0 +1,35 @@
+// StaticFiles: the web app's files, served by the edge from one directory.
+//
+// Paths are resolved inside the root only (no "..", no symlink escape); an unknown path that
+// does not look like a file (no extension) gets index.html, so the single-page app's own routes
+// work on reload. Files are read once and kept in memory: the app is small and immutable per
+// release. Thread-safe after construction.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace toolgate::edge {
+
+struct StaticFile {
+  std::string content_type;
+  std::string body;
+};
+
+class StaticFiles {
+ public:
+  // Loads every regular file under root. An empty or missing root serves nothing.
+  explicit StaticFiles(const std::string& root);
+
+  // The file for a request path ("/", "/app.js", "/tools/123"), or nullopt.
+  std::optional<StaticFile> Find(const std::string& path) const;
+  bool empty() const { return files_.empty(); }
+
+  static std::string ContentTypeFor(const std::string& path);
+
+ private:
+  std::map<std::string, StaticFile> files_;  // keyed by "/relative/path"
+};
+
+}  // namespace toolgate::edge
