@@ -5,6 +5,7 @@
 
 #include "commands.h"
 #include "launcher.h"
+#include "trace_command.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -15,6 +16,9 @@ int main(int argc, char** argv) {
       if (a == "--demo") a = "--demo=true";
     }
     return toolgate::cli::RunUp(rest);
+  }
+  if (!args.empty() && args[0] == "trace") {
+    return toolgate::cli::RunTrace(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   if (args.empty()) args.push_back("help");
   return toolgate::cli::RunClientCommand(args);

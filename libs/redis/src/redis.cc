@@ -130,4 +130,65 @@ Result<Reply> Client::Eval(const Script& script, const std::vector<std::string>&
   return r;
 }
 
+Result<std::vector<Result<Reply>>> Client::Pipeline(
+    const std::vector<std::vector<std::string>>& commands) {
+  auto ctx = Acquire();
+  if (!ctx.ok()) return ctx.status();
+  for (const auto& argv : commands) {
+    std::vector<const char*> args;
+    std::vector<size_t> lens;
+    for (const auto& a : argv) {
+      args.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    if (redisAppendCommandArgv(*ctx, static_cast<int>(args.size()), args.data(), lens.data()) !=
+        REDIS_OK) {
+      std::string err = (*ctx)->errstr;
+      Release(*ctx, false);
+      return Status::Unavailable("redis: " + err);
+    }
+  }
+  std::vector<Result<Reply>> out;
+  out.reserve(commands.size());
+  for (size_t i = 0; i < commands.size(); ++i) {
+    void* raw = nullptr;
+    if (redisGetReply(*ctx, &raw) != REDIS_OK || raw == nullptr) {
+      std::string err = (*ctx)->errstr;
+      Release(*ctx, false);
+      return Status::Unavailable("redis: " + err);
+    }
+    auto* r = static_cast<redisReply*>(raw);
+    out.push_back(r->type == REDIS_REPLY_ERROR
+                      ? Result<Reply>(Status::Internal(std::string(r->str, r->len)))
+                      : Result<Reply>(Convert(r)));
+    freeReplyObject(r);
+  }
+  Release(*ctx, true);
+  return out;
+}
+
+Result<std::vector<Result<Reply>>> Client::EvalMany(const Script& script,
+                                                     const std::vector<ScriptCall>& calls) {
+  auto build = [&](const char* verb, const std::string& body) {
+    std::vector<std::vector<std::string>> commands;
+    commands.reserve(calls.size());
+    for (const auto& c : calls) {
+      std::vector<std::string> argv = {verb, body, std::to_string(c.keys.size())};
+      argv.insert(argv.end(), c.keys.begin(), c.keys.end());
+      argv.insert(argv.end(), c.args.begin(), c.args.end());
+      commands.push_back(std::move(argv));
+    }
+    return commands;
+  };
+  auto replies = Pipeline(build("EVALSHA", script.sha1()));
+  if (!replies.ok()) return replies;
+  for (const auto& r : *replies) {
+    // A Redis that restarted has forgotten the script: send the source instead.
+    if (!r.ok() && r.status().message().rfind("NOSCRIPT", 0) == 0) {
+      return Pipeline(build("EVAL", script.source()));
+    }
+  }
+  return replies;
+}
+
 }  // namespace toolgate::redis

@@ -236,17 +236,40 @@ Result<HoldOutcome> BalanceStore::Hold(const HoldRecord& hold) {
   return Unexpected("hold");
 }
 
-Result<bool> BalanceStore::Settle(const SettleStep& step) {
+namespace {
+
+redis::Client::ScriptCall SettleCall(const SettleStep& step) {
   const std::string& owner = step.owner_org_id.empty() ? step.org_id : step.owner_org_id;
-  auto reply =
-      redis_.Eval(kSettleScript,
-                  {HoldKey(step.execution_id), BalanceKey(step.org_id), ReservedKey(step.org_id),
-                   InFlightKey(step.org_id), BalanceKey(owner), kHolds},
-                  {step.execution_id, step.org_id, std::to_string(step.total_micro_usd),
-                   std::to_string(step.revenue_micro_usd)});
+  return {{HoldKey(step.execution_id), BalanceKey(step.org_id), ReservedKey(step.org_id),
+           InFlightKey(step.org_id), BalanceKey(owner), kHolds},
+          {step.execution_id, step.org_id, std::to_string(step.total_micro_usd),
+           std::to_string(step.revenue_micro_usd)}};
+}
+
+Result<bool> SettleOutcome(const Result<redis::Reply>& reply) {
   if (!reply.ok()) return reply.status();
   if (reply->type != redis::Reply::Type::kInteger) return Unexpected("settle");
   return reply->integer == 1;
+}
+
+}  // namespace
+
+Result<bool> BalanceStore::Settle(const SettleStep& step) {
+  auto call = SettleCall(step);
+  return SettleOutcome(redis_.Eval(kSettleScript, call.keys, call.args));
+}
+
+std::vector<Result<bool>> BalanceStore::SettleMany(const std::vector<SettleStep>& steps) {
+  std::vector<redis::Client::ScriptCall> calls;
+  calls.reserve(steps.size());
+  for (const auto& step : steps) calls.push_back(SettleCall(step));
+  auto replies = redis_.EvalMany(kSettleScript, calls);
+  std::vector<Result<bool>> out;
+  out.reserve(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    out.push_back(replies.ok() ? SettleOutcome((*replies)[i]) : Result<bool>(replies.status()));
+  }
+  return out;
 }
 
 Result<bool> BalanceStore::Release(const std::string& execution_id, const std::string& org_id,

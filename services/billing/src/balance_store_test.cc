@@ -241,6 +241,36 @@ TEST_F(BalanceStoreTest, SettleAppliesOnce) {
   EXPECT_TRUE(store.DueHolds(1'000'000, 10)->empty());
 }
 
+TEST_F(BalanceStoreTest, SettleManyAppliesEachOnceInOneRoundTrip) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_TRUE(store.Load("org-b", 0).ok());
+  for (const char* id : {"e1", "e2", "e3"}) {
+    ASSERT_EQ(VerdictOf(store, HoldOf(id, 100)), HoldVerdict::kHeld);
+  }
+  std::vector<SettleStep> steps = {{"e1", "org-a", "org-b", 10, 1},
+                                   {"e2", "org-a", "org-b", 20, 2},
+                                   {"e3", "org-a", "org-b", 30, 3}};
+  auto first = store.SettleMany(steps);
+  ASSERT_EQ(first.size(), 3u);
+  for (const auto& r : first) {
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_TRUE(*r);
+  }
+  // A retried batch (and one with a never-held execution) changes nothing.
+  steps.push_back({"e4", "org-a", "org-b", 40, 4});
+  auto second = store.SettleMany(steps);
+  for (const auto& r : second) {
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(*r);
+  }
+  EXPECT_EQ(Int("tg:bal:org-a"), 940);
+  EXPECT_EQ(Int("tg:res:org-a"), 0);
+  EXPECT_EQ(Int("tg:conc:org-a"), 0);
+  EXPECT_EQ(Int("tg:bal:org-b"), 6);
+  EXPECT_TRUE(store.SettleMany({}).empty());
+}
+
 TEST_F(BalanceStoreTest, SettleLeavesAnUnloadedOwnerToItsLoad) {
   BalanceStore store = Store();
   ASSERT_TRUE(store.Load("org-a", 1000).ok());

@@ -167,13 +167,25 @@ void Settler::Commit(Batch batch) {
     return;
   }
   std::set<std::string> fresh(recorded->begin(), recorded->end());
-  for (auto& p : batch) {
-    bool newly_recorded = fresh.erase(p->settlement.execution.execution_id) > 0;
-    Finish(*p, newly_recorded);
+  // Capture every hold of the batch in one Redis round trip: under `appendfsync always` one
+  // fsync then covers the whole batch instead of one per settlement.
+  std::vector<SettleStep> steps;
+  std::vector<size_t> step_of(batch.size(), SIZE_MAX);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!batch[i]->result.handler_ran()) continue;
+    const ExecutionRecord& e = batch[i]->settlement.execution;
+    step_of[i] = steps.size();
+    steps.push_back(SettleStep{e.execution_id, e.org_id, e.owner_org_id, e.charge.total_micro_usd,
+                               e.charge.owner_revenue_micro_usd});
+  }
+  std::vector<Result<bool>> captures = balances_.SettleMany(steps);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    bool newly_recorded = fresh.erase(batch[i]->settlement.execution.execution_id) > 0;
+    Finish(*batch[i], newly_recorded, step_of[i] == SIZE_MAX ? nullptr : &captures[step_of[i]]);
   }
 }
 
-void Settler::Finish(Pending& pending, bool newly_recorded) {
+void Settler::Finish(Pending& pending, bool newly_recorded, const Result<bool>* capture) {
   const v1::ExecutionResult& result = pending.result;
   const v1::InvokeJob& job = result.job();
   const ExecutionRecord& execution = pending.settlement.execution;
@@ -181,6 +193,7 @@ void Settler::Finish(Pending& pending, bool newly_recorded) {
   // Capture (or release) the hold. The ledger is durable already, so a Redis failure only
   // delays this step, never the answer.
   RetryQueue::Step step;
+  Status s;
   if (result.handler_ran()) {
     SettleStep settle{execution.execution_id, execution.org_id, execution.owner_org_id,
                       execution.charge.total_micro_usd, execution.charge.owner_revenue_micro_usd};
@@ -188,13 +201,15 @@ void Settler::Finish(Pending& pending, bool newly_recorded) {
       auto r = balances_.Settle(settle);
       return r.ok() ? Status::Ok() : r.status();
     };
+    s = capture && capture->ok() ? Status::Ok() : capture ? capture->status() : step();
   } else {
     step = [this, id = execution.execution_id, org = execution.org_id] {
       auto r = balances_.Release(id, org, ReleaseMode::kDelete);
       return r.ok() ? Status::Ok() : r.status();
     };
+    s = step();
   }
-  if (Status s = step(); RetryQueue::IsTransient(s)) {
+  if (RetryQueue::IsTransient(s)) {
     retries_.Add("capture " + execution.execution_id, std::move(step));
   } else if (!s.ok()) {
     log::Error("hold not captured; reconcile repairs the balance")

@@ -61,7 +61,20 @@ class Client {
   Result<Reply> Eval(const Script& script, const std::vector<std::string>& keys,
                      const std::vector<std::string>& args);
 
+  struct ScriptCall {
+    std::vector<std::string> keys;
+    std::vector<std::string> args;
+  };
+  // Runs the script once per call in one pipelined round trip: Redis executes them in order in
+  // one pass, so under `appendfsync always` they share one fsync. Returns one Result per call;
+  // fails as a whole only when the connection does.
+  Result<std::vector<Result<Reply>>> EvalMany(const Script& script,
+                                              const std::vector<ScriptCall>& calls);
+
  private:
+  // Sends every command, then reads every reply, on one connection.
+  Result<std::vector<Result<Reply>>> Pipeline(
+      const std::vector<std::vector<std::string>>& commands);
   Result<redisContext*> Acquire();
   void Release(redisContext* ctx, bool healthy);
   Options options_;

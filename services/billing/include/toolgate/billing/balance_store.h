@@ -96,6 +96,8 @@ class BalanceStore {
   // owner's balance += revenue, and the hold is deleted. On a tombstone only the balances move.
   // Idempotent: returns false, changing nothing, when the hold is gone (already settled).
   Result<bool> Settle(const SettleStep& step);
+  // Settle for many steps in one round trip (see redis::Client::EvalMany); one Result each.
+  std::vector<Result<bool>> SettleMany(const std::vector<SettleStep>& steps);
 
   // Returns the hold's amount to the available balance and ends it as an execution in flight.
   // Returns false, changing nothing, when it was already released or settled.

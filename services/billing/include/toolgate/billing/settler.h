@@ -59,7 +59,9 @@ class Settler {
   void Loop();
   // Records batch durably, then applies, answers and acks each settlement.
   void Commit(Batch batch);
-  void Finish(Pending& pending, bool newly_recorded);
+  // capture: the outcome of the batch's capture of this hold, when the handler ran (captures
+  // of a batch are applied together, one Redis round trip); absent: release the hold here.
+  void Finish(Pending& pending, bool newly_recorded, const Result<bool>* capture);
 
   bus::Bus& bus_;
   LedgerStore& ledger_;

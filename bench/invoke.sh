@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Invoke throughput and latency: the Lua echo tool through the whole system (edge -> auth ->
+# registry -> secrets -> billing -> executor -> billing -> edge, with a durable ledger write per
+# call) against a bare Pistache route on the same machine, in the same run, with the same wrk
+# settings. Prints a table; docs/benchmarks.md records a run.
+#
+#   bench/invoke.sh [duration_s=10] [connections=32]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration=${1:-10}
+connections=${2:-32}
+bin=build/bin
+[ -x $bin/toolgate ] && [ -x $bin/bench_bare_pistache ] || scripts/build.sh >/dev/null
+
+data=$(mktemp -d /tmp/toolgate-bench-XXXXXX)
+cleanup() {
+  [ -n "${up_pid:-}" ] && kill "$up_pid" 2>/dev/null && wait "$up_pid" 2>/dev/null || true
+  [ -n "${bare_pid:-}" ] && kill "$bare_pid" 2>/dev/null && wait "$bare_pid" 2>/dev/null || true
+  rm -rf "$data"
+}
+trap cleanup EXIT
+
+# The system as shipped (info logs: one span line per hop), with limits off: the bench measures
+# the platform, not the rate limiter.
+$bin/toolgate up --data-dir "$data" --http-port 0 --demo \
+  --rate-limit-per-key 0 --concurrency-per-org 0 >"$data/up.log" 2>&1 &
+up_pid=$!
+for _ in $(seq 1 600); do
+  grep -q "Press Ctrl-C" "$data/up.log" 2>/dev/null && break
+  kill -0 $up_pid 2>/dev/null || { cat "$data/up.log"; exit 1; }
+  sleep 0.1
+done
+url=$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' "$data/run/state.json")
+key=$(sed -n 's/.*"api_key":"\([^"]*\)".*/\1/p' "$data/run/demo.json")
+echo_id=$(sed -n 's/.*"echo_id":"\([^"]*\)".*/\1/p' "$data/run/demo.json")
+
+bare_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+$bin/bench_bare_pistache "$bare_port" 2 >/dev/null &
+bare_pid=$!
+until curl -s -o /dev/null "http://127.0.0.1:$bare_port/"; do sleep 0.05; done
+
+run() {  # name url connections threads
+  local out
+  out=$(TOOLGATE_BENCH_KEY=$key wrk -t"$4" -c"$3" -d"${duration}s" --latency -s bench/post.lua "$2" |
+        grep '^RESULT')
+  printf "%-28s %s\n" "$1" "${out#RESULT }"
+}
+
+invoke_url="$url/api/v1/functions/$echo_id/1.0.0/invoke"
+# Warm both (caches, connections, JIT-free but page faults) before measuring.
+TOOLGATE_BENCH_KEY=$key wrk -t1 -c4 -d2s -s bench/post.lua "$invoke_url" >/dev/null
+wrk -t1 -c4 -d2s -s bench/post.lua "http://127.0.0.1:$bare_port/echo" >/dev/null
+
+echo "# $(date -u +%FT%TZ) $(nproc) cores, ${duration}s per run, wrk keep-alive"
+echo "## throughput, $connections connections"
+run "bare pistache echo" "http://127.0.0.1:$bare_port/echo" "$connections" 2
+run "toolgate invoke (lua echo)" "$invoke_url" "$connections" 2
+echo "## latency, 1 connection (one request at a time)"
+run "bare pistache echo" "http://127.0.0.1:$bare_port/echo" 1 1
+run "toolgate invoke (lua echo)" "$invoke_url" 1 1
+
+# Where the time goes: the spans of one call, hop by hop.
+trace=$(curl -s -D - -o /dev/null -X POST "$invoke_url" -H "Authorization: $key" \
+  -H 'Content-Type: application/json' -d '{"event":{"trace":true}}' |
+  sed -n 's/^traceparent: 00-\([0-9a-f]*\)-.*/\1/p' | tr -d '\r')
+echo "## one call's trace ($trace)"
+$bin/toolgate trace "$trace" --data-dir "$data" || true
