@@ -4,11 +4,15 @@
 # call) against a bare Pistache route on the same machine, in the same run, with the same wrk
 # settings. Prints a table; docs/benchmarks.md records a run.
 #
-#   bench/invoke.sh [duration_s=10] [connections=32]
+#   bench/invoke.sh [duration_s=10] [connections=32] [durable_writes=true]
+#
+# durable_writes=false starts the system with --durable-writes=false (no fsync before answering),
+# which is unsafe in production but shows the platform's own cost apart from this disk's fsync.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-10}
 connections=${2:-32}
+durable=${3:-true}
 bin=build/bin
 [ -x $bin/toolgate ] && [ -x $bin/bench_bare_pistache ] || scripts/build.sh >/dev/null
 
@@ -22,7 +26,7 @@ trap cleanup EXIT
 
 # The system as shipped (info logs: one span line per hop), with limits off: the bench measures
 # the platform, not the rate limiter.
-$bin/toolgate up --data-dir "$data" --http-port 0 --demo \
+$bin/toolgate up --data-dir "$data" --http-port 0 --demo --durable-writes "$durable" \
   --rate-limit-per-key 0 --concurrency-per-org 0 >"$data/up.log" 2>&1 &
 up_pid=$!
 for _ in $(seq 1 600); do
@@ -51,7 +55,7 @@ invoke_url="$url/api/v1/functions/$echo_id/1.0.0/invoke"
 TOOLGATE_BENCH_KEY=$key wrk -t1 -c4 -d2s -s bench/post.lua "$invoke_url" >/dev/null
 wrk -t1 -c4 -d2s -s bench/post.lua "http://127.0.0.1:$bare_port/echo" >/dev/null
 
-echo "# $(date -u +%FT%TZ) $(nproc) cores, ${duration}s per run, wrk keep-alive"
+echo "# $(date -u +%FT%TZ) $(nproc) cores, ${duration}s per run, wrk keep-alive, durable writes: $durable"
 echo "## throughput, $connections connections"
 run "bare pistache echo" "http://127.0.0.1:$bare_port/echo" "$connections" 2
 run "toolgate invoke (lua echo)" "$invoke_url" "$connections" 2

@@ -80,12 +80,16 @@ void WriteFileAtomically(const fs::path& path, const std::string& text, mode_t m
   fs::rename(tmp, path);
 }
 
-// The secrets master key and the executor pool's key pair, created once, 0600.
+// The secrets master key, the edges' MCP session key and the executor pool's key pair, created
+// once, 0600.
 void EnsureKeys(const fs::path& keys) {
   fs::create_directories(keys);
   ::chmod(keys.c_str(), 0700);
   if (!fs::exists(keys / "master.key")) {
     WriteFileAtomically(keys / "master.key", Base64Encode(RandomBytes(32)) + "\n", 0600);
+  }
+  if (!fs::exists(keys / "mcp_session.key")) {
+    WriteFileAtomically(keys / "mcp_session.key", Base64Encode(RandomBytes(32)) + "\n", 0600);
   }
   if (!fs::exists(keys / "executor.key")) {
     unsigned char pk[crypto_box_PUBLICKEYBYTES], sk[crypto_box_SECRETKEYBYTES];
@@ -207,6 +211,9 @@ int RunUp(const std::vector<std::string>& args) {
   flags.Define("cpu-rate", "0.0166667", "compute price, µUSD per GB-ms");
   flags.Define("gpu-rate", "1.1", "compute price, µUSD per GPU-ms");
   flags.Define("commission-percent", "20", "platform commission on function fees");
+  flags.Define("durable-writes", "true",
+               "fsync Redis and PostgreSQL writes before answering (false: for benchmarks only, "
+               "to tell the platform's cost from the disk's; a crash can then lose charges)");
   std::vector<char*> argv = {const_cast<char*>("toolgate up")};
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   std::vector<std::string> extra = flags.Parse(static_cast<int>(argv.size()), argv.data());
@@ -214,6 +221,7 @@ int RunUp(const std::vector<std::string>& args) {
     Fail("unexpected argument '" + extra[0] + "' (see --help)");
   }
   bool demo = flags.GetBool("demo");
+  bool durable = flags.GetBool("durable-writes");
 
   BlockShutdownSignals();
   sigset_t chld;
@@ -286,7 +294,8 @@ int RunUp(const std::vector<std::string>& args) {
     s = supervisor.Start({"redis",
                           {"/usr/bin/redis-server", "--bind", "127.0.0.1", "--port",
                            std::to_string(redis_port), "--dir", (data / "redis").string(),
-                           "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+                           "--appendonly", "yes", "--appendfsync",
+                           durable ? "always" : "everysec", "--save", "",
                            "--protected-mode", "yes", "--daemonize", "no"},
                           {}, (logs / "redis.log").string(), 0, 0, SIGTERM});
   }
@@ -304,7 +313,8 @@ int RunUp(const std::vector<std::string>& args) {
   s = supervisor.Start({"postgres",
                         {PgBin("postgres"), "-D", (data / "pg").string(), "-p",
                          std::to_string(pg_port), "-c", "listen_addresses=127.0.0.1", "-c",
-                         "unix_socket_directories=", "-c", "max_connections=200"},
+                         "unix_socket_directories=", "-c", "max_connections=200", "-c",
+                         durable ? "synchronous_commit=on" : "synchronous_commit=off"},
                         {}, (logs / "postgres.log").string(), pg_user.uid, pg_user.gid, SIGINT});
   if (!s.ok()) Fail(s.ToString());
   EnsureDatabase(pg_port, 60000);
@@ -315,6 +325,7 @@ int RunUp(const std::vector<std::string>& args) {
       "TOOLGATE_POSTGRES_URL=" + pg_url,
       "TOOLGATE_LOG_LEVEL=" + flags.Get("log-level"),
       "TOOLGATE_MASTER_KEY_FILE=" + (data / "keys" / "master.key").string(),
+      "TOOLGATE_MCP_SESSION_KEY_FILE=" + (data / "keys" / "mcp_session.key").string(),
       "TOOLGATE_EXECUTOR_PUBLIC_KEY_FILE=" + (data / "keys" / "executor.pub").string(),
       "TOOLGATE_EXECUTOR_KEY_FILE=" + (data / "keys" / "executor.key").string(),
   };
