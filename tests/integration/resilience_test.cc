@@ -2,6 +2,7 @@
 // answered call is in the ledger and the balance still equals the ledger.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <atomic>
 #include <mutex>
@@ -136,6 +137,45 @@ TEST(HealthTest, NamesTheServiceThatDoesNotAnswer) {
   EXPECT_EQ(StringField(r.body, "status"), "unavailable");
   EXPECT_EQ(ToJson(Json(r.body).root["missing"]), R"(["executor"])");
   EXPECT_TRUE(g_system->WaitHealthy(30000));
+}
+
+// Runs a command, returns its exit status and (merged) output.
+std::pair<int, std::string> RunCommand(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  char buf[4096];
+  while (pipe && fgets(buf, sizeof buf, pipe)) out += buf;
+  int status = pipe ? ::pclose(pipe) : -1;
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(ReconcileTest, RebuildsRedisFromTheLedgerAndReportsTheDifference) {
+  Account acct(*g_system, "Reconciled");
+  acct.TopUp(7000);
+  ASSERT_EQ(acct.Balance(), 7000);
+  auto state = Json(g_system->State());
+  std::string redis_url(std::string_view(state.root["redis_url"]));
+  std::string env = "TOOLGATE_REDIS_URL=" + redis_url + " TOOLGATE_POSTGRES_URL=" +
+                    std::string(std::string_view(state.root["postgres_url"])) +
+                    " TOOLGATE_NATS_URL=" + std::string(std::string_view(state.root["nats_url"]));
+  std::string port = redis_url.substr(redis_url.rfind(':') + 1);
+  // Corrupt the cached balance behind billing's back.
+  auto set = RunCommand("redis-cli -p " + port + " SET tg:bal:" + acct.org_id() + " 123");
+  ASSERT_EQ(set.first, 0) << set.second;
+  EXPECT_EQ(acct.Balance(), 123);
+
+  std::string billing = std::string(TOOLGATE_BIN_DIR) + "/toolgate-billing";
+  auto dry = RunCommand(env + " " + billing + " reconcile --dry-run");
+  EXPECT_EQ(dry.first, 1) << dry.second;  // a difference was found and left alone
+  EXPECT_NE(dry.second.find(acct.org_id()), std::string::npos) << dry.second;
+  EXPECT_NE(dry.second.find("7000"), std::string::npos) << dry.second;
+  EXPECT_EQ(acct.Balance(), 123);
+
+  auto repair = RunCommand(env + " " + billing + " reconcile");
+  EXPECT_EQ(repair.first, 0) << repair.second;
+  EXPECT_EQ(acct.Balance(), 7000);
+  auto again = RunCommand(env + " " + billing + " reconcile --dry-run");
+  EXPECT_EQ(again.first, 0) << again.second;
 }
 
 INSTANTIATE_TEST_SUITE_P(Children, ResilienceTest,

@@ -39,6 +39,8 @@ class System {
   // Waits until the child runs with a pid other than old_pid and /healthz answers 200.
   bool WaitRestarted(const std::string& child, pid_t old_pid, int timeout_ms);
   bool WaitHealthy(int timeout_ms);
+  // The launcher's state file: URLs of NATS, Redis, PostgreSQL and the edge, child pids.
+  std::string State() const { return ReadState(); }
   // A new HTTP client for the edge.
   std::unique_ptr<http::HttpClient> Client() const;
 
