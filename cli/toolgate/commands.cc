@@ -21,6 +21,7 @@
 #include "toolgate/base/json_writer.h"
 #include "toolgate/core/env_keys.h"
 #include "toolgate/core/version.h"
+#include "templates.h"
 #include "toolgate/http_client/http_client.h"
 
 namespace toolgate::cli {
@@ -227,6 +228,7 @@ struct Command {
   std::string_view usage;  // what follows "toolgate "
   std::string_view summary;
   std::set<std::string> options = {};   // beyond the global --url and --api-key
+  std::set<std::string> switches = {};  // options given without a value ("--mcp" is "--mcp=true")
   std::set<std::string> required = {};  // options that must be given
   size_t positional = 0;                // how many positional words it takes
   Runner run = nullptr;
@@ -598,6 +600,29 @@ int Invoke(const Call& call) {
   return r->status < 400 ? kOk : kFailed;
 }
 
+// The name a new tool takes from its directory: "tools/weather/" -> "weather".
+std::string ToolNameFromDir(const fs::path& dir) {
+  fs::path normal = fs::absolute(dir).lexically_normal();
+  std::string name = normal.filename().string();
+  if (name.empty()) name = normal.parent_path().filename().string();
+  return name.empty() ? "tool" : name;
+}
+
+int New(const Call& call) {
+  const fs::path dir = call.args.positional[0];
+  const std::string mcp = call.args.Get("mcp", "false");
+  if (mcp != "true" && mcp != "false") return UsageError(call, "--mcp takes no value");
+  auto files = ToolTemplate(call.args.Get("runtime"), mcp == "true", ToolNameFromDir(dir));
+  if (!files.ok()) return UsageError(call, files.status().message());
+  if (Status s = WriteToolTemplate(dir, *files); !s.ok()) {
+    PrintError(s.message());
+    return kFailed;
+  }
+  for (const auto& f : *files) std::fprintf(stderr, "wrote %s\n", (dir / f.path).c_str());
+  std::fprintf(stderr, "publish it with: toolgate publish %s\n", dir.c_str());
+  return kOk;
+}
+
 int Help(const Call& call);
 
 const std::vector<Command>& Commands() {
@@ -653,6 +678,15 @@ const std::vector<Command>& Commands() {
        .summary = "Delete a secret.",
        .positional = 1,
        .run = SecretsDelete},
+      {.name = "new",
+       .usage = "new DIR --runtime python|javascript|lua [--mcp]",
+       .summary = "Write a new tool into DIR: toolgate.json and a handler (an MCP server with "
+                  "--mcp), ready for `toolgate publish DIR`.",
+       .options = {"runtime"},
+       .switches = {"mcp"},
+       .required = {"runtime"},
+       .positional = 1,
+       .run = New},
       {.name = "publish",
        .usage = "publish DIR",
        .summary = "Publish DIR/toolgate.json and its handler as a new version (creating the "
@@ -975,6 +1009,10 @@ int RunClientCommand(const std::vector<std::string>& args) {
     return kUsage;
   }
   std::vector<std::string> rest(args.begin() + static_cast<ptrdiff_t>(words), args.end());
+  for (auto& word : rest) {
+    if (word == "--") break;
+    if (word.starts_with("--") && command->switches.count(word.substr(2)) > 0) word += "=true";
+  }
   for (const auto& word : rest) {
     if (word == "--help" || word == "-h") {
       std::printf("usage: toolgate %.*s\n  %.*s\n", static_cast<int>(command->usage.size()),
@@ -984,6 +1022,7 @@ int RunClientCommand(const std::vector<std::string>& args) {
     }
   }
   std::set<std::string> allowed = command->options;
+  allowed.insert(command->switches.begin(), command->switches.end());
   allowed.insert({"url", "api-key"});
   auto parsed = ParseArgs(rest, allowed);
   Call call{*command, parsed.ok() ? *parsed : ParsedArgs{}, "", ""};

@@ -2,13 +2,18 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "DemoEchoLua.h"
 #include "DemoForecastLua.h"
 #include "DemoMcpLua.h"
+#include "demo/catalogue.h"
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
@@ -35,107 +40,302 @@ Result<std::string> Field(const http::HttpResponse& r, const char* name) {
   return value;
 }
 
-Result<http::HttpResponse> Expect(Result<http::HttpResponse> r, int status, const char* what) {
+Result<http::HttpResponse> Expect(Result<http::HttpResponse> r, int status,
+                                  const std::string& what) {
   if (!r.ok()) return r.status();
   if (r->status != status) {
-    return Status::Internal(std::string(what) + ": HTTP " + std::to_string(r->status) + " " +
-                            r->body);
+    return Status::Internal(what + ": HTTP " + std::to_string(r->status) + " " + r->body);
   }
   return r;
 }
 
-Result<std::string> Publish(http::HttpClient& client, std::string_view name,
-                            std::string_view description, std::string_view category,
-                            int64_t price, bool mcp, std::string_view code,
-                            const std::vector<std::string>& keys, std::string_view example) {
+// Signs up the organization's user; the client keeps the session cookie.
+Result<std::unique_ptr<http::HttpClient>> SignUp(const std::string& base_url,
+                                                 const DemoOrganization& org) {
+  auto client = std::make_unique<http::HttpClient>(base_url);
+  JsonWriter body;
+  body.BeginObject()
+      .Field("email", org.email)
+      .Field("password", HexEncode(RandomBytes(12)))
+      .Field("organization", org.organization)
+      .EndObject();
+  auto signed_up = Expect(client->Post("/api/v1/auth/signup", body.Take()), 201,
+                          "sign up " + std::string(org.organization));
+  if (!signed_up.ok()) return signed_up.status();
+  return client;
+}
+
+Result<std::string> Publish(http::HttpClient& client, const DemoTool& tool,
+                            const std::vector<std::string>& declared_keys) {
   JsonWriter f;
   f.BeginObject()
-      .Field("name", name)
-      .Field("description", description)
-      .Field("category", category)
-      .Field("sector", "Developer tools")
+      .Field("name", tool.name)
+      .Field("description", tool.description)
+      .Field("overview", tool.overview)
+      .Field("category", tool.category)
+      .Field("sector", tool.sector)
       .Field("visibility", "public")
-      .Field("price_micro_usd", price)
-      .Field("mcp", mcp);
-  f.Key("tags").BeginArray().String("sample").String("lua").EndArray().EndObject();
-  auto created = Expect(client.Post("/api/v1/functions", f.Take()), 201, "create function");
+      .Field("price_micro_usd", tool.price_micro_usd)
+      .Field("mcp", tool.mcp);
+  f.Key("tags").BeginArray();
+  for (auto tag : tool.tags) f.String(tag);
+  f.EndArray().EndObject();
+  auto created = Expect(client.Post("/api/v1/functions", f.Take()), 201,
+                        "create function " + std::string(tool.name));
   if (!created.ok()) return created.status();
   auto id = Field(*created, "function_id");
   if (!id.ok()) return id;
   JsonWriter v;
   v.BeginObject()
       .Field("version", "1.0.0")
-      .Field("runtime", "lua")
-      .Field("compute_type", "CPU")
-      .Field("code", code)
+      .Field("runtime", tool.runtime)
+      .Field("compute_type", tool.compute_type)
+      .Field("code", tool.code)
       .Key("input_schema")
       .Raw(R"({"type":"object"})")
       .Field("timeout_ms", 5000);
   v.Key("declared_keys").BeginArray();
-  for (const auto& k : keys) v.String(k);
+  for (const auto& k : declared_keys) v.String(k);
   v.EndArray();
-  v.Key("examples").BeginArray().BeginObject().Field("title", "Example").Key("event").Raw(example);
-  v.EndObject().EndArray().EndObject();
+  v.Key("examples").BeginArray().BeginObject().Field("title", "Example").Key("event");
+  v.Raw(tool.example).EndObject().EndArray().EndObject();
   auto published = Expect(client.Post("/api/v1/functions/" + *id + "/versions", v.Take()), 201,
-                          "publish version");
+                          "publish " + std::string(tool.name));
   if (!published.ok()) return published.status();
   return id;
 }
 
-Result<DemoState> SeedFresh(const std::string& base_url) {
-  DemoState st;
-  http::HttpClient publisher(base_url);
-  std::string password = HexEncode(RandomBytes(12));
-  auto signup = Expect(
-      publisher.Post("/api/v1/auth/signup",
-                     R"({"email":"samples@toolgate.local","password":")" + password +
-                         R"(","organization":"Toolgate Samples"})"),
-      201, "publisher signup");
-  if (!signup.ok()) return signup.status();
-  auto echo = Publish(publisher, "Echo", "Answers with the event it was given.", "Utilities", 0,
-                      false, DemoEchoLua(), {}, R"({"hello":"world"})");
-  if (!echo.ok()) return echo.status();
-  auto mcp = Publish(publisher, "Sample MCP server", "An MCP tool server with add and reverse.",
-                     "AI agents", 0, true, DemoMcpLua(), {},
-                     R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}})");
-  if (!mcp.ok()) return mcp.status();
-  auto forecast = Publish(publisher, "Forecast", "A priced tool that needs WEATHER_API_KEY.",
-                          "Data", 2500, false, DemoForecastLua(), {"WEATHER_API_KEY"},
-                          R"({"city":"Lisbon"})");
-  if (!forecast.ok()) return forecast.status();
-  st.echo_id = *echo;
-  st.mcp_id = *mcp;
-  st.forecast_id = *forecast;
+// The three sample tools whose curl lines `toolgate up --demo` prints.
+struct Samples {
+  DemoTool echo, mcp, forecast;
+};
 
-  http::HttpClient demo(base_url);
-  auto signed_up = Expect(demo.Post("/api/v1/auth/signup",
-                                    R"({"email":"demo@toolgate.local","password":")" +
-                                        HexEncode(RandomBytes(12)) +
-                                        R"(","organization":"Demo"})"),
-                          201, "demo signup");
-  if (!signed_up.ok()) return signed_up.status();
-  for (const auto& id : {st.echo_id, st.mcp_id, st.forecast_id}) {
-    auto added = Expect(demo.Post("/api/v1/workspace/tools", R"({"function_id":")" + id + R"("})"),
-                        201, "add to workspace");
-    if (!added.ok()) return added.status();
+const Samples& SampleTools() {
+  static const Samples kSamples = {
+      {0,
+       "Echo",
+       "Answers with the event it was given.",
+       "Returns the event, the execution id and the version: the quickest way to see the "
+       "invocation envelope.",
+       "Utilities",
+       "Developer tools",
+       {"sample", "lua", "debugging"},
+       0,
+       false,
+       "lua",
+       "CPU",
+       DemoEchoLua(),
+       R"({"hello":"world"})",
+       {3, 2, 1},
+       {{0, {}}, {4, "Handy for checking our integration end to end."}, {0, {}}}},
+      {0,
+       "Sample MCP server",
+       "An MCP tool server with add and reverse.",
+       "A Model Context Protocol server in Lua: `initialize`, `ping`, `tools/list` and "
+       "`tools/call` with the tools `add` and `reverse`.",
+       "AI agents",
+       "Developer tools",
+       {"sample", "lua", "mcp"},
+       0,
+       true,
+       "lua",
+       "CPU",
+       DemoMcpLua(),
+       R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}})",
+       {2, 0, 1},
+       {{5, "The cleanest MCP example we have found."}, {0, {}}, {0, {}}}},
+      {0,
+       "Forecast",
+       "A priced tool that needs WEATHER_API_KEY.",
+       "Shows declared keys: map `WEATHER_API_KEY` to one of your secrets with `X-Env-Keys`.",
+       "Data",
+       "Developer tools",
+       {"sample", "lua", "weather"},
+       2500,
+       false,
+       "lua",
+       "CPU",
+       DemoForecastLua(),
+       R"({"city":"Lisbon"})",
+       {2, 0, 0},
+       {{0, {}}, {0, {}}, {0, {}}}},
+  };
+  return kSamples;
+}
+
+// A tool once published, with what its callers do with it.
+struct Published {
+  const DemoTool* tool;
+  std::string id;
+  bool needs_weather_key = false;
+};
+
+// One demo caller: adds the tools it uses, runs them, and later rates them.
+class Caller {
+ public:
+  Caller(size_t index, std::unique_ptr<http::HttpClient> session, std::string key,
+         std::string secret_id)
+      : index_(index),
+        session_(std::move(session)),
+        key_(std::move(key)),
+        secret_id_(std::move(secret_id)) {}
+
+  // Adds function_id to the organization's workspace, once.
+  Status Add(const std::string& function_id) {
+    if (!added_.insert(function_id).second) return Status::Ok();
+    auto added = Expect(
+        session_->Post("/api/v1/workspace/tools", R"({"function_id":")" + function_id + R"("})"),
+        201, "add to workspace");
+    return added.status();
   }
-  auto topped = Expect(demo.Post("/api/v1/billing/top-ups", R"({"amount_micro_usd":10000000})"),
-                       201, "top up");
-  if (!topped.ok()) return topped.status();
-  auto secret = Expect(demo.Post("/api/v1/secrets",
-                                 R"({"name":"weather","value":"demo-)" +
-                                     HexEncode(RandomBytes(8)) + R"("})"),
-                       201, "create secret");
-  if (!secret.ok()) return secret.status();
-  auto secret_id = Field(*secret, "id");
-  if (!secret_id.ok()) return secret_id.status();
-  st.secret_id = *secret_id;
-  auto key = Expect(demo.Post("/api/v1/api-keys", R"({"name":"demo","scopes":["invoke","manage"]})"),
+
+  // Adds and runs every tool it runs; each run must succeed.
+  Status Run(const std::vector<Published>& tools) {
+    for (const auto& p : tools) {
+      int runs = Runs(p);
+      if (runs == 0) continue;
+      if (Status s = Add(p.id); !s.ok()) return s;
+      http::HeaderList headers = {{"Authorization", key_}};
+      if (p.needs_weather_key) headers.emplace_back("X-Env-Keys", "WEATHER_API_KEY=" + secret_id_);
+      for (int i = 0; i < runs; ++i) {
+        auto ran =
+            Expect(session_->Post("/api/v1/functions/" + p.id + "/invoke",
+                                  R"({"event":)" + std::string(p.tool->example) + "}", headers),
+                   200, "run " + std::string(p.tool->name));
+        if (!ran.ok()) return ran.status();
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Rates what it ran and has an opinion of.
+  Status Rate(const std::vector<Published>& tools) {
+    for (const auto& p : tools) {
+      if (Runs(p) == 0 || index_ >= p.tool->ratings.size()) continue;
+      const DemoRating& r = p.tool->ratings[index_];
+      if (r.stars == 0) continue;
+      JsonWriter body;
+      body.BeginObject().Field("stars", r.stars).Field("review", r.review).EndObject();
+      auto rated = Expect(session_->Put("/api/v1/functions/" + p.id + "/rating", body.Take()), 201,
+                          "rate " + std::string(p.tool->name));
+      if (!rated.ok()) return rated.status();
+    }
+    return Status::Ok();
+  }
+
+  int Runs(const Published& p) const {
+    return index_ < p.tool->runs.size() ? p.tool->runs[index_] : 0;
+  }
+
+ private:
+  size_t index_;
+  std::unique_ptr<http::HttpClient> session_;
+  std::string key_;
+  std::string secret_id_;  // mapped to the sample Forecast's WEATHER_API_KEY
+  std::set<std::string> added_;
+};
+
+// Waits until the registry has counted every run (it learns of them from billing's execution
+// events, a moment after each call answers): ratings require a recorded run.
+Status WaitForRecordedRuns(http::HttpClient& client, const std::vector<Published>& tools,
+                           const std::vector<Caller>& callers) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (const auto& p : tools) {
+    int64_t expected = 0;
+    for (const auto& c : callers) expected += c.Runs(p);
+    if (expected == 0) continue;
+    while (true) {
+      auto detail = Expect(client.Get("/api/v1/functions/" + p.id), 200, "read function");
+      if (!detail.ok()) return detail.status();
+      auto doc = ParseJson(detail->body);
+      int64_t executions = 0;
+      if (doc.ok() && doc->root["executions"].get_int64().get(executions) == simdjson::SUCCESS &&
+          executions >= expected) {
+        break;
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        return Status::Timeout("the registry did not record the demo runs of " +
+                               std::string(p.tool->name));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::string> CreateKey(http::HttpClient& session, std::string_view scopes_json) {
+  auto key = Expect(session.Post("/api/v1/api-keys",
+                                 R"({"name":"demo","scopes":)" + std::string(scopes_json) + "}"),
                     201, "create key");
   if (!key.ok()) return key.status();
-  auto key_value = Field(*key, "key");
-  if (!key_value.ok()) return key_value.status();
-  st.api_key = *key_value;
+  return Field(*key, "key");
+}
+
+Result<DemoState> SeedFresh(const std::string& base_url) {
+  DemoState st;
+  std::vector<std::unique_ptr<http::HttpClient>> publishers;
+  for (const auto& org : DemoPublishers()) {
+    auto client = SignUp(base_url, org);
+    if (!client.ok()) return client.status();
+    publishers.push_back(std::move(client).value());
+  }
+
+  const Samples& samples = SampleTools();
+  std::vector<Published> published;
+  for (const DemoTool* tool : {&samples.echo, &samples.mcp, &samples.forecast}) {
+    bool weather = tool == &samples.forecast;
+    auto id =
+        Publish(*publishers[0], *tool,
+                weather ? std::vector<std::string>{"WEATHER_API_KEY"} : std::vector<std::string>{});
+    if (!id.ok()) return id.status();
+    published.push_back(Published{tool, *id, weather});
+  }
+  st.echo_id = published[0].id;
+  st.mcp_id = published[1].id;
+  st.forecast_id = published[2].id;
+  for (const auto& tool : DemoCatalogue()) {
+    auto id = Publish(*publishers[tool.publisher], tool, {});
+    if (!id.ok()) return id.status();
+    published.push_back(Published{&tool, *id, false});
+  }
+
+  std::vector<Caller> callers;
+  for (size_t i = 0; i < DemoCallers().size(); ++i) {
+    auto session = SignUp(base_url, DemoCallers()[i]);
+    if (!session.ok()) return session.status();
+    http::HttpClient& s = **session;
+    const bool demo = i == 0;
+    auto topped =
+        Expect(s.Post("/api/v1/billing/top-ups", demo ? R"({"amount_micro_usd":10000000})"
+                                                      : R"({"amount_micro_usd":25000000})"),
+               201, "top up");
+    if (!topped.ok()) return topped.status();
+    auto key = CreateKey(s, demo ? R"(["invoke","manage"])" : R"(["invoke"])");
+    if (!key.ok()) return key.status();
+    std::string secret_id;
+    if (demo) {
+      auto secret = Expect(s.Post("/api/v1/secrets", R"({"name":"weather","value":"demo-)" +
+                                                         HexEncode(RandomBytes(8)) + R"("})"),
+                           201, "create secret");
+      if (!secret.ok()) return secret.status();
+      auto id = Field(*secret, "id");
+      if (!id.ok()) return id.status();
+      secret_id = st.secret_id = *id;
+      st.api_key = *key;
+    }
+    Caller& caller = callers.emplace_back(i, std::move(session).value(), *key, secret_id);
+    if (demo) {
+      // The demo organization has the samples in its workspace, whether it runs them or not.
+      for (const auto& id : {st.echo_id, st.mcp_id, st.forecast_id}) {
+        if (Status added = caller.Add(id); !added.ok()) return added;
+      }
+    }
+    if (Status ran = caller.Run(published); !ran.ok()) return ran;
+  }
+  if (Status s = WaitForRecordedRuns(*publishers[0], published, callers); !s.ok()) return s;
+  for (auto& c : callers) {
+    if (Status s = c.Rate(published); !s.ok()) return s;
+  }
   return st;
 }
 
@@ -172,6 +372,22 @@ Result<DemoState> Load(const fs::path& file) {
   return st;
 }
 
+// The organization's available balance as "$9.98" ("unknown" when it cannot be read).
+std::string AvailableDollars(const std::string& base_url, const std::string& api_key) {
+  http::HttpClient client(base_url);
+  auto r = client.Get("/api/v1/billing/balance", {{"Authorization", api_key}});
+  auto doc = r.ok() && r->status == 200 ? ParseJson(r->body) : Result<ParsedJson>(r.status());
+  int64_t micro = 0;
+  if (!doc.ok() || doc->root["available_micro_usd"].get_int64().get(micro) != simdjson::SUCCESS) {
+    return "unknown";
+  }
+  const int64_t cents = micro / 10'000;
+  char text[32];
+  std::snprintf(text, sizeof(text), "$%lld.%02lld", static_cast<long long>(cents / 100),
+                static_cast<long long>(cents % 100));
+  return text;
+}
+
 }  // namespace
 
 Status SeedDemo(const std::string& base_url, const fs::path& data_dir) {
@@ -181,7 +397,7 @@ Status SeedDemo(const std::string& base_url, const fs::path& data_dir) {
   Save(file, *st);
   const std::string invoke = base_url + "/api/v1/functions/";
   std::printf(
-      "\nDemo organization ready (balance $10). API key (keep it secret):\n  %s\n\n"
+      "\nDemo organization ready (available balance %s). API key (keep it secret):\n  %s\n\n"
       "Try it:\n"
       "  curl -s -X POST %s%s/invoke -H 'Authorization: %s' -H 'Content-Type: application/json' "
       "-d '{\"event\":{\"hello\":\"world\"}}'\n\n"
@@ -192,9 +408,10 @@ Status SeedDemo(const std::string& base_url, const fs::path& data_dir) {
       "Priced tool with a declared key mapped to your secret:\n"
       "  curl -s -X POST %s%s/invoke -H 'Authorization: %s' "
       "-H 'X-Env-Keys: WEATHER_API_KEY=%s' -d '{\"event\":{\"city\":\"Lisbon\"}}'\n\n",
-      st->api_key.c_str(), invoke.c_str(), st->echo_id.c_str(), st->api_key.c_str(),
-      invoke.c_str(), st->mcp_id.c_str(), st->api_key.c_str(), invoke.c_str(),
-      st->forecast_id.c_str(), st->api_key.c_str(), st->secret_id.c_str());
+      AvailableDollars(base_url, st->api_key).c_str(), st->api_key.c_str(), invoke.c_str(),
+      st->echo_id.c_str(), st->api_key.c_str(), invoke.c_str(), st->mcp_id.c_str(),
+      st->api_key.c_str(), invoke.c_str(), st->forecast_id.c_str(), st->api_key.c_str(),
+      st->secret_id.c_str());
   return Status::Ok();
 }
 

@@ -8,10 +8,11 @@
 
 namespace toolgate::cli {
 
-// Seeds (first run) or reuses (later runs; remembered in <data>/run/demo.json, 0600) a
-// publisher organization with three public Lua tools (an echo, an MCP server, a priced tool
-// declaring WEATHER_API_KEY), and a demo organization that added them, holds a balance, a
-// secret and an API key. Prints the URL, the key and working curl lines.
+// Seeds (first run) or reuses (later runs; remembered in <data>/run/demo.json, 0600) a living
+// marketplace: publisher organizations with the three public Lua samples (an echo, an MCP
+// server, a priced tool declaring WEATHER_API_KEY) and the demo catalogue (demo/catalogue.h);
+// caller organizations that add, run and rate tools; and the demo organization, which also
+// holds a balance, a secret and an API key. Prints the URL, the key and working curl lines.
 Status SeedDemo(const std::string& base_url, const std::filesystem::path& data_dir);
 
 }  // namespace toolgate::cli

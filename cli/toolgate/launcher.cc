@@ -349,6 +349,13 @@ int RunUp(const std::vector<std::string>& args) {
     s = supervisor.Start({name, argv, env, (logs / (name + ".log")).string(), 0, 0, SIGTERM});
     if (!s.ok()) Fail(s.ToString());
   }
+  // A GPU executor (Python on tg.exec.gpu.python) when the machine has an NVIDIA GPU.
+  if (fs::exists("/dev/nvidia0") || std::system("nvidia-smi -L >/dev/null 2>&1") == 0) {
+    s = supervisor.Start({"executor-gpu",
+                          {(bin_dir / "toolgate-executor").string(), "--pool", "gpu"},
+                          env, (logs / "executor-gpu.log").string(), 0, 0, SIGTERM});
+    if (!s.ok()) Fail(s.ToString());
+  }
 
   bus::BusOptions bus_options;
   bus_options.url = nats_url;
@@ -361,8 +368,9 @@ int RunUp(const std::vector<std::string>& args) {
     if (i > 600) healthy = false;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // edge binding its port
   }
-  const std::vector<std::string> stop_order = {"edge", "executor", "billing", "secrets", "registry",
-                                               "auth", "postgres", "redis", "nats"};
+  const std::vector<std::string> stop_order = {"edge",     "executor", "executor-gpu", "billing",
+                                               "secrets",  "registry", "auth",         "postgres",
+                                               "redis",    "nats"};
   if (!healthy) {
     supervisor.Stop(stop_order, 10000);
     Fail("the system did not start; logs are in " + logs.string());

@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   core::Router router;
   http.Register(router);
   auth::Authenticator authenticator(directory, accounts, usage);
-  auth::InvokeStage invoke(service, directory, usage);
+  auth::InvokeStage invoke(service, directory, accounts, usage);
   // Declared after everything it uses, so it stops (and writes the last batch) first.
   auth::Housekeeper housekeeper(keys, accounts, cache, usage);
 

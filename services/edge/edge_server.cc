@@ -1,9 +1,11 @@
 #include "edge_server.h"
 
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <vector>
 
+#include "browser_session.h"
 #include "invoke_body.h"
 #include "render.h"
 #include "toolgate/base/crypto.h"
@@ -136,25 +138,46 @@ void SendProblem(Http::ResponseWriter& writer, std::string_view code, std::strin
 void SendBusFailure(Http::ResponseWriter& writer, const Status& status,
                     const std::string& request_id, const std::string& traceparent = {}) {
   log::Warn("bus request failed").Str("request_id", request_id).Str("error", status.ToString());
-  if (status.code() == Status::Code::kTimeout) {
-    SendProblem(writer, "upstream_timeout", "A Toolgate service did not answer in time; retry.",
-                request_id, traceparent);
-  } else {
-    SendProblem(writer, "service_unavailable",
-                "A Toolgate service needed for this request is not running; retry shortly.",
-                request_id, traceparent);
-  }
+  Send(writer, RenderProblem(BusFailureProblem(status), request_id), request_id, traceparent);
+}
+
+McpEndpoint::Options McpOptions(const EdgeOptions& edge) {
+  McpEndpoint::Options options;
+  options.max_request_bytes = edge.max_request_bytes;
+  options.session_ttl_ms = edge.mcp_session_ttl_ms;
+  options.server_version = edge.version;
+  return options;
+}
+
+// Header values an MCP request may or may not carry.
+std::optional<std::string> OptionalHeader(const Http::Request& request, const std::string& name) {
+  if (!HasHeader(request, name)) return std::nullopt;
+  return HeaderValue(request, name);
 }
 
 }  // namespace
 
 EdgeServer::EdgeServer(bus::Bus& bus, EdgeOptions options)
-    : bus_(bus), options_(std::move(options)), mux_(bus), web_(options_.web_dir) {}
+    : bus_(bus),
+      options_(std::move(options)),
+      mux_(bus),
+      web_(options_.web_dir),
+      mcp_codec_(options_.mcp_session_key.empty() ? RandomBytes(McpSessionCodec::kKeyBytes)
+                                                  : options_.mcp_session_key),
+      mcp_bus_(
+          bus, mux_,
+          [this](v1::InvokeJob job, std::function<void(v1::InvokeReply)> done) {
+            DispatchInvoke(std::move(job), std::move(done));
+          },
+          mcp_ended_, options_.management_timeout_ms),
+      mcp_(mcp_bus_, mcp_codec_, mcp_ended_, McpOptions(options_)) {}
 
 EdgeServer::~EdgeServer() { Shutdown(); }
 
 Status EdgeServer::Start() {
   Status s = mux_.Start();
+  if (!s.ok()) return s;
+  s = mcp_bus_.Start();
   if (!s.ok()) return s;
   try {
     Address addr(options_.host, Port(static_cast<uint16_t>(options_.port)));
@@ -192,6 +215,9 @@ void EdgeServer::OnRequest(const Http::Request& request, Http::ResponseWriter wr
   Http::Method method = request.method();
 
   if (path == "/healthz" && method == Http::Method::Get) return HandleHealth(shared, request_id);
+  if (!segments.empty() && segments[0] == "mcp") {
+    return HandleMcp(request, shared, request_id, segments);
+  }
   if (segments.size() < 2 || segments[0] != "api" || segments[1] != "v1") {
     if (method == Http::Method::Get || method == Http::Method::Head) {
       if (auto file = web_.Find(path)) {
@@ -241,7 +267,18 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
                        request_id, traceparent);
   }
   std::string key = ApiKeyFrom(HeaderValue(request, "Authorization"));
-  if (key.empty()) {
+  std::string session;
+  if (key.empty() && SessionRequested(HeaderValue(request, kCsrfHeader)) &&
+      request.cookies().has("tg_session")) {
+    if (!SameOrigin(HeaderValue(request, "Origin"), HeaderValue(request, "Host"))) {
+      return SendProblem(*writer, "forbidden",
+                         "A browser session may invoke only from the Toolgate web app; scripts "
+                         "send an API key in the Authorization header.",
+                         request_id, traceparent);
+    }
+    session = request.cookies().get("tg_session").value;
+  }
+  if (key.empty() && session.empty()) {
     return SendProblem(*writer, "missing_api_key",
                        "Send your API key in the Authorization header.", request_id, traceparent);
   }
@@ -250,7 +287,11 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
   v1::InvokeJob job;
   job.set_request_id(request_id);
   job.set_execution_id(NewUuid());
-  job.set_api_key_sha256(Sha256(key));
+  if (!key.empty()) {
+    job.set_api_key_sha256(Sha256(key));
+  } else {
+    job.set_session_token_sha256(Sha256(session));
+  }
   job.set_function_id(function_id);
   job.set_version(version);
   job.set_body_check(parsed.check);
@@ -260,7 +301,12 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
     job.set_env_keys_header(HeaderValue(request, "X-Env-Keys"));
   }
   job.set_traceparent(traceparent);
+  DispatchInvoke(std::move(job), [writer, span, request_id, traceparent](v1::InvokeReply reply) {
+    Send(*writer, RenderInvokeReply(reply, request_id, NowMs()), request_id, traceparent);
+  });
+}
 
+void EdgeServer::DispatchInvoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done) {
   const int margin_ms = options_.settle_margin_ms;
   auto dispatched = [margin_ms](const bus::Message& m) {
     v1::InvokeReply reply;
@@ -269,19 +315,57 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
   };
   std::string reply = mux_.Expect(
       options_.chain_timeout_ms,
-      [writer, span, request_id, traceparent](Result<bus::Message> answer) {
-        if (!answer.ok()) return SendBusFailure(*writer, answer.status(), request_id, traceparent);
+      [done = std::move(done), request_id = job.request_id()](Result<bus::Message> answer) {
         v1::InvokeReply reply;
-        if (!reply.ParseFromString(answer->data)) {
-          return SendProblem(*writer, "internal_error", "Malformed answer on the bus.", request_id,
-                             traceparent);
+        if (!answer.ok()) {
+          log::Warn("bus request failed")
+              .Str("request_id", request_id)
+              .Str("error", answer.status().ToString());
+          *reply.mutable_problem() = BusFailureProblem(answer.status());
+        } else if (!reply.ParseFromString(answer->data)) {
+          *reply.mutable_problem() = BusFailureProblem(Status::Internal("malformed InvokeReply"));
         }
-        Send(*writer, RenderInvokeReply(reply, request_id, NowMs()), request_id, traceparent);
+        done(std::move(reply));
       },
       dispatched);
   job.set_edge_reply(reply);
-  Status s = bus_.Publish("tg.invoke.auth", job.SerializeAsString(), reply, traceparent);
+  Status s = bus_.Publish("tg.invoke.auth", job.SerializeAsString(), reply, job.traceparent());
   if (!s.ok()) mux_.Cancel(reply, s);
+}
+
+void EdgeServer::HandleMcp(const Http::Request& request, Writer writer,
+                           const std::string& request_id,
+                           const std::vector<std::string>& segments) {
+  // /mcp, /mcp/functions/{function_id} or /mcp/functions/{function_id}/{version}
+  const bool workspace = segments.size() == 1;
+  if (!workspace && (segments.size() < 3 || segments.size() > 4 || segments[1] != "functions")) {
+    return SendProblem(*writer, "not_found",
+                       "The MCP endpoints are /mcp and /mcp/functions/{function_id}[/{version}].",
+                       request_id);
+  }
+  auto span = std::make_shared<trace::Span>(
+      trace::ContinueOrStart(HeaderValue(request, "traceparent")), "edge.mcp");
+  McpHttpRequest r;
+  r.method = Http::methodString(request.method());
+  r.workspace = workspace;
+  if (!workspace) {
+    r.function_id = segments[2];
+    if (segments.size() == 4) r.version = segments[3];
+  }
+  r.api_key = ApiKeyFrom(HeaderValue(request, "Authorization"));
+  r.origin = HeaderValue(request, "Origin");
+  r.host = HeaderValue(request, "Host");
+  r.accept = OptionalHeader(request, "Accept");
+  r.content_type = OptionalHeader(request, "Content-Type");
+  r.session_id = OptionalHeader(request, "Mcp-Session-Id");
+  r.protocol_version = OptionalHeader(request, "MCP-Protocol-Version");
+  r.env_keys = OptionalHeader(request, "X-Env-Keys");
+  r.body = request.body();
+  r.request_id = request_id;
+  r.traceparent = span->traceparent();
+  mcp_.Handle(std::move(r), [writer, span, request_id](HttpAnswer answer) {
+    Send(*writer, answer, request_id, span->traceparent());
+  });
 }
 
 void EdgeServer::HandleManagement(const Http::Request& request, Writer writer,
@@ -303,7 +387,7 @@ void EdgeServer::HandleManagement(const Http::Request& request, Writer writer,
   for (auto it = request.query().parameters_begin(); it != request.query().parameters_end(); ++it) {
     (*http->mutable_query())[PercentDecode(it->first)] = PercentDecode(it->second);
   }
-  for (const char* name : {"Idempotency-Key", "Content-Type", "Origin", "Accept"}) {
+  for (const char* name : {"Idempotency-Key", "Content-Type", "Origin", "Accept", "Host"}) {
     if (HasHeader(request, name)) {
       std::string lower = name;
       for (char& c : lower) c = static_cast<char>(std::tolower(c));

@@ -4,6 +4,7 @@
 // answer of whichever stage ends the call arrives on the ReplyMux and is written to the waiting
 // connection, so no HTTP thread ever blocks on the bus. Management requests are authenticated by
 // the auth service and forwarded to the owning service (docs/architecture.md, "Management API").
+// MCP clients talk to /mcp and /mcp/functions/{id}[/{version}] (McpEndpoint, docs/mcp.md).
 #pragma once
 
 #include <pistache/endpoint.h>
@@ -11,9 +12,14 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "mcp_bus.h"
+#include "mcp_endpoint.h"
+#include "mcp_session.h"
 #include "reply_mux.h"
 #include "static_files.h"
 #include "toolgate/bus/bus.h"
@@ -31,6 +37,9 @@ struct EdgeOptions {
   int health_timeout_ms = 1000;
   std::string openapi_json;                  // served at /api/v1/openapi.json
   std::string web_dir;                       // the web app, served for non-API GETs
+  std::string mcp_session_key;               // McpSessionCodec::kKeyBytes, shared by replicas
+  int64_t mcp_session_ttl_ms = 24LL * 3600 * 1000;
+  std::string version;                       // Toolgate's, for the MCP serverInfo
 };
 
 class EdgeServer {
@@ -56,11 +65,20 @@ class EdgeServer {
   void HandleManagement(const Pistache::Http::Request& request, Writer writer,
                         const std::string& request_id, const std::string& path);
   void HandleHealth(Writer writer, const std::string& request_id);
+  void HandleMcp(const Pistache::Http::Request& request, Writer writer,
+                 const std::string& request_id, const std::vector<std::string>& segments);
+  // Publishes job to the head of the invoke chain and reports its final reply (a bus failure
+  // as the reply's problem). Sets job.edge_reply.
+  void DispatchInvoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done);
 
   bus::Bus& bus_;
   EdgeOptions options_;
   ReplyMux mux_;
   StaticFiles web_;
+  McpSessionCodec mcp_codec_;
+  EndedSessions mcp_ended_;
+  McpBus mcp_bus_;
+  McpEndpoint mcp_;
   std::unique_ptr<Pistache::Http::Endpoint> endpoint_;
 };
 

@@ -22,6 +22,11 @@ int main(int argc, char** argv) {
                "how long past the version's timeout the edge waits for the result");
   flags.Define("port-file", "", "write the bound port to this file once listening");
   flags.Define("web-dir", "", "directory of the web app to serve (empty: none)");
+  flags.Define("mcp-session-key", "",
+               "key of MCP session ids, base64 of 32 bytes, the same on every edge replica; when "
+               "empty, --mcp-session-key-file is used");
+  flags.Define("mcp-session-key-file", "", "file holding --mcp-session-key");
+  flags.Define("mcp-session-ttl-s", "86400", "lifetime of an MCP session, in seconds");
   flags.Parse(argc, argv);
   auto bus = core::StartService("edge", flags);
 
@@ -34,6 +39,22 @@ int main(int argc, char** argv) {
   options.settle_margin_ms = static_cast<int>(flags.GetInt("settle-margin-ms"));
   options.openapi_json = std::string(OpenApiJson());
   options.web_dir = flags.Get("web-dir");
+  options.version = TOOLGATE_VERSION;
+  options.mcp_session_ttl_ms = flags.GetInt("mcp-session-ttl-s") * 1000;
+  if (options.mcp_session_ttl_ms <= 0) {
+    core::Die("toolgate-edge", "bad --mcp-session-ttl-s", "it must be a positive number of seconds");
+  }
+  auto mcp_key = edge::LoadMcpSessionKey(flags.Get("mcp-session-key"),
+                                         flags.Get("mcp-session-key-file"));
+  if (mcp_key.ok()) {
+    options.mcp_session_key = std::move(*mcp_key);
+  } else if (mcp_key.status().code() == Status::Code::kNotFound) {
+    // One replica works without a shared key; several would reject each other's sessions.
+    log::Warn("no MCP session key: MCP sessions hold on this replica only")
+        .Str("hint", "set TOOLGATE_MCP_SESSION_KEY on every edge replica");
+  } else {
+    core::Die("toolgate-edge", "bad MCP session key", mcp_key.status().message());
+  }
   edge::EdgeServer server(*bus, options);
   Status s = server.Start();
   if (!s.ok()) core::Die("toolgate-edge", "cannot serve HTTP", s.ToString());

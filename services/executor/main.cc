@@ -1,30 +1,176 @@
-// toolgate-executor: runs functions for one compute pool. See job_executor.h and lua_runtime.h.
+// toolgate-executor: runs functions for one compute pool. See job_executor.h, lua_runtime.h and
+// process_runtime.h.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <memory>
+#include <sstream>
 #include <thread>
 #include <vector>
 
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/flags.h"
+#include "toolgate/base/json_writer.h"
 #include "toolgate/base/log.h"
+#include "toolgate/base/process.h"
 #include "toolgate/bus/service.h"
 #include "toolgate/core/service_main.h"
 #include "toolgate/executor/code_store.h"
 #include "toolgate/executor/executor_keys.h"
+#include "toolgate/executor/gpu.h"
 #include "toolgate/executor/job_executor.h"
 #include "toolgate/executor/lua_runtime.h"
+#include "toolgate/executor/process_runtime.h"
 #include "toolgate/executor/settler.h"
+#include "toolgate/executor/worker_pool.h"
+
+namespace {
+
+using namespace toolgate;
+using namespace toolgate::executor;
+
+const std::string kName = "toolgate-executor";
+
+// The GPUs of --pool gpu: --gpu-devices, or every one the machine has; exits when there is none.
+std::unique_ptr<GpuSlots> GpuSlotsFromFlags(const Flags& flags) {
+  std::vector<int> devices;
+  if (flags.Get("gpu-devices").empty()) {
+    devices = DiscoverGpus();
+    if (devices.empty()) {
+      core::Die(kName, "--pool gpu",
+                "no NVIDIA GPU found (nvidia-smi -L, /dev/nvidia<N>); name the devices with "
+                "--gpu-devices");
+    }
+  } else {
+    auto listed = ParseGpuDeviceList(flags.Get("gpu-devices"));
+    if (!listed.ok()) core::Die(kName, "--gpu-devices", listed.status().message());
+    devices = *listed;
+  }
+  int64_t per_gpu = flags.GetInt("calls-per-gpu");
+  if (per_gpu < 1 || per_gpu > 1000) core::Die(kName, "--calls-per-gpu", "must be 1..1000");
+  return std::make_unique<GpuSlots>(devices, static_cast<int>(per_gpu));
+}
+
+ProcessRuntimeConfig ProcessConfigFromFlags(const Flags& flags, bool gpu) {
+  ProcessRuntimeConfig config;
+  config.python = flags.Get("python");
+  config.node = flags.Get("node");
+  config.runtime_dir = flags.Get("runtime-dir");
+  if (config.runtime_dir.empty()) {
+    config.runtime_dir =
+        (std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() / "runtimes")
+            .string();
+  }
+  // The GPU pool runs Python only.
+  std::vector<std::string> files = {"python/worker.py"};
+  if (!gpu) files.insert(files.end(), {"javascript/worker.js", "lua/toolgate-lua-worker"});
+  for (const std::string& file : files) {
+    if (!std::filesystem::exists(std::filesystem::path(config.runtime_dir) / file)) {
+      core::Die(kName, "--runtime-dir", config.runtime_dir + " holds no " + file);
+    }
+  }
+  const std::string& list = flags.Get("sandbox-read-only");
+  for (size_t at = 0; at < list.size();) {
+    size_t comma = std::min(list.find(',', at), list.size());
+    if (comma > at) config.extra_read_only.push_back(list.substr(at, comma - at));
+    at = comma + 1;
+  }
+  int64_t uid_base = flags.GetInt("sandbox-uid-base");
+  if (uid_base < 1000 || uid_base + flags.GetInt("max-workers") >= (int64_t{1} << 31)) {
+    core::Die(kName, "--sandbox-uid-base", "must be an unprivileged uid (1000 or more)");
+  }
+  config.uid_base = static_cast<uid_t>(uid_base);
+  config.tmp_bytes = static_cast<uint64_t>(flags.GetInt("worker-tmp-mb")) << 20;
+  config.gpu = gpu;
+  return config;
+}
+
+// --run-file: one event through a file's handler in this pool's sandbox, printed as JSON; no
+// NATS, keys or other service. For checking what a machine can run (a GPU pool's drivers).
+int RunFileOnce(const Flags& flags, const std::vector<Runtime*>& runtimes, bool gpu) {
+  const std::string path = flags.Get("run-file");
+  const std::string ext = std::filesystem::path(path).extension().string();
+  const std::string language = ext == ".py" ? "python" : ext == ".js" ? "javascript" : "lua";
+  Runtime* runtime = nullptr;
+  for (Runtime* r : runtimes) {
+    if (r->name() == language) runtime = r;
+  }
+  if (runtime == nullptr) core::Die(kName, "--run-file", "this pool runs no " + language);
+  std::ifstream in(path);
+  if (!in) core::Die(kName, "--run-file", "cannot read " + path);
+  std::stringstream code;
+  code << in.rdbuf();
+  std::string text = code.str();
+  const std::string event = flags.Get("run-event");
+  const std::string execution_id = NewUuid();
+
+  Invocation inv;
+  inv.code = text;
+  inv.event_json = event;
+  inv.execution_id = execution_id;
+  inv.function_id = "run-file";
+  inv.version = "1";
+  inv.caller_org_id = "run-file";
+  inv.timeout_ms = flags.GetInt("run-timeout-ms");
+  inv.memory_mb = flags.GetInt("run-memory-mb");
+  ExecutionOutcome out = runtime->Run(inv);
+
+  JsonWriter w;
+  w.BeginObject().Field("runtime", language);
+  switch (out.kind) {
+    case ExecutionOutcome::Kind::kCompleted:
+      w.Field("statusCode", out.status_code).Field("body", out.body);
+      break;
+    case ExecutionOutcome::Kind::kTimeout:
+      w.Field("outcome", "timeout");
+      break;
+    case ExecutionOutcome::Kind::kPlatformFailure:
+      w.Field("outcome", "platform_failure").Field("failure", out.failure);
+      break;
+  }
+  w.Field("runtime_ms", out.runtime_ms)
+      .Field("memory_used_mb", out.memory_used_mb)
+      .Field("compute_type", gpu ? "GPU" : "CPU")
+      .Field("logs", out.logs)
+      .EndObject();
+  std::cout << w.Take() << std::endl;
+  return out.kind == ExecutionOutcome::Kind::kCompleted && out.status_code < 500 ? 0 : 1;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  using namespace toolgate;
-  using namespace toolgate::executor;
-  const std::string kName = "toolgate-executor";
-  Flags flags(kName, "Runs functions on the CPU or GPU pool: Lua in-process.");
+  Flags flags(kName,
+              "Runs functions on the CPU pool (Lua, Python and JavaScript, each in sandboxed "
+              "worker processes) or the GPU pool (Python).");
   core::DefineCommonFlags(flags);
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   flags.Define("threads", std::to_string(2 * cores),
                "worker threads running executions (default: 2 x hardware threads)");
   flags.Define("pool", "cpu", "compute pool served: cpu or gpu (tg.exec.<pool>.<runtime>)");
-  flags.Define("gpu-devices", "", "GPU device ids for --pool gpu, comma-separated (e.g. 0,1)");
+  flags.Define("gpu-devices", "",
+               "GPU device ids for --pool gpu, comma-separated (e.g. 0,1); default: every NVIDIA "
+               "GPU found (nvidia-smi -L, /dev/nvidia<N>)");
+  flags.Define("calls-per-gpu", "1", "most calls running at once on one GPU");
+  flags.Define("python", "/usr/bin/python3", "the Python interpreter of Python workers");
+  flags.Define("node", "/usr/bin/node", "the node binary of JavaScript workers");
+  flags.Define("runtime-dir", "",
+               "the worker runtimes (python/worker.py, javascript/worker.js, "
+               "lua/toolgate-lua-worker); default: <this binary's directory>/../runtimes");
+  flags.Define("lua-in-process", "false",
+               "run Lua in the executor's own threads instead of sandboxed workers: faster, but "
+               "a library call that loops in C (a backtracking pattern) holds a thread past its "
+               "deadline; only for trusted code");
+  flags.Define("sandbox-read-only", "",
+               "more host paths shown read-only inside every worker sandbox, comma-separated "
+               "(e.g. a Python virtual environment)");
+  flags.Define("sandbox-uid-base", "200000",
+               "first host uid/gid of the sandboxes: the sandboxes' root; workers use the next "
+               "--max-workers ids");
+  flags.Define("max-workers", "64", "most worker processes alive at once (busy or idle)");
+  flags.Define("worker-max-calls", "1000", "calls a worker serves before it is replaced");
+  flags.Define("worker-idle-ms", "60000", "how long an idle worker is kept");
+  flags.Define("worker-tmp-mb", "64", "size of each worker's private /tmp");
   flags.Define("executor-key-file", "./data/keys/executor.key",
                "base64 X25519 secret key of the pool; opens the sealed secrets of each call");
   flags.Define("max-response-bytes", "6291456", "largest response body (500 ResponseTooLarge)");
@@ -33,17 +179,55 @@ int main(int argc, char** argv) {
   flags.Define("registry-timeout-ms", "2000", "how long a code request to the registry may take");
   flags.Define("settle-drain-ms", "30000",
                "on shutdown, how long to keep settling results billing has not acked");
+  flags.Define("run-file", "",
+               "run one event through this file's service_handler (.py, .js or .lua) in this "
+               "pool's sandbox, print the outcome as JSON and exit; needs no other service");
+  flags.Define("run-event", "{}", "--run-file: the event, as JSON");
+  flags.Define("run-timeout-ms", "30000", "--run-file: the handler's timeout");
+  flags.Define("run-memory-mb", "256", "--run-file: the handler's memory limit");
   flags.Parse(argc, argv);
+  BlockShutdownSignals();  // before the worker pool starts its thread
 
   const std::string pool = flags.Get("pool");
   if (pool != "cpu" && pool != "gpu") core::Die(kName, "--pool", "must be cpu or gpu");
-  if (pool == "gpu" && flags.Get("gpu-devices").empty()) {
-    core::Die(kName, "--pool gpu", "needs --gpu-devices (the GPU ids this executor may use)");
+  std::unique_ptr<GpuSlots> gpus = pool == "gpu" ? GpuSlotsFromFlags(flags) : nullptr;
+  int64_t max_workers = flags.GetInt("max-workers");
+  if (max_workers < 1 || max_workers > 60000) core::Die(kName, "--max-workers", "must be 1..60000");
+  ProcessRuntimeConfig process = ProcessConfigFromFlags(flags, pool == "gpu");
+
+  RuntimeLimits limits;
+  limits.max_response_bytes = static_cast<size_t>(flags.GetInt("max-response-bytes"));
+  limits.max_log_bytes = static_cast<size_t>(flags.GetInt("max-log-bytes"));
+  WorkerPoolOptions pool_options;
+  pool_options.max_workers = static_cast<size_t>(max_workers);
+  pool_options.max_calls_per_worker = flags.GetInt("worker-max-calls");
+  pool_options.max_idle_ms = flags.GetInt("worker-idle-ms");
+  WorkerPool workers(pool_options);
+  // The runtimes of each pool. GPU work is Python only (contract section 6).
+  std::vector<std::unique_ptr<Runtime>> owned;
+  if (pool == "cpu" && flags.GetBool("lua-in-process")) {
+    owned.push_back(std::make_unique<LuaRuntime>(limits));
+  } else if (pool == "cpu") {
+    owned.push_back(
+        std::make_unique<ProcessRuntime>(Language::kLua, process, limits, workers, nullptr));
   }
+  owned.push_back(
+      std::make_unique<ProcessRuntime>(Language::kPython, process, limits, workers, gpus.get()));
+  if (pool == "cpu") {
+    owned.push_back(
+        std::make_unique<ProcessRuntime>(Language::kJavaScript, process, limits, workers, nullptr));
+  }
+  std::vector<Runtime*> runtimes;
+  for (auto& r : owned) runtimes.push_back(r.get());
+  if (!flags.Get("run-file").empty()) {
+    log::Init(kName, log::ParseLevel(flags.Get("log-level")));
+    InitCrypto();
+    return RunFileOnce(flags, runtimes, pool == "gpu");
+  }
+
   InitCrypto();
   auto keys = ExecutorKeys::LoadFile(flags.Get("executor-key-file"));
   if (!keys.ok()) core::Die(kName, "cannot load --executor-key-file", keys.status().message());
-
   auto bus = core::StartService("executor", flags);
   bus::BusOptions settle_options;
   settle_options.url = flags.Get("nats-url");
@@ -51,26 +235,20 @@ int main(int argc, char** argv) {
   auto settler = Settler::Start(settle_options);
   if (!settler.ok()) core::Die(kName, "cannot connect the settler", settler.status().ToString());
 
-  RuntimeLimits limits;
-  limits.max_response_bytes = static_cast<size_t>(flags.GetInt("max-response-bytes"));
-  limits.max_log_bytes = static_cast<size_t>(flags.GetInt("max-log-bytes"));
-  // The runtimes of each pool. GPU work is Python only (contract section 6); Python and
-  // JavaScript join here as their worker pools are built.
-  std::vector<std::unique_ptr<Runtime>> owned;
-  if (pool == "cpu") owned.push_back(std::make_unique<LuaRuntime>(limits));
-  std::vector<Runtime*> runtimes;
-  for (auto& r : owned) runtimes.push_back(r.get());
-  if (runtimes.empty()) log::Warn("no runtime serves this pool yet").Str("pool", pool);
-
   RegistryCodeSource registry(*bus, static_cast<int>(flags.GetInt("registry-timeout-ms")));
   CodeStore code(static_cast<size_t>(flags.GetInt("code-cache-bytes")), registry);
   JobExecutor executor(**keys, code, runtimes);
   bus::Service service("executor", *bus, static_cast<size_t>(flags.GetInt("threads")));
   Status s = ServeJobs(service, pool, executor, **settler);
   if (!s.ok()) core::Die(kName, "cannot subscribe", s.ToString());
+  std::string devices;
+  for (int d : gpus ? gpus->devices() : std::vector<int>{}) {
+    devices += (devices.empty() ? "" : ",") + std::to_string(d);
+  }
   log::Info("serving")
       .Str("pool", pool)
       .Int("runtimes", static_cast<int64_t>(runtimes.size()))
+      .Str("gpu_devices", devices)
       .Str("public_key", Base64Encode((*keys)->public_key()));
 
   // Run returns once no job is taken any more and the running ones have finished; their

@@ -1,5 +1,6 @@
-// toolgate-registry: functions, versions, code and workspace adds; resolves functions for the
-// invoke chain. See include/toolgate/registry/*.h.
+// toolgate-registry: functions, versions, code, workspace adds and the marketplace (search,
+// favorites, ratings, snippets); resolves functions for the invoke chain. See
+// include/toolgate/registry/*.h.
 #include <chrono>
 
 #include "toolgate/base/flags.h"
@@ -8,8 +9,10 @@
 #include "toolgate/core/service_main.h"
 #include "toolgate/pg/pg.h"
 #include "toolgate/registry/api.h"
+#include "toolgate/registry/marketplace_api.h"
 #include "toolgate/registry/stages.h"
 #include "toolgate/registry/store.h"
+#include "toolgate/registry/workspace_tools.h"
 
 using namespace toolgate;
 
@@ -44,10 +47,18 @@ int main(int argc, char** argv) {
 
   bus::Service service(name, *bus, static_cast<size_t>(flags.GetInt("threads")));
   registry::RegistryApi api(store, *bus, registry::CheckSyntax);
+  registry::MarketplaceStore market_store(pool);
+  registry::FavoritesStore favorites(pool);
+  registry::RatingsStore ratings(pool);
+  registry::MarketplaceApi market(store, market_store, favorites, ratings);
   core::Router router;
   api.AddRoutes(router);
+  market.AddRoutes(router);
   registry::RegistryStages stages(*bus, functions, code, executions);
   if (Status s = stages.Subscribe(service); !s.ok()) core::Die(name, "subscribe", s.ToString());
+  if (Status s = registry::ServeWorkspaceTools(service, pool); !s.ok()) {
+    core::Die(name, "subscribe", s.ToString());
+  }
   if (Status s = core::ServeHttp(service, router); !s.ok()) {
     core::Die(name, "subscribe", s.ToString());
   }

@@ -32,6 +32,11 @@ class ComposeTest(unittest.TestCase):
         self.assertIn("@postgres:", env["TOOLGATE_POSTGRES_URL"])
         self.assertEqual(self.doc["services"]["edge"]["ports"], ["8080:8080"])
 
+    def test_edges_share_the_mcp_session_key(self):
+        env = self.doc["services"]["edge"]["environment"]
+        self.assertEqual(env["TOOLGATE_MCP_SESSION_KEY_FILE"], "/keys/mcp_session.key")
+        self.assertIn("./keys:/keys:ro", self.doc["services"]["edge"]["volumes"])
+
     def test_nats_config_allows_large_messages(self):
         conf = (ROOT / "deploy" / "nats.conf").read_text()
         self.assertIn("max_payload: 16777216", conf)

@@ -104,6 +104,11 @@ System::~System() {
 
 std::string System::ReadState() const { return Slurp(fs::path(data_dir_) / "run" / "state.json"); }
 
+std::string System::State(const std::string& field) const {
+  std::string state = ReadState();
+  return StringField(state.empty() ? "{}" : state, field);
+}
+
 pid_t System::Pid(const std::string& child) const {
   auto doc = ParseJson(ReadState());
   if (!doc.ok()) return -1;

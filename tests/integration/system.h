@@ -32,6 +32,8 @@ class System {
 
   const std::string& url() const { return url_; }
   const std::string& data_dir() const { return data_dir_; }
+  // A string of the launcher's state file: "nats_url", "redis_url" or "postgres_url".
+  std::string State(const std::string& field) const;
   // The current pid of a child ("redis", "billing", ...) from the launcher's state file.
   pid_t Pid(const std::string& child) const;
   // Sends sig to the child.

@@ -22,6 +22,11 @@ void InvokeStage::OnJob(bus::Message&& m) {
       trace::ContinueOrStart(m.traceparent.empty() ? job.traceparent() : m.traceparent), "auth");
   if (job.edge_reply().empty()) job.set_edge_reply(m.reply);
 
+  if (job.api_key_sha256().empty() && !job.session_token_sha256().empty()) {
+    service_.pool().Submit(
+        [this, job = std::move(job), span]() mutable { DecideSession(job, span); });
+    return;
+  }
   if (job.api_key_sha256().empty()) {
     Reject(job,
            core::MakeProblem("missing_api_key", "Send your API key in the Authorization header."),
@@ -53,7 +58,31 @@ void InvokeStage::Decide(v1::InvokeJob& job, const KeyRecord* record, const Shar
     return;
   }
   usage_.Record(record->key_id, now_ms);
-  *job.mutable_principal() = PrincipalForKey(*record);
+  Forward(job, PrincipalForKey(*record), span);
+}
+
+void InvokeStage::DecideSession(v1::InvokeJob& job, const SharedSpan& span) {
+  auto found = accounts_.FindSession(job.session_token_sha256());
+  if (!found.ok()) {
+    log::Error("session lookup failed").Str("error", found.status().ToString());
+    Reject(
+        job,
+        core::MakeProblem("service_unavailable", "A backing store is unavailable; retry shortly."),
+        span);
+    return;
+  }
+  if (!found->has_value()) {
+    Reject(job, core::MakeProblem("not_authenticated", "Your session has ended; sign in again."),
+           span);
+    return;
+  }
+  // Later stages need only the principal; the token's hash goes no further than auth.
+  job.clear_session_token_sha256();
+  Forward(job, std::move(**found), span);
+}
+
+void InvokeStage::Forward(v1::InvokeJob& job, v1::Principal principal, const SharedSpan& span) {
+  *job.mutable_principal() = std::move(principal);
   const std::string traceparent = span->traceparent();
   job.set_traceparent(traceparent);
   Status s = service_.bus().Publish(kInvokeRegistrySubject, job.SerializeAsString(),

@@ -6,6 +6,7 @@
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
 #include "toolgate/core/problem.h"
+#include "toolgate/registry/marketplace_api.h"
 #include "toolgate/registry/subjects.h"
 #include "toolgate/registry/views.h"
 
@@ -29,7 +30,10 @@ void RegistryApi::AddRoutes(core::Router& router) {
   router.Add("POST", "/functions", [this](const core::Request& r) { return CreateFunction(r); });
   router.Add("PATCH", "/functions/{id}",
              [this](const core::Request& r) { return UpdateFunction(r); });
-  router.Add("GET", "/functions/{id}", [this](const core::Request& r) { return GetFunction(r); });
+  // Public like the marketplace that links to it; the viewer sees its own private functions.
+  router.Add(
+      "GET", "/functions/{id}", [this](const core::Request& r) { return GetFunction(r); },
+      /*require_auth=*/false);
   router.Add("POST", "/functions/{id}/versions",
              [this](const core::Request& r) { return PublishVersion(r); });
   router.Add("POST", "/workspace/tools", [this](const core::Request& r) { return AddTool(r); });
@@ -110,9 +114,7 @@ v1::HttpResponse RegistryApi::UpdateFunction(const core::Request& r) {
 v1::HttpResponse RegistryApi::GetFunction(const core::Request& r) {
   auto found = store_.GetFunction(r.params[0]);
   if (!found.ok()) return core::Unavailable(found.status());
-  if (!found->has_value() || !Visible(**found, r.principal())) {
-    return FunctionNotFound(r.params[0]);
-  }
+  if (!found->has_value() || !Visible(**found, ViewerOf(r))) return FunctionNotFound(r.params[0]);
   return Detail(200, **found);
 }
 

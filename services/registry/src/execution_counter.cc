@@ -20,9 +20,13 @@ ExecutionCounter::~ExecutionCounter() {
   if (!s.ok()) log::Error("execution counts lost at shutdown").Str("error", s.ToString());
 }
 
-void ExecutionCounter::Add(const std::string& function_id) {
+void ExecutionCounter::Add(const std::string& function_id, const std::string& caller_org_id,
+                           int64_t at_ms) {
+  constexpr int64_t kDayMs = 86'400'000;
+  // Floor division: a (clock-skewed) time before 1970 still lands on its own day.
+  int64_t day = at_ms >= 0 ? at_ms / kDayMs : (at_ms - kDayMs + 1) / kDayMs;
   std::lock_guard<std::mutex> lock(mu_);
-  ++pending_[function_id];
+  ++pending_[ExecutionKey{function_id, caller_org_id, day}];
 }
 
 Status ExecutionCounter::Flush() {
@@ -36,7 +40,7 @@ Status ExecutionCounter::Flush() {
   Status s = writer_(batch);
   if (!s.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [id, n] : batch) pending_[id] += n;
+    for (const auto& [key, n] : batch) pending_[key] += n;
   }
   return s;
 }

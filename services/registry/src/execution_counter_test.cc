@@ -5,6 +5,8 @@
 namespace toolgate::registry {
 namespace {
 
+constexpr int64_t kDayMs = 86'400'000;
+
 struct Store {
   ExecutionCounter::Counts total;
   int writes = 0;
@@ -13,7 +15,7 @@ struct Store {
     return [this](const ExecutionCounter::Counts& batch) {
       if (down) return Status::Unavailable("down");
       ++writes;
-      for (const auto& [id, n] : batch) total[id] += n;
+      for (const auto& [key, n] : batch) total[key] += n;
       return Status::Ok();
     };
   }
@@ -22,36 +24,53 @@ struct Store {
 TEST(ExecutionCounter, BatchesCountsIntoOneWrite) {
   Store store;
   ExecutionCounter counter(store.Fn(), std::chrono::milliseconds(0));
-  counter.Add("a");
-  counter.Add("a");
-  counter.Add("b");
+  counter.Add("a", "org1", 0);
+  counter.Add("a", "org1", 0);
+  counter.Add("b", "org1", 0);
   ASSERT_TRUE(counter.Flush().ok());
   EXPECT_EQ(store.writes, 1);
-  EXPECT_EQ(store.total["a"], 2);
-  EXPECT_EQ(store.total["b"], 1);
+  EXPECT_EQ((store.total[{"a", "org1", 0}]), 2);
+  EXPECT_EQ((store.total[{"b", "org1", 0}]), 1);
   ASSERT_TRUE(counter.Flush().ok());  // nothing pending: no write
   EXPECT_EQ(store.writes, 1);
+}
+
+TEST(ExecutionCounter, CountsPerCallerAndUtcDay) {
+  Store store;
+  ExecutionCounter counter(store.Fn(), std::chrono::milliseconds(0));
+  const int64_t day = 20'000;
+  counter.Add("a", "org1", day * kDayMs);               // midnight UTC
+  counter.Add("a", "org1", day * kDayMs + kDayMs - 1);  // the last millisecond of that day
+  counter.Add("a", "org1", (day + 1) * kDayMs);         // the next day
+  counter.Add("a", "org2", day * kDayMs + 5);
+  counter.Add("a", "org2", -1);  // before 1970: the day before day 0, not day 0
+  ASSERT_TRUE(counter.Flush().ok());
+  EXPECT_EQ((store.total[{"a", "org1", day}]), 2);
+  EXPECT_EQ((store.total[{"a", "org1", day + 1}]), 1);
+  EXPECT_EQ((store.total[{"a", "org2", day}]), 1);
+  EXPECT_EQ((store.total[{"a", "org2", -1}]), 1);
+  EXPECT_EQ(store.total.size(), 4u);
 }
 
 TEST(ExecutionCounter, FailedFlushKeepsCounts) {
   Store store;
   ExecutionCounter counter(store.Fn(), std::chrono::milliseconds(0));
-  counter.Add("a");
+  counter.Add("a", "org1", 0);
   store.down = true;
   EXPECT_FALSE(counter.Flush().ok());
-  counter.Add("a");
+  counter.Add("a", "org1", 0);
   store.down = false;
   ASSERT_TRUE(counter.Flush().ok());
-  EXPECT_EQ(store.total["a"], 2);
+  EXPECT_EQ((store.total[{"a", "org1", 0}]), 2);
 }
 
 TEST(ExecutionCounter, DestructorFlushes) {
   Store store;
   {
     ExecutionCounter counter(store.Fn(), std::chrono::hours(1));
-    counter.Add("a");
+    counter.Add("a", "org1", 0);
   }
-  EXPECT_EQ(store.total["a"], 1);
+  EXPECT_EQ((store.total[{"a", "org1", 0}]), 1);
 }
 
 }  // namespace

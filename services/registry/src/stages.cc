@@ -2,6 +2,7 @@
 
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/log.h"
+#include "toolgate/base/time.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/registry/invoke_decision.h"
 #include "toolgate/registry/subjects.h"
@@ -125,7 +126,8 @@ void RegistryStages::HandleCode(bus::Message&& m) {
 void RegistryStages::HandleExecution(bus::Message&& m) {
   v1::ExecutionRecorded event;
   if (!event.ParseFromString(m.data)) return;
-  executions_.Add(NormalizeFunctionId(event.function_id()));
+  executions_.Add(NormalizeFunctionId(event.function_id()), event.caller_org_id(),
+                  event.created_at_ms() > 0 ? event.created_at_ms() : NowMs());
 }
 
 void RegistryStages::HandleFunctionChanged(bus::Message&& m) {

@@ -1,8 +1,8 @@
 #include "toolgate/registry/store.h"
 
 #include "RegistryMigrations.h"
+#include "store_sql.h"
 #include "toolgate/base/crypto.h"
-#include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
 
 namespace toolgate::registry {
@@ -17,25 +17,10 @@ std::string ToJsonArray(const std::vector<std::string>& values) {
   return w.Take();
 }
 
-std::vector<std::string> FromJsonArray(const std::string& text) {
-  std::vector<std::string> out;
-  auto doc = ParseJson(text);
-  simdjson::dom::array items;
-  if (!doc.ok() || doc->root.get_array().get(items) != simdjson::SUCCESS) return out;
-  for (auto item : items) {
-    std::string_view s;
-    if (item.get_string().get(s) == simdjson::SUCCESS) out.emplace_back(s);
-  }
-  return out;
-}
-
-// Timestamps are read as epoch milliseconds; the views format them (RFC 3339).
-#define TG_EPOCH_MS(column) "floor(extract(epoch FROM " column ") * 1000)::bigint"
-
 constexpr const char* kFunctionColumns =
     "id::text, org_id, org_name, name, description, overview, category, sector, "
-    "array_to_json(tags)::text, visibility, price_micro_usd, mcp, executions, "
-    "floor(extract(epoch FROM created_at) * 1000)::bigint, "
+    "array_to_json(tags)::text, visibility, price_micro_usd, mcp, executions, rating_sum, "
+    "rating_count, floor(extract(epoch FROM created_at) * 1000)::bigint, "
     "floor(extract(epoch FROM updated_at) * 1000)::bigint";
 
 FunctionRecord ReadFunction(const pg::Rows& rows, int r) {
@@ -48,13 +33,15 @@ FunctionRecord ReadFunction(const pg::Rows& rows, int r) {
   f.overview = rows.Str(r, 5);
   f.category = rows.Str(r, 6);
   f.sector = rows.Str(r, 7);
-  f.tags = FromJsonArray(rows.Str(r, 8));
+  f.tags = StringsFromJson(rows.Str(r, 8));
   f.visibility = rows.Str(r, 9);
   f.price_micro_usd = rows.Int(r, 10);
   f.mcp = rows.Bool(r, 11);
   f.executions = rows.Int(r, 12);
-  f.created_at_ms = rows.Int(r, 13);
-  f.updated_at_ms = rows.Int(r, 14);
+  f.rating_sum = rows.Int(r, 13);
+  f.rating_count = rows.Int(r, 14);
+  f.created_at_ms = rows.Int(r, 15);
+  f.updated_at_ms = rows.Int(r, 16);
   return f;
 }
 
@@ -183,7 +170,7 @@ Result<std::optional<VersionRecord>> RegistryStore::GetVersion(const std::string
   v.runtime = rows->Str(0, 0);
   v.compute_type = rows->Str(0, 1);
   v.input_schema_json = rows->Str(0, 2);
-  v.declared_keys = FromJsonArray(rows->Str(0, 3));
+  v.declared_keys = StringsFromJson(rows->Str(0, 3));
   v.timeout_ms = static_cast<int32_t>(rows->Int(0, 4));
   v.memory_mb = static_cast<int32_t>(rows->Int(0, 5));
   v.examples_json = rows->Str(0, 6);
@@ -287,26 +274,53 @@ Result<std::vector<FunctionSummary>> RegistryStore::ListAdded(const std::string&
   return ReadSummaries(*rows);
 }
 
-Status RegistryStore::AddExecutions(const std::unordered_map<std::string, int64_t>& counts) {
-  // UUIDs and integers need no quoting inside a PostgreSQL array literal.
-  std::string ids = "{", ns = "{";
-  for (const auto& [id, n] : counts) {
-    if (!IsUuid(id)) continue;
-    if (ids.size() > 1) {
-      ids += ',';
-      ns += ',';
-    }
-    ids += NormalizeFunctionId(id);
-    ns += std::to_string(n);
+Status RegistryStore::AddExecutions(const ExecutionCounter::Counts& counts) {
+  JsonWriter batch;
+  batch.BeginArray();
+  bool any = false;
+  for (const auto& [key, n] : counts) {
+    if (!IsUuid(key.function_id)) continue;
+    any = true;
+    batch.BeginObject()
+        .Field("f", NormalizeFunctionId(key.function_id))
+        .Field("o", key.caller_org_id)
+        .Field("d", key.day)
+        .Field("n", n)
+        .EndObject();
   }
-  if (ids.size() == 1) return Status::Ok();
-  ids += '}';
-  ns += '}';
-  auto rows = pool_.Exec(
-      "UPDATE registry.functions f SET executions = f.executions + c.n "
-      "FROM unnest($1::uuid[], $2::bigint[]) AS c(id, n) WHERE f.id = c.id",
-      {ids, ns});
-  return rows.status();
+  batch.EndArray();
+  if (!any) return Status::Ok();
+  const pg::Params params = {batch.Take()};
+  // Rows for functions that do not exist are dropped by the joins, so one stray id cannot
+  // fail the batch (and so every later batch) on a foreign key.
+  constexpr const char* kBatch =
+      "jsonb_to_recordset($1::jsonb) AS c(f uuid, o text, d integer, n bigint) "
+      "JOIN registry.functions fn ON fn.id = c.f ";
+  return pool_.Transaction([&](pg::Conn& conn) -> Status {
+    auto totals =
+        conn.Exec(std::string("UPDATE registry.functions f SET executions = f.executions + t.n "
+                              "FROM (SELECT c.f, sum(c.n) AS n FROM ") +
+                      kBatch + "GROUP BY c.f) t WHERE f.id = t.f",
+                  params);
+    if (!totals.ok()) return totals.status();
+    auto daily = conn.Exec(
+        std::string("INSERT INTO registry.daily_executions (function_id, day, executions) "
+                    "SELECT c.f, DATE '1970-01-01' + c.d, sum(c.n) FROM ") +
+            kBatch +
+            "GROUP BY c.f, c.d ON CONFLICT (function_id, day) DO UPDATE "
+            "SET executions = registry.daily_executions.executions + EXCLUDED.executions",
+        params);
+    if (!daily.ok()) return daily.status();
+    auto runs = conn.Exec(
+        std::string("INSERT INTO registry.runs (org_id, function_id, executions) "
+                    "SELECT c.o, c.f, sum(c.n) FROM ") +
+            kBatch +
+            "WHERE c.o <> '' GROUP BY c.o, c.f ON CONFLICT (org_id, function_id) DO UPDATE "
+            "SET executions = registry.runs.executions + EXCLUDED.executions, "
+            "last_run_at = now()",
+        params);
+    return runs.status();
+  });
 }
 
 Result<std::optional<CachedFunction>> RegistryStore::LoadFunction(const std::string& function_id) {
@@ -337,7 +351,7 @@ Result<std::optional<CachedFunction>> RegistryStore::LoadFunction(const std::str
     v.compute_type = rows->Str(r, 7);
     v.timeout_ms = static_cast<int32_t>(rows->Int(r, 8));
     v.memory_mb = static_cast<int32_t>(rows->Int(r, 9));
-    v.declared_keys = FromJsonArray(rows->Str(r, 10));
+    v.declared_keys = StringsFromJson(rows->Str(r, 10));
     f.versions.push_back(std::move(v));
   }
   return std::optional<CachedFunction>(std::move(f));

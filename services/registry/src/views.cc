@@ -2,6 +2,7 @@
 
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/time.h"
+#include "toolgate/registry/rating.h"
 
 namespace toolgate::registry {
 namespace {
@@ -86,8 +87,12 @@ std::string FunctionDetailJson(const FunctionRecord& f, const std::vector<Versio
   }
   w.EndArray();
   LatestFields(w, latest);
-  // Ratings are not collected yet; the shape is the contract's.
-  w.Key("rating").BeginObject().Field("average", 0).Field("count", 0).EndObject();
+  w.Key("rating")
+      .BeginObject()
+      .Key("average")
+      .Raw(FormatAverage(f.rating_sum, f.rating_count))
+      .Field("count", f.rating_count)
+      .EndObject();
   w.Field("executions", f.executions)
       .Field("created_at", FormatRfc3339(f.created_at_ms))
       .Field("updated_at", FormatRfc3339(f.updated_at_ms))

@@ -22,7 +22,8 @@
 // Known limit: the hook runs between instructions, so a single library call that loops in C
 // without allocating is not interrupted. The two that can loop without bound (string.rep of an
 // empty string, table.move over a huge range) are guarded; pattern matching with heavy
-// backtracking (string.find(s, ".-.-.-.-x") on a long s) is not.
+// backtracking (string.find(s, ".-.-.-.-x") on a long s) is not. That is why the executor runs
+// LuaRuntime inside a sandboxed worker process (lua_worker.h), which is killed at the deadline.
 #pragma once
 
 #include "toolgate/executor/runtime.h"

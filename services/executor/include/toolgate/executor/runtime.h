@@ -1,11 +1,11 @@
 // Runtime: one language's way of running a handler. The executor hands every runtime the same
 // Invocation and turns the ExecutionOutcome into a v1::ExecutionResult for billing.
 //
-// Lua runs in-process (LuaRuntime); Python and JavaScript will run in sandboxed worker pools
-// behind the same interface. The helpers below hold what every runtime shares: the response
-// rules of contract section 3 ("When the handler ran"), bounded logs and UTF-8 hygiene (every
-// string that leaves a runtime must be valid UTF-8, since proto3 string fields refuse anything
-// else).
+// LuaRuntime runs Lua in-process; ProcessRuntime runs Python, JavaScript and (hosting
+// LuaRuntime in a worker) Lua in sandboxed worker processes, behind the same interface. The helpers
+// below hold what every runtime shares: the response rules of contract section 3 ("When the handler
+// ran"), bounded logs and UTF-8 hygiene (every string that leaves a runtime must be valid UTF-8,
+// since proto3 string fields refuse anything else).
 #pragma once
 
 #include <cstddef>

@@ -18,6 +18,8 @@ class RegistryApi {
   RegistryApi(RegistryStore& store, bus::Bus& bus, SyntaxChecker check);
 
   // Adds POST/PATCH/GET /functions..., POST /functions/{id}/versions and /workspace/tools.
+  // GET /functions/{id} also answers without authentication, for public functions (the
+  // marketplace links to it); the caller sees its own private functions too (ViewerOf).
   void AddRoutes(core::Router& router);
 
   v1::HttpResponse CreateFunction(const core::Request& r);

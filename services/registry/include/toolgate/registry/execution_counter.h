@@ -1,5 +1,7 @@
-// ExecutionCounter: counts executions per function in memory and writes them in batches, so the
-// registry does one UPDATE a second rather than one per execution.
+// ExecutionCounter: counts executions per function, calling organization and UTC day in memory
+// and writes them in batches, so the registry writes once a second rather than once per
+// execution. The counts feed the functions' execution totals, the Trending highlight (per day)
+// and the "has run" rule of ratings (per organization).
 //
 // A background thread flushes every interval; the destructor stops it and flushes what is left.
 // A failed flush keeps its counts for the next one, so a PostgreSQL outage delays counters
@@ -10,18 +12,31 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
-#include <unordered_map>
+#include <tuple>
 
 #include "toolgate/base/status.h"
 
 namespace toolgate::registry {
 
+// What one count is about.
+struct ExecutionKey {
+  std::string function_id;
+  std::string caller_org_id;
+  int64_t day = 0;  // UTC days since 1970-01-01
+
+  bool operator<(const ExecutionKey& o) const {
+    return std::tie(function_id, caller_org_id, day) <
+           std::tie(o.function_id, o.caller_org_id, o.day);
+  }
+};
+
 class ExecutionCounter {
  public:
-  using Counts = std::unordered_map<std::string, int64_t>;  // function_id -> executions
+  using Counts = std::map<ExecutionKey, int64_t>;  // -> executions
   // Adds the counts to the store; on a non-OK status they are kept and retried.
   using Writer = std::function<Status(const Counts&)>;
 
@@ -31,7 +46,8 @@ class ExecutionCounter {
   ExecutionCounter(const ExecutionCounter&) = delete;
   ExecutionCounter& operator=(const ExecutionCounter&) = delete;
 
-  void Add(const std::string& function_id);
+  // Counts one execution of function_id by caller_org_id at at_ms (epoch milliseconds).
+  void Add(const std::string& function_id, const std::string& caller_org_id, int64_t at_ms);
   // Writes the pending counts now; returns the writer's status (OK when nothing was pending).
   Status Flush();
 

@@ -3,7 +3,7 @@
 //                                          (DecideInvoke) and pass the job to tg.invoke.secrets,
 //                                          or answer the edge with the problem
 //   tg.registry.code (queue "registry")    CodeRequest -> CodeReply for executors
-//   tg.events.execution (queue "registry") count executions per function
+//   tg.events.execution (queue "registry") count executions per function, caller and day
 //   tg.events.function_changed, tg.events.workspace_changed (every replica)  drop cache entries
 #pragma once
 

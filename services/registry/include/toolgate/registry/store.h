@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "toolgate/pg/pg.h"
+#include "toolgate/registry/execution_counter.h"
 #include "toolgate/registry/function_cache.h"
 #include "toolgate/registry/requests.h"
 #include "toolgate/v1/toolgate.pb.h"
@@ -32,6 +32,8 @@ struct FunctionRecord {
   int64_t price_micro_usd = 0;
   bool mcp = false;
   int64_t executions = 0;
+  int64_t rating_sum = 0;  // stars of every rating
+  int64_t rating_count = 0;
   int64_t created_at_ms = 0;
   int64_t updated_at_ms = 0;
 };
@@ -106,8 +108,10 @@ class RegistryStore : public FunctionSource {
   // The public functions of other organizations that org_id added, in the order added.
   Result<std::vector<FunctionSummary>> ListAdded(const std::string& org_id);
 
-  // Adds counts to functions.executions; ids that are not UUIDs are skipped.
-  Status AddExecutions(const std::unordered_map<std::string, int64_t>& counts);
+  // Adds counts to functions.executions, the per-day counts and the runs of each calling
+  // organization, in one transaction; ids that are not UUIDs, and functions that do not
+  // exist, are skipped.
+  Status AddExecutions(const ExecutionCounter::Counts& counts);
 
   // FunctionSource.
   Result<std::optional<CachedFunction>> LoadFunction(const std::string& function_id) override;

@@ -1,0 +1,13 @@
+"""A Toolgate function.
+
+Toolgate calls service_handler with the caller's event (shaped by input_schema in toolgate.json)
+and a context (execution_id, function_id, version, caller_org_id, deadline_ms, env). Return a
+value, or {"statusCode": ..., "body": ...} to choose the HTTP status.
+"""
+
+
+def service_handler(event, context):
+    name = event.get("name", "world") if isinstance(event, dict) else "world"
+    if not isinstance(name, str):
+        return {"statusCode": 400, "body": {"error": "name must be a string"}}
+    return {"statusCode": 200, "body": {"message": "Hello, " + name + "!"}}

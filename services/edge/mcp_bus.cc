@@ -1,0 +1,104 @@
+#include "mcp_bus.h"
+
+#include "toolgate/base/log.h"
+#include "toolgate/base/time.h"
+#include "toolgate/core/problem.h"
+
+namespace toolgate::edge {
+namespace {
+
+// How long a starting replica waits for a running one to hand over the ended sessions.
+constexpr int kSyncTimeoutMs = 1000;
+
+// Completes done with the parsed answer, or with an answer holding the bus failure's problem.
+template <typename Reply>
+ReplyMux::Callback Parsed(std::function<void(Reply)> done) {
+  return [done = std::move(done)](Result<bus::Message> answer) {
+    Reply reply;
+    if (!answer.ok()) {
+      log::Warn("bus request failed").Str("error", answer.status().ToString());
+      *reply.mutable_problem() = BusFailureProblem(answer.status());
+    } else if (!reply.ParseFromString(answer->data)) {
+      *reply.mutable_problem() = BusFailureProblem(Status::Internal("malformed answer"));
+    }
+    done(std::move(reply));
+  };
+}
+
+}  // namespace
+
+v1::Problem BusFailureProblem(const Status& status) {
+  switch (status.code()) {
+    case Status::Code::kTimeout:
+      return core::MakeProblem("upstream_timeout",
+                               "A Toolgate service did not answer in time; retry.");
+    case Status::Code::kInternal:
+      return core::MakeProblem("internal_error", "Malformed answer on the bus.");
+    default:
+      return core::MakeProblem(
+          "service_unavailable",
+          "A Toolgate service needed for this request is not running; retry shortly.");
+  }
+}
+
+McpBus::McpBus(bus::Bus& bus, ReplyMux& mux, Dispatch dispatch, EndedSessions& ended,
+               int timeout_ms)
+    : bus_(bus),
+      mux_(mux),
+      dispatch_(std::move(dispatch)),
+      ended_(ended),
+      timeout_ms_(timeout_ms) {}
+
+Status McpBus::Start() {
+  // Before answering the queue subject ourselves, so our own request cannot reach us.
+  auto known = bus_.Request(kMcpSessionsEndedSubject, "", kSyncTimeoutMs);
+  v1::McpSessionsEnded list;
+  if (known.ok() && list.ParseFromString(known->data)) {
+    const int64_t now = NowMs();
+    for (const auto& e : list.sessions()) ended_.Add(e.session_nonce(), e.expires_at_ms(), now);
+  }
+  Status s = bus_.Subscribe(kMcpSessionEndedSubject, "", [this](bus::Message&& m) {
+    v1::McpSessionEnded e;
+    if (e.ParseFromString(m.data)) ended_.Add(e.session_nonce(), e.expires_at_ms(), NowMs());
+  });
+  if (!s.ok()) return s;
+  return bus_.Subscribe(kMcpSessionsEndedSubject, "edge", [this](bus::Message&& m) {
+    if (m.reply.empty()) return;
+    v1::McpSessionsEnded answer;
+    for (const auto& e : ended_.Live(NowMs())) {
+      v1::McpSessionEnded* out = answer.add_sessions();
+      out->set_session_nonce(e.nonce);
+      out->set_expires_at_ms(e.expires_at_ms);
+    }
+    Status sent = bus_.Publish(m.reply, answer.SerializeAsString());
+    if (!sent.ok()) log::Warn("ended sessions not sent").Str("error", sent.ToString());
+  });
+}
+
+void McpBus::Invoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done) {
+  dispatch_(std::move(job), std::move(done));
+}
+
+void McpBus::Authenticate(std::string api_key_sha256,
+                          std::function<void(v1::AuthenticateReply)> done) {
+  v1::AuthenticateRequest request;
+  request.set_api_key_sha256(std::move(api_key_sha256));
+  mux_.Request("tg.auth.authenticate", request.SerializeAsString(), "", timeout_ms_,
+               Parsed(std::move(done)));
+}
+
+void McpBus::WorkspaceTools(std::string org_id, std::function<void(v1::WorkspaceToolsReply)> done) {
+  v1::WorkspaceToolsRequest request;
+  request.set_org_id(std::move(org_id));
+  mux_.Request("tg.registry.workspace_tools", request.SerializeAsString(), "", timeout_ms_,
+               Parsed(std::move(done)));
+}
+
+void McpBus::EndSession(const v1::McpSessionEnded& ended) {
+  Status s = bus_.Publish(kMcpSessionEndedSubject, ended.SerializeAsString());
+  // This replica has it already; should the broadcast fail, the others accept the session
+  // until it expires.
+  if (!s.ok()) log::Warn("session end not broadcast").Str("error", s.ToString());
+}
+
+}  // namespace toolgate::edge

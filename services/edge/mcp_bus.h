@@ -1,0 +1,54 @@
+// McpBus: the MCP endpoints' McpBackend over NATS, and this replica's part in the list of ended
+// sessions (mcp_session.h):
+//   tg.events.mcp_session_ended  (every replica)  McpSessionEnded -> EndedSessions::Add
+//   tg.edge.mcp_sessions_ended   (queue "edge")   empty -> McpSessionsEnded, for a starting replica
+// Thread-safe.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "mcp_endpoint.h"
+#include "mcp_session.h"
+#include "reply_mux.h"
+#include "toolgate/bus/bus.h"
+
+namespace toolgate::edge {
+
+inline constexpr const char* kMcpSessionEndedSubject = "tg.events.mcp_session_ended";
+inline constexpr const char* kMcpSessionsEndedSubject = "tg.edge.mcp_sessions_ended";
+
+// What a failed bus round trip means to a client: 504 upstream_timeout after a timeout, 503
+// service_unavailable otherwise (no responders, NATS down), 500 for a malformed answer.
+v1::Problem BusFailureProblem(const Status& status);
+
+class McpBus : public McpBackend {
+ public:
+  // Sends an InvokeJob along the chain and reports its final reply (the edge's own dispatch).
+  using Dispatch = std::function<void(v1::InvokeJob, std::function<void(v1::InvokeReply)>)>;
+
+  // Every reference must outlive this object. timeout_ms bounds the authenticate and registry
+  // round trips.
+  McpBus(bus::Bus& bus, ReplyMux& mux, Dispatch dispatch, EndedSessions& ended, int timeout_ms);
+
+  // Copies the ended sessions of a running replica (none is fine: then no session has ended
+  // that any replica remembers), then subscribes to both subjects. Call once, after the mux
+  // has started.
+  Status Start();
+
+  void Invoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done) override;
+  void Authenticate(std::string api_key_sha256,
+                    std::function<void(v1::AuthenticateReply)> done) override;
+  void WorkspaceTools(std::string org_id,
+                      std::function<void(v1::WorkspaceToolsReply)> done) override;
+  void EndSession(const v1::McpSessionEnded& ended) override;
+
+ private:
+  bus::Bus& bus_;
+  ReplyMux& mux_;
+  Dispatch dispatch_;
+  EndedSessions& ended_;
+  int timeout_ms_;
+};
+
+}  // namespace toolgate::edge

@@ -1,0 +1,502 @@
+#include "mcp_endpoint.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <functional>
+
+#include "toolgate/base/crypto.h"
+#include "toolgate/base/json.h"
+#include "toolgate/core/problem.h"
+
+namespace toolgate::edge {
+namespace {
+
+constexpr char kFunction[] = "0b9a3c54-2d1e-4f6a-9b8c-7d6e5f4a3b2c";
+constexpr char kBoth[] = "application/json, text/event-stream";
+
+// Answers every call at once: invocations with the handler `handler` (event -> InvokeReply),
+// authentication with `principal` or `auth_problem`, the registry with `tools`.
+class FakeBackend : public McpBackend {
+ public:
+  void Invoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done) override {
+    jobs.push_back(job);
+    done(handler(job));
+  }
+  void Authenticate(std::string api_key_sha256,
+                    std::function<void(v1::AuthenticateReply)> done) override {
+    authenticated.push_back(api_key_sha256);
+    v1::AuthenticateReply reply;
+    if (auth_problem) {
+      *reply.mutable_problem() = *auth_problem;
+    } else {
+      *reply.mutable_principal() = principal;
+    }
+    done(reply);
+  }
+  void WorkspaceTools(std::string org_id,
+                      std::function<void(v1::WorkspaceToolsReply)> done) override {
+    orgs.push_back(org_id);
+    done(tools);
+  }
+  void EndSession(const v1::McpSessionEnded& ended) override { ended_sessions.push_back(ended); }
+
+  std::function<v1::InvokeReply(const v1::InvokeJob&)> handler;
+  v1::Principal principal;
+  std::optional<v1::Problem> auth_problem;
+  v1::WorkspaceToolsReply tools;
+
+  std::vector<v1::InvokeJob> jobs;
+  std::vector<std::string> authenticated;
+  std::vector<std::string> orgs;
+  std::vector<v1::McpSessionEnded> ended_sessions;
+};
+
+v1::InvokeReply HandlerAnswer(int status, std::string body) {
+  v1::InvokeReply reply;
+  reply.mutable_result()->set_status_code(status);
+  reply.mutable_result()->set_body(std::move(body));
+  reply.mutable_result()->mutable_summary()->set_execution_id("exec-1");
+  return reply;
+}
+
+// An MCP server like the templates: initialize answers the asked revision, tools/list one tool,
+// anything else an empty result.
+v1::InvokeReply TemplateLike(const v1::InvokeJob& job) {
+  auto doc = ParseJson(job.event_json());
+  simdjson::dom::object obj;
+  if (!doc.ok() || doc->root.get_object().get(obj) != simdjson::SUCCESS) {
+    return HandlerAnswer(200, R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700}})");
+  }
+  std::string id, method;
+  GetRaw(obj, "id", &id);
+  GetString(obj, "method", &method);
+  if (method == "initialize") {
+    std::string asked;
+    simdjson::dom::object params;
+    if (obj["params"].get_object().get(params) == simdjson::SUCCESS) {
+      GetString(params, "protocolVersion", &asked);
+    }
+    return HandlerAnswer(200, R"({"jsonrpc":"2.0","id":)" + id +
+                                  R"(,"result":{"protocolVersion":")" + asked + R"("}})");
+  }
+  if (method == "tools/list") {
+    return HandlerAnswer(200, R"({"jsonrpc":"2.0","id":)" + id +
+                                  R"(,"result":{"tools":[{"name":"add","inputSchema":)"
+                                  R"({"type":"object"}}]}})");
+  }
+  return HandlerAnswer(200, R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":{}})");
+}
+
+class McpEndpointTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { InitCrypto(); }
+
+  McpEndpointTest() {
+    backend_.handler = TemplateLike;
+    backend_.principal.set_org_id("org-1");
+    backend_.principal.set_org_name("Acme");
+    backend_.principal.add_scopes("invoke");
+    McpEndpoint::Options options;
+    options.max_request_bytes = 1000;
+    options.server_version = "9.9.9";
+    options.now_ms = [this] { return now_ms_; };
+    endpoint_ = std::make_unique<McpEndpoint>(backend_, codec_, ended_, options);
+  }
+
+  McpHttpRequest Post(std::string body, std::optional<std::string> session = std::nullopt) {
+    McpHttpRequest r;
+    r.method = "POST";
+    r.function_id = kFunction;
+    r.api_key = "key-1";
+    r.host = "127.0.0.1:8080";
+    r.accept = kBoth;
+    r.content_type = "application/json";
+    r.session_id = std::move(session);
+    r.body = std::move(body);
+    r.request_id = "req-1";
+    return r;
+  }
+
+  HttpAnswer Send(McpHttpRequest request) {
+    std::optional<HttpAnswer> answer;
+    endpoint_->Handle(std::move(request), [&answer](HttpAnswer a) {
+      EXPECT_FALSE(answer.has_value()) << "answered twice";
+      answer = std::move(a);
+    });
+    EXPECT_TRUE(answer.has_value());
+    return answer.value_or(HttpAnswer{});
+  }
+
+  // Initializes the per-tool endpoint (or the workspace) and returns the session id.
+  std::string Initialize(const std::string& revision = "2025-06-18", bool workspace = false) {
+    McpHttpRequest r = Post(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":)"
+                            R"({"protocolVersion":")" +
+                            revision + R"(","capabilities":{}}})");
+    r.workspace = workspace;
+    HttpAnswer a = Send(std::move(r));
+    EXPECT_EQ(a.status, 200) << a.body;
+    return Header(a, "Mcp-Session-Id");
+  }
+
+  static std::string Header(const HttpAnswer& a, const std::string& name) {
+    for (const auto& [n, v] : a.headers) {
+      if (n == name) return v;
+    }
+    return "";
+  }
+  static std::string Code(const HttpAnswer& a) {
+    EXPECT_EQ(a.content_type, "application/problem+json") << a.body;
+    auto doc = ParseJson(a.body);
+    simdjson::dom::object obj;
+    std::string code;
+    if (doc.ok() && doc->root.get_object().get(obj) == simdjson::SUCCESS) {
+      GetString(obj, "code", &code);
+    }
+    return code;
+  }
+
+  int64_t now_ms_ = 1'800'000'000'000;
+  FakeBackend backend_;
+  McpSessionCodec codec_{std::string(32, 's')};
+  EndedSessions ended_;
+  std::unique_ptr<McpEndpoint> endpoint_;
+};
+
+TEST_F(McpEndpointTest, InitializeRunsTheHandlerWithTheMessageAsSent) {
+  const std::string body =
+      R"({"jsonrpc":"2.0", "id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})";
+  McpHttpRequest r = Post(body + "\n");
+  r.version = "1.0";
+  r.env_keys = "A=s1";
+  r.traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+  HttpAnswer a = Send(std::move(r));
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(a.content_type, "application/json");
+  EXPECT_EQ(a.body, R"({"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18"}})");
+  ASSERT_EQ(backend_.jobs.size(), 1u);
+  const v1::InvokeJob& job = backend_.jobs[0];
+  EXPECT_EQ(job.event_json(), body);
+  EXPECT_EQ(job.function_id(), kFunction);
+  EXPECT_EQ(job.version(), "1.0");
+  EXPECT_EQ(job.api_key_sha256(), Sha256("key-1"));
+  EXPECT_EQ(job.body_check(), v1::BODY_OK);
+  EXPECT_TRUE(job.env_keys_present());
+  EXPECT_EQ(job.env_keys_header(), "A=s1");
+  EXPECT_EQ(job.traceparent(), "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+  EXPECT_EQ(job.request_id(), "req-1");
+  EXPECT_FALSE(job.execution_id().empty());
+
+  // The session carries the revision the handler named.
+  auto session = codec_.Verify(Header(a, "Mcp-Session-Id"), Sha256("key-1"), now_ms_);
+  ASSERT_TRUE(session.has_value());
+  EXPECT_EQ(session->revision, "2025-06-18");
+  EXPECT_EQ(session->endpoint, std::string("functions/") + kFunction + "/1.0");
+}
+
+TEST_F(McpEndpointTest, RequestsNeedTheSession) {
+  std::string session = Initialize();
+  const std::string list = R"({"jsonrpc":"2.0","id":"l","method":"tools/list"})";
+
+  EXPECT_EQ(Code(Send(Post(list))), "mcp_session_required");
+  HttpAnswer unknown = Send(Post(list, "tg1.bogus.token"));
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_EQ(Code(unknown), "mcp_session_not_found");
+
+  McpHttpRequest other_key = Post(list, session);
+  other_key.api_key = "key-2";
+  EXPECT_EQ(Send(std::move(other_key)).status, 404);
+
+  McpHttpRequest other_function = Post(list, session);
+  other_function.function_id = "ffffffff-2d1e-4f6a-9b8c-7d6e5f4a3b2c";
+  EXPECT_EQ(Send(std::move(other_function)).status, 404);
+
+  McpHttpRequest other_version = Post(list, session);
+  other_version.version = "2.0";
+  EXPECT_EQ(Send(std::move(other_version)).status, 404);
+
+  // Function ids compare without case, as everywhere else.
+  McpHttpRequest upper = Post(list, session);
+  for (char& c : upper.function_id) c = static_cast<char>(std::toupper(c));
+  EXPECT_EQ(Send(std::move(upper)).status, 200);
+
+  size_t jobs = backend_.jobs.size();
+  HttpAnswer ok = Send(Post(list, session));
+  EXPECT_EQ(ok.status, 200);
+  EXPECT_EQ(backend_.jobs.size(), jobs + 1);
+  EXPECT_TRUE(IsResponseTo(ok.body, R"("l")"));
+  EXPECT_TRUE(Header(ok, "Mcp-Session-Id").empty());  // issued on initialize only
+
+  now_ms_ += 24LL * 3600 * 1000;  // expired
+  EXPECT_EQ(Send(Post(list, session)).status, 404);
+}
+
+TEST_F(McpEndpointTest, ProtocolVersionHeader) {
+  std::string session = Initialize("2025-03-26");
+  McpHttpRequest unsupported = Post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", session);
+  unsupported.protocol_version = "2099-01-01";
+  HttpAnswer a = Send(std::move(unsupported));
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(Code(a), "unsupported_protocol_version");
+
+  McpHttpRequest mismatch = Post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", session);
+  mismatch.protocol_version = "2025-06-18";
+  EXPECT_EQ(Send(std::move(mismatch)).status, 400);
+
+  McpHttpRequest match = Post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", session);
+  match.protocol_version = "2025-03-26";
+  EXPECT_EQ(Send(std::move(match)).status, 200);
+}
+
+TEST_F(McpEndpointTest, AcceptDependsOnTheRevision) {
+  McpHttpRequest html = Post(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{}})");
+  html.accept = "text/html";
+  HttpAnswer a = Send(std::move(html));
+  EXPECT_EQ(a.status, 406);
+  EXPECT_EQ(Code(a), "not_acceptable");
+  EXPECT_TRUE(backend_.jobs.empty());
+
+  McpHttpRequest old_client = Post(
+      R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05"}})");
+  old_client.accept = "application/json";
+  HttpAnswer old = Send(std::move(old_client));
+  EXPECT_EQ(old.status, 200);
+  McpHttpRequest old_ping =
+      Post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", Header(old, "Mcp-Session-Id"));
+  old_ping.accept = "application/json";
+  EXPECT_EQ(Send(std::move(old_ping)).status, 200);
+
+  std::string session = Initialize("2025-11-25");
+  McpHttpRequest json_only = Post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", session);
+  json_only.accept = "application/json";
+  EXPECT_EQ(Send(std::move(json_only)).status, 406);
+}
+
+TEST_F(McpEndpointTest, NotificationsAndResponsesAreAcceptedNotRun) {
+  std::string session = Initialize();
+  size_t jobs = backend_.jobs.size();
+  HttpAnswer n = Send(Post(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", session));
+  EXPECT_EQ(n.status, 202);
+  EXPECT_EQ(n.body, "");
+  HttpAnswer r = Send(Post(R"({"jsonrpc":"2.0","id":5,"result":{}})", session));
+  EXPECT_EQ(r.status, 202);
+  EXPECT_EQ(backend_.jobs.size(), jobs);
+  EXPECT_EQ(backend_.authenticated.size(), 2u);  // the key is still checked
+
+  backend_.auth_problem = core::MakeProblem("api_key_revoked", "revoked");
+  HttpAnswer revoked =
+      Send(Post(R"({"jsonrpc":"2.0","method":"notifications/initialized"})", session));
+  EXPECT_EQ(revoked.status, 401);
+  EXPECT_EQ(Code(revoked), "api_key_revoked");
+}
+
+TEST_F(McpEndpointTest, TransportErrors) {
+  McpHttpRequest get = Post("");
+  get.method = "GET";
+  HttpAnswer a = Send(std::move(get));
+  EXPECT_EQ(a.status, 405);
+  EXPECT_EQ(Header(a, "Allow"), "POST, DELETE");
+
+  McpHttpRequest foreign = Post(R"({"jsonrpc":"2.0","id":0,"method":"initialize"})");
+  foreign.origin = "https://evil.example";
+  EXPECT_EQ(Send(std::move(foreign)).status, 403);
+  McpHttpRequest own = Post(R"({"jsonrpc":"2.0","id":0,"method":"initialize"})");
+  own.origin = "http://127.0.0.1:8080";
+  EXPECT_EQ(Send(std::move(own)).status, 200);
+
+  McpHttpRequest no_key = Post(R"({"jsonrpc":"2.0","id":0,"method":"initialize"})");
+  no_key.api_key.clear();
+  EXPECT_EQ(Code(Send(std::move(no_key))), "missing_api_key");
+
+  EXPECT_EQ(Send(Post(std::string(1001, ' '))).status, 413);
+
+  McpHttpRequest text = Post(R"({"jsonrpc":"2.0","id":0,"method":"initialize"})");
+  text.content_type = "text/plain";
+  EXPECT_EQ(Send(std::move(text)).status, 415);
+
+  EXPECT_EQ(Code(Send(Post("{oops"))), "invalid_json");
+  EXPECT_EQ(Code(Send(Post(R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])"))), "bad_request");
+  EXPECT_EQ(backend_.jobs.size(), 1u);  // only the same-origin initialize ran
+}
+
+TEST_F(McpEndpointTest, DeleteEndsTheSessionEverywhere) {
+  std::string session = Initialize();
+  McpHttpRequest del = Post("", session);
+  del.method = "DELETE";
+  HttpAnswer a = Send(del);
+  EXPECT_EQ(a.status, 204);
+  ASSERT_EQ(backend_.ended_sessions.size(), 1u);
+  auto verified = codec_.Verify(session, Sha256("key-1"), now_ms_);
+  ASSERT_TRUE(verified.has_value());
+  EXPECT_EQ(backend_.ended_sessions[0].session_nonce(), verified->nonce);
+  EXPECT_EQ(backend_.ended_sessions[0].expires_at_ms(), verified->expires_at_ms);
+  EXPECT_EQ(Send(Post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", session)).status, 404);
+  EXPECT_EQ(Send(del).status, 404);
+
+  McpHttpRequest without = Post("");
+  without.method = "DELETE";
+  EXPECT_EQ(Send(std::move(without)).status, 400);
+}
+
+TEST_F(McpEndpointTest, HandlerFailuresBecomeInternalErrors) {
+  std::string session = Initialize();
+  backend_.handler = [](const v1::InvokeJob&) {
+    return HandlerAnswer(500, R"({"errorType":"TypeError","errorMessage":"boom"})");
+  };
+  HttpAnswer a = Send(Post(R"({"jsonrpc":"2.0","id":4,"method":"tools/list"})", session));
+  EXPECT_EQ(a.status, 200);
+  auto doc = ParseJson(a.body);
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(int64_t(doc->root["id"]), 4);
+  EXPECT_EQ(int64_t(doc->root["error"]["code"]), -32603);
+  EXPECT_EQ(int64_t(doc->root["error"]["data"]["statusCode"]), 500);
+  EXPECT_EQ(std::string_view(doc->root["error"]["data"]["body"]),
+            R"({"errorType":"TypeError","errorMessage":"boom"})");
+}
+
+TEST_F(McpEndpointTest, PlatformErrorsAreProblems) {
+  std::string session = Initialize();
+  backend_.handler = [](const v1::InvokeJob&) {
+    v1::InvokeReply reply;
+    *reply.mutable_problem() = core::MakeProblem("insufficient_balance", "top up");
+    return reply;
+  };
+  HttpAnswer a = Send(Post(R"({"jsonrpc":"2.0","id":4,"method":"tools/list"})", session));
+  EXPECT_EQ(a.status, 402);
+  EXPECT_EQ(Code(a), "insufficient_balance");
+}
+
+TEST_F(McpEndpointTest, WorkspaceInitializeIsAnsweredByTheEdge) {
+  std::string session = Initialize("2024-11-05", /*workspace=*/true);
+  EXPECT_TRUE(backend_.jobs.empty());
+  auto s = codec_.Verify(session, Sha256("key-1"), now_ms_);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->endpoint, "workspace");
+  EXPECT_EQ(s->revision, "2024-11-05");
+
+  McpHttpRequest r = Post(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":)"
+                          R"({"protocolVersion":"1999-01-01"}})");
+  r.workspace = true;
+  HttpAnswer a = Send(std::move(r));
+  auto doc = ParseJson(a.body);
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(std::string_view(doc->root["result"]["protocolVersion"]), "2025-11-25");
+  EXPECT_TRUE(doc->root["result"]["capabilities"]["tools"].is_object());
+  EXPECT_EQ(std::string_view(doc->root["result"]["serverInfo"]["name"]), "toolgate");
+  EXPECT_EQ(std::string_view(doc->root["result"]["serverInfo"]["version"]), "9.9.9");
+}
+
+TEST_F(McpEndpointTest, WorkspaceNeedsTheInvokeScope) {
+  backend_.principal.clear_scopes();
+  backend_.principal.add_scopes("manage");
+  McpHttpRequest r = Post(R"({"jsonrpc":"2.0","id":0,"method":"initialize"})");
+  r.workspace = true;
+  HttpAnswer a = Send(std::move(r));
+  EXPECT_EQ(a.status, 403);
+  EXPECT_EQ(Code(a), "insufficient_scope");
+}
+
+class WorkspaceTest : public McpEndpointTest {
+ protected:
+  WorkspaceTest() {
+    v1::WorkspaceTool* echo = backend_.tools.add_tools();
+    echo->set_function_id("11111111-0000-4000-8000-000000000001");
+    echo->set_name("Echo");
+    echo->set_description("Echoes");
+    echo->set_input_schema_json(R"({"type":"object","properties":{"x":{}}})");
+    echo->add_declared_keys("TOKEN");
+    v1::WorkspaceTool* calc = backend_.tools.add_tools();
+    calc->set_function_id("22222222-0000-4000-8000-000000000002");
+    calc->set_name("Calc");
+    calc->set_mcp(true);
+    session_ = Initialize("2025-11-25", /*workspace=*/true);
+  }
+
+  HttpAnswer Call(std::string body) {
+    McpHttpRequest r = Post(std::move(body), session_);
+    r.workspace = true;
+    r.env_keys = "TOKEN=sec-1, OTHER=sec-2";
+    return Send(std::move(r));
+  }
+
+  std::string session_;
+};
+
+TEST_F(WorkspaceTest, ToolsListListsFunctionsAndTheToolsOfMcpFunctions) {
+  HttpAnswer a = Call(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(a.body, R"({"jsonrpc":"2.0","id":3,"result":{"tools":[)"
+                    R"({"name":"echo","title":"Echo","description":"Echoes",)"
+                    R"("inputSchema":{"type":"object","properties":{"x":{}}}},)"
+                    R"({"name":"calc__add","inputSchema":{"type":"object"}}]}})");
+  EXPECT_EQ(backend_.orgs, std::vector<std::string>{"org-1"});
+  ASSERT_EQ(backend_.jobs.size(), 1u);  // the MCP function was asked for its tools
+  EXPECT_EQ(backend_.jobs[0].function_id(), "22222222-0000-4000-8000-000000000002");
+  EXPECT_EQ(backend_.jobs[0].event_json(),
+            R"({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}})");
+  EXPECT_FALSE(backend_.jobs[0].env_keys_present());  // it declares no keys
+}
+
+TEST_F(WorkspaceTest, AnMcpFunctionThatCannotListIsLeftOut) {
+  backend_.handler = [](const v1::InvokeJob&) {
+    v1::InvokeReply reply;
+    *reply.mutable_problem() = core::MakeProblem("insufficient_balance", "top up");
+    return reply;
+  };
+  HttpAnswer a = Call(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(a.body.find("calc__"), std::string::npos);
+  EXPECT_NE(a.body.find(R"("name":"echo")"), std::string::npos);
+}
+
+TEST_F(WorkspaceTest, CallingAFunction) {
+  backend_.handler = [](const v1::InvokeJob&) { return HandlerAnswer(200, R"({"y":2})"); };
+  HttpAnswer a = Call(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo",)"
+                      R"("arguments":{"x":1}}})");
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(a.body, R"({"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text",)"
+                    R"("text":"{\"y\":2}"}],"structuredContent":{"y":2},"isError":false}})");
+  ASSERT_EQ(backend_.jobs.size(), 1u);
+  EXPECT_EQ(backend_.jobs[0].function_id(), "11111111-0000-4000-8000-000000000001");
+  EXPECT_EQ(backend_.jobs[0].version(), "");  // the latest
+  EXPECT_EQ(backend_.jobs[0].event_json(), R"({"x":1})");
+  EXPECT_EQ(backend_.jobs[0].env_keys_header(), "TOKEN=sec-1");
+
+  backend_.handler = [](const v1::InvokeJob&) { return HandlerAnswer(404, R"("no such city")"); };
+  HttpAnswer failed =
+      Call(R"({"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo"}})");
+  EXPECT_NE(failed.body.find(R"("isError":true)"), std::string::npos);
+  EXPECT_EQ(backend_.jobs.back().event_json(), "{}");
+}
+
+TEST_F(WorkspaceTest, CallingAToolOfAnMcpFunctionForwardsTheCall) {
+  HttpAnswer a = Call(R"({"jsonrpc":"2.0","id":"c","method":"tools/call","params":)"
+                      R"({"name":"calc__add","arguments":{"a":1,"b":2}}})");
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(a.body, R"({"jsonrpc":"2.0","id":"c","result":{}})");  // the function's answer
+  ASSERT_EQ(backend_.jobs.size(), 1u);
+  EXPECT_EQ(backend_.jobs[0].function_id(), "22222222-0000-4000-8000-000000000002");
+  EXPECT_EQ(backend_.jobs[0].event_json(), R"({"jsonrpc":"2.0","id":"c","method":"tools/call",)"
+                                           R"("params":{"name":"add","arguments":{"a":1,"b":2}}})");
+}
+
+TEST_F(WorkspaceTest, JsonRpcErrors) {
+  auto code = [this](const std::string& body) {
+    auto doc = ParseJson(Call(body).body);
+    EXPECT_TRUE(doc.ok());
+    return doc.ok() ? int64_t(doc->root["error"]["code"]) : 0;
+  };
+  EXPECT_EQ(code(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}})"),
+            -32602);
+  EXPECT_EQ(code(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}})"), -32602);
+  EXPECT_EQ(code(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",)"
+                 R"("arguments":[1]}})"),
+            -32602);
+  EXPECT_EQ(code(R"({"jsonrpc":"2.0","id":1,"method":"resources/list"})"), -32601);
+  EXPECT_TRUE(backend_.jobs.empty());
+  HttpAnswer ping = Call(R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
+  EXPECT_EQ(ping.body, R"({"jsonrpc":"2.0","id":1,"result":{}})");
+}
+
+}  // namespace
+}  // namespace toolgate::edge

@@ -1,0 +1,156 @@
+#include "mcp_session.h"
+
+#include <sodium.h>
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include "toolgate/base/crypto.h"
+
+namespace toolgate::edge {
+namespace {
+
+constexpr std::string_view kTokenPrefix = "tg1.";
+constexpr size_t kNonceBytes = 16;
+// Tokens are short; anything longer is not one of ours and is not worth decoding.
+constexpr size_t kMaxTokenChars = 1024;
+
+std::optional<std::string> Base64UrlDecode(std::string_view text) {
+  std::string out(text.size(), '\0');
+  size_t len = 0;
+  if (sodium_base642bin(reinterpret_cast<unsigned char*>(out.data()), out.size(), text.data(),
+                        text.size(), nullptr, &len, nullptr,
+                        sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0) {
+    return std::nullopt;
+  }
+  out.resize(len);
+  return out;
+}
+
+// payload = endpoint \n revision \n expires_at_ms \n hex(nonce)
+std::string Payload(const McpSession& s) {
+  return s.endpoint + "\n" + s.revision + "\n" + std::to_string(s.expires_at_ms) + "\n" +
+         HexEncode(s.nonce);
+}
+
+std::optional<McpSession> ParsePayload(std::string_view payload) {
+  std::string_view parts[4];
+  for (int i = 0; i < 4; ++i) {
+    size_t nl = payload.find('\n');
+    if ((nl == std::string_view::npos) != (i == 3)) return std::nullopt;
+    parts[i] = payload.substr(0, nl);
+    payload = i == 3 ? std::string_view() : payload.substr(nl + 1);
+  }
+  McpSession s;
+  s.endpoint = std::string(parts[0]);
+  s.revision = std::string(parts[1]);
+  auto [end, ec] =
+      std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), s.expires_at_ms);
+  if (ec != std::errc() || end != parts[2].data() + parts[2].size()) return std::nullopt;
+  s.nonce.resize(kNonceBytes);
+  size_t len = 0;
+  if (sodium_hex2bin(reinterpret_cast<unsigned char*>(s.nonce.data()), s.nonce.size(),
+                     parts[3].data(), parts[3].size(), nullptr, &len, nullptr) != 0 ||
+      len != kNonceBytes) {
+    return std::nullopt;
+  }
+  return s;
+}
+
+}  // namespace
+
+McpSessionCodec::McpSessionCodec(std::string key) : key_(std::move(key)) {}
+
+McpSession McpSessionCodec::NewSession(std::string endpoint, std::string revision, int64_t now_ms,
+                                       int64_t ttl_ms) {
+  return {std::move(endpoint), std::move(revision), now_ms + ttl_ms, RandomBytes(kNonceBytes)};
+}
+
+std::string McpSessionCodec::Mac(std::string_view payload, std::string_view api_key_sha256) const {
+  crypto_auth_hmacsha256_state state;
+  crypto_auth_hmacsha256_init(&state, reinterpret_cast<const unsigned char*>(key_.data()),
+                              key_.size());
+  crypto_auth_hmacsha256_update(&state, reinterpret_cast<const unsigned char*>(payload.data()),
+                                payload.size());
+  // The separator keeps (payload, key hash) pairs from colliding; the hash has a fixed length.
+  const unsigned char separator = '\n';
+  crypto_auth_hmacsha256_update(&state, &separator, 1);
+  crypto_auth_hmacsha256_update(
+      &state, reinterpret_cast<const unsigned char*>(api_key_sha256.data()), api_key_sha256.size());
+  std::string mac(crypto_auth_hmacsha256_BYTES, '\0');
+  crypto_auth_hmacsha256_final(&state, reinterpret_cast<unsigned char*>(mac.data()));
+  return mac;
+}
+
+std::string McpSessionCodec::Issue(const McpSession& session,
+                                   std::string_view api_key_sha256) const {
+  std::string payload = Payload(session);
+  return std::string(kTokenPrefix) + Base64UrlEncode(payload) + "." +
+         Base64UrlEncode(Mac(payload, api_key_sha256));
+}
+
+std::optional<McpSession> McpSessionCodec::Verify(std::string_view token,
+                                                  std::string_view api_key_sha256,
+                                                  int64_t now_ms) const {
+  if (token.size() > kMaxTokenChars || !token.starts_with(kTokenPrefix)) return std::nullopt;
+  token.remove_prefix(kTokenPrefix.size());
+  size_t dot = token.find('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  auto payload = Base64UrlDecode(token.substr(0, dot));
+  auto mac = Base64UrlDecode(token.substr(dot + 1));
+  if (!payload || !mac || mac->size() != crypto_auth_hmacsha256_BYTES) return std::nullopt;
+  if (!ConstantTimeEquals(*mac, Mac(*payload, api_key_sha256))) return std::nullopt;
+  auto session = ParsePayload(*payload);
+  if (!session || session->expires_at_ms <= now_ms) return std::nullopt;
+  return session;
+}
+
+Result<std::string> LoadMcpSessionKey(std::string_view value, const std::string& path) {
+  std::string text(value);
+  std::string source = "--mcp-session-key";
+  if (text.empty()) {
+    if (path.empty()) return Status::NotFound("no MCP session key configured");
+    std::ifstream in(path);
+    if (!in) return Status::InvalidArgument("cannot read --mcp-session-key-file " + path);
+    std::ostringstream read;
+    read << in.rdbuf();
+    text = read.str();
+    source = "--mcp-session-key-file " + path;
+  }
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
+    text.pop_back();
+  }
+  std::string key;
+  if (!Base64Decode(text, &key) || key.size() != McpSessionCodec::kKeyBytes) {
+    return Status::InvalidArgument(source + " must hold the base64 of " +
+                                   std::to_string(McpSessionCodec::kKeyBytes) + " bytes");
+  }
+  return key;
+}
+
+void EndedSessions::Add(std::string nonce, int64_t expires_at_ms, int64_t now_ms) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (expires_at_ms_.size() >= prune_at_) {
+    std::erase_if(expires_at_ms_, [now_ms](const auto& e) { return e.second <= now_ms; });
+    prune_at_ = std::max<size_t>(1024, 2 * expires_at_ms_.size());
+  }
+  auto [it, inserted] = expires_at_ms_.emplace(std::move(nonce), expires_at_ms);
+  if (!inserted) it->second = std::max(it->second, expires_at_ms);
+}
+
+bool EndedSessions::Contains(const std::string& nonce) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return expires_at_ms_.count(nonce) > 0;
+}
+
+std::vector<EndedSessions::Entry> EndedSessions::Live(int64_t now_ms) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Entry> out;
+  for (const auto& [nonce, expires] : expires_at_ms_) {
+    if (expires > now_ms) out.push_back({nonce, expires});
+  }
+  return out;
+}
+
+}  // namespace toolgate::edge

@@ -1,0 +1,81 @@
+// MCP sessions without server state, so that any edge replica accepts a session another one
+// issued (docs/mcp.md, "Sessions").
+//
+// The Mcp-Session-Id is a token "tg1.<payload>.<mac>" (base64url): the payload names the endpoint,
+// the negotiated protocol revision, an expiry and a random nonce; the MAC is HMAC-SHA-256 under a
+// key shared by every edge replica (TOOLGATE_MCP_SESSION_KEY) over the payload and the SHA-256 of
+// the API key that opened the session, so the token is worthless without that key and cannot be
+// moved to another endpoint or forged. Ending a session (DELETE) puts its nonce on every
+// replica's EndedSessions list until the token would have expired anyway.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "toolgate/base/status.h"
+
+namespace toolgate::edge {
+
+struct McpSession {
+  std::string endpoint;       // "workspace", "functions/<id>" or "functions/<id>/<version>"
+  std::string revision;       // the protocol revision the initialize result named
+  int64_t expires_at_ms = 0;  // Unix time
+  std::string nonce;          // 16 random bytes; names the session on the ended list
+};
+
+class McpSessionCodec {
+ public:
+  static constexpr size_t kKeyBytes = 32;
+
+  // key must be kKeyBytes long (LoadMcpSessionKey).
+  explicit McpSessionCodec(std::string key);
+
+  // A new session: a fresh nonce, expiring ttl_ms after now_ms.
+  static McpSession NewSession(std::string endpoint, std::string revision, int64_t now_ms,
+                               int64_t ttl_ms);
+  // The Mcp-Session-Id of session for the API key whose SHA-256 is api_key_sha256: visible ASCII
+  // only, as the transport requires.
+  std::string Issue(const McpSession& session, std::string_view api_key_sha256) const;
+  // The session a token names, or nullopt when the token is malformed, was not issued with this
+  // codec's key for api_key_sha256, or has expired at now_ms.
+  std::optional<McpSession> Verify(std::string_view token, std::string_view api_key_sha256,
+                                   int64_t now_ms) const;
+
+ private:
+  std::string Mac(std::string_view payload, std::string_view api_key_sha256) const;
+
+  std::string key_;
+};
+
+// The session key: base64 of kKeyBytes bytes in `value` when it is not empty, else in the file
+// `path`. InvalidArgument (with a message naming the flag) when it is malformed; NotFound when
+// both are empty.
+Result<std::string> LoadMcpSessionKey(std::string_view value, const std::string& path);
+
+// Sessions ended before their expiry, by nonce. Thread-safe.
+class EndedSessions {
+ public:
+  struct Entry {
+    std::string nonce;
+    int64_t expires_at_ms = 0;
+  };
+
+  // Records an ended session; forgets the expired ones now and then, so the list stays as long
+  // as the sessions ended within one session lifetime.
+  void Add(std::string nonce, int64_t expires_at_ms, int64_t now_ms);
+  bool Contains(const std::string& nonce) const;
+  // The entries that have not expired at now_ms.
+  std::vector<Entry> Live(int64_t now_ms) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, int64_t> expires_at_ms_;  // guarded by mu_
+  size_t prune_at_ = 1024;                                  // guarded by mu_
+};
+
+}  // namespace toolgate::edge

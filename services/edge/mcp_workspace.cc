@@ -1,0 +1,212 @@
+#include "mcp_workspace.h"
+
+#include <algorithm>
+#include <cctype>
+#include <unordered_set>
+
+#include "toolgate/base/json.h"
+#include "toolgate/base/json_writer.h"
+#include "toolgate/core/env_keys.h"
+
+namespace toolgate::edge {
+namespace {
+
+std::string_view TrimSpace(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// Every member of obj except `skip`, in order, re-encoded.
+void CopyMembersExcept(JsonWriter& w, simdjson::dom::object obj, std::string_view skip) {
+  for (auto member : obj) {
+    if (member.key == skip) continue;
+    w.Key(member.key).Raw(ToJson(member.value));
+  }
+}
+
+}  // namespace
+
+std::string ToolNameBase(std::string_view function_name) {
+  std::string out;
+  for (char c : function_name) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x80 && std::isalnum(u)) {
+      out.push_back(static_cast<char>(std::tolower(u)));
+    } else if (c == '-') {
+      out.push_back('-');
+    } else if (!out.empty() && out.back() != '_') {
+      out.push_back('_');
+    }
+  }
+  if (out.size() > kMaxBaseChars) out.resize(kMaxBaseChars);
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out.empty() ? "tool" : out;
+}
+
+std::vector<std::string> AssignToolNames(const std::vector<v1::WorkspaceTool>& functions) {
+  std::unordered_set<std::string> taken;
+  std::vector<std::string> names;
+  names.reserve(functions.size());
+  for (const auto& f : functions) {
+    const std::string base = ToolNameBase(f.name());
+    std::string hex;
+    for (char c : f.function_id()) {
+      if (c != '-') hex.push_back(c);
+    }
+    std::string name = base;
+    // Longer and longer prefixes of the id until the name is free; the whole id always is,
+    // unless another function was literally named after it.
+    for (size_t len = 8; taken.count(name) > 0 && len <= hex.size(); len += 4) {
+      const size_t room = kMaxToolNameChars - 1 - len;
+      name = base.substr(0, std::min(base.size(), room)) + "_" + hex.substr(0, len);
+    }
+    taken.insert(name);
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
+McpInputSchema ToMcpInputSchema(std::string_view input_schema_json) {
+  std::string_view text = TrimSpace(input_schema_json);
+  auto doc = ParseJson(text);
+  if (!doc.ok()) return {R"({"type":"object"})", false};
+  simdjson::dom::object obj;
+  if (doc->root.get_object().get(obj) == simdjson::SUCCESS) {
+    simdjson::dom::element type;
+    if (obj["type"].get(type) != simdjson::SUCCESS) {
+      JsonWriter w;
+      w.BeginObject().Field("type", "object");
+      CopyMembersExcept(w, obj, "type");
+      return {w.EndObject().Take(), false};
+    }
+    std::string_view type_name;
+    if (type.get_string().get(type_name) == simdjson::SUCCESS && type_name == "object") {
+      return {std::string(text), false};
+    }
+  }
+  JsonWriter w;
+  w.BeginObject().Field("type", "object");
+  w.Key("properties").BeginObject().Key("event").Raw(text).EndObject();
+  w.Key("required").BeginArray().String("event").EndArray();
+  return {w.EndObject().Take(), true};
+}
+
+ArgumentsEvent EventFromArguments(std::string_view arguments_json, bool wrapped) {
+  std::string_view text = TrimSpace(arguments_json);
+  if (text.empty()) text = "{}";
+  auto doc = ParseJson(text);
+  simdjson::dom::object obj;
+  if (!doc.ok() || doc->root.get_object().get(obj) != simdjson::SUCCESS) {
+    return {{}, "Invalid params: arguments must be an object"};
+  }
+  if (!wrapped) return {std::string(text), {}};
+  simdjson::dom::element event;
+  if (obj["event"].get(event) != simdjson::SUCCESS || (!event.is_object() && !event.is_string())) {
+    return {{}, "Invalid params: arguments.event must be an object or a string"};
+  }
+  return {ToJson(event), {}};
+}
+
+std::optional<ToolTarget> ResolveTool(const std::vector<v1::WorkspaceTool>& functions,
+                                      const std::vector<std::string>& names,
+                                      std::string_view name) {
+  size_t separator = name.find(kToolSeparator);
+  std::string_view function_name = name.substr(0, separator);
+  for (size_t i = 0; i < functions.size() && i < names.size(); ++i) {
+    if (names[i] != function_name) continue;
+    if (separator == std::string_view::npos) {
+      if (functions[i].mcp()) return std::nullopt;
+      return ToolTarget{i, {}};
+    }
+    std::string_view tool = name.substr(separator + kToolSeparator.size());
+    if (!functions[i].mcp() || tool.empty()) return std::nullopt;
+    return ToolTarget{i, std::string(tool)};
+  }
+  return std::nullopt;
+}
+
+std::string FunctionToolJson(const v1::WorkspaceTool& function, std::string_view name) {
+  JsonWriter w;
+  w.BeginObject()
+      .Field("name", name)
+      .Field("title", function.name())
+      .Field("description", function.description())
+      .Key("inputSchema")
+      .Raw(ToMcpInputSchema(function.input_schema_json()).json);
+  return w.EndObject().Take();
+}
+
+std::vector<std::string> PrefixedToolsJson(std::string_view tools_list_body,
+                                           std::string_view prefix) {
+  std::vector<std::string> out;
+  auto doc = ParseJson(tools_list_body);
+  simdjson::dom::object obj, result;
+  simdjson::dom::array tools;
+  if (!doc.ok() || doc->root.get_object().get(obj) != simdjson::SUCCESS ||
+      obj["result"].get_object().get(result) != simdjson::SUCCESS ||
+      result["tools"].get_array().get(tools) != simdjson::SUCCESS) {
+    return out;
+  }
+  for (auto item : tools) {
+    simdjson::dom::object tool;
+    std::string name;
+    if (item.get_object().get(tool) != simdjson::SUCCESS ||
+        GetString(tool, "name", &name) != Field::kOk || name.empty()) {
+      continue;
+    }
+    std::string prefixed = std::string(prefix) + std::string(kToolSeparator) + name;
+    if (prefixed.size() > kMaxToolNameChars) continue;
+    JsonWriter w;
+    w.BeginObject().Field("name", prefixed);
+    CopyMembersExcept(w, tool, "name");
+    out.push_back(w.EndObject().Take());
+  }
+  return out;
+}
+
+std::string ToolsListResult(const std::vector<std::string>& entries) {
+  JsonWriter w;
+  w.BeginObject().Key("tools").BeginArray();
+  for (const auto& e : entries) w.Raw(e);
+  return w.EndArray().EndObject().Take();
+}
+
+std::string ToolCallResult(int status_code, std::string_view body) {
+  JsonWriter w;
+  w.BeginObject().Key("content").BeginArray();
+  w.BeginObject().Field("type", "text").Field("text", body).EndObject();
+  w.EndArray();
+  auto doc = ParseJson(body);
+  if (doc.ok() && doc->root.is_object()) w.Key("structuredContent").Raw(ToJson(doc->root));
+  w.Field("isError", status_code >= 400);
+  return w.EndObject().Take();
+}
+
+std::string ForwardedToolCall(std::string_view id_json, std::string_view params_json,
+                              std::string_view tool_name) {
+  JsonWriter w;
+  w.BeginObject().Field("jsonrpc", "2.0").Key("id").Raw(id_json).Field("method", "tools/call");
+  w.Key("params").BeginObject().Field("name", tool_name);
+  auto doc = ParseJson(params_json);
+  simdjson::dom::object params;
+  if (doc.ok() && doc->root.get_object().get(params) == simdjson::SUCCESS) {
+    CopyMembersExcept(w, params, "name");
+  }
+  return w.EndObject().EndObject().Take();
+}
+
+std::string EnvKeysFor(std::string_view header, const v1::WorkspaceTool& function) {
+  auto pairs = core::ParseEnvKeys(header);
+  if (!pairs.ok()) return std::string(header);
+  const auto& declared = function.declared_keys();
+  std::string out;
+  for (const auto& p : *pairs) {
+    if (std::find(declared.begin(), declared.end(), p.name) == declared.end()) continue;
+    if (!out.empty()) out += ",";
+    out += p.name + "=" + p.secret_id;
+  }
+  return out;
+}
+
+}  // namespace toolgate::edge

@@ -1,0 +1,75 @@
+// ProcessRuntime: Python, JavaScript and Lua handlers, run in sandboxed worker processes.
+//
+// Each call goes to a warm worker of its (runtime, function version, caller organization[,
+// GPU device]) pool key in the WorkerPool, or a new one (sandbox.h) that loads the version's
+// module first. Python is /usr/bin/python3 running runtimes/python/worker.py; JavaScript is
+// node running runtimes/javascript/worker.js; Lua is runtimes/lua/toolgate-lua-worker, which
+// hosts LuaRuntime (lua_worker.h). The Python and JavaScript workers do contract section 3's
+// part a process can do (calling service_handler(event, context) with the secrets in
+// context.env and os.environ / process.env, removed again after the call; encoding the return
+// value as JSON; naming an exception's class); the rest (normalisation, the deadline, memory,
+// crashes) is here.
+//
+// Memory: a CPU worker's memory is held by rlimits (Python: RLIMIT_AS at memory_mb plus room for
+// the interpreter; node: V8's heap limit at memory_mb, and RLIMIT_DATA, since V8 reserves far
+// more address space than it uses). A GPU worker has no address-space limit (the CUDA driver
+// maps huge ranges) and is watched instead: its resident memory is sampled and it is killed
+// past memory_mb.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "toolgate/executor/gpu.h"
+#include "toolgate/executor/runtime.h"
+#include "toolgate/executor/sandbox.h"
+#include "toolgate/executor/worker_pool.h"
+
+namespace toolgate::executor {
+
+enum class Language { kPython, kJavaScript, kLua };
+
+struct ProcessRuntimeConfig {
+  std::string python = "/usr/bin/python3";
+  std::string node = "/usr/bin/node";
+  // Holds python/worker.py, javascript/worker.js and lua/toolgate-lua-worker; shown read-only
+  // at /runtime.
+  std::string runtime_dir;
+  // More host paths shown read-only at the same path (a Python virtual environment).
+  std::vector<std::string> extra_read_only;
+  // Worker slot N runs as host uid/gid uid_base + 1 + N; uid_base is every sandbox's root.
+  uid_t uid_base = 200000;
+  uint64_t tmp_bytes = 64 << 20;
+  bool gpu = false;
+};
+
+// Where the worker runtimes live inside every sandbox.
+constexpr const char* kSandboxRuntimeDir = "/runtime";
+
+// The sandbox of a worker of language for a version with memory_mb, in pool slot, on GPU
+// device (-1 on a CPU executor).
+SandboxSpec WorkerSandboxSpec(Language language, const ProcessRuntimeConfig& config,
+                              int64_t memory_mb, int slot, int device);
+
+class ProcessRuntime : public Runtime {
+ public:
+  // pool and gpu (null on a CPU executor) must outlive the runtime; several runtimes may share
+  // a pool.
+  ProcessRuntime(Language language, ProcessRuntimeConfig config, RuntimeLimits limits,
+                 WorkerPool& pool, GpuSlots* gpu);
+
+  std::string_view name() const override;
+  // Thread-safe.
+  ExecutionOutcome Run(const Invocation& invocation) override;
+
+ private:
+  Language language_;
+  ProcessRuntimeConfig config_;
+  RuntimeLimits limits_;
+  WorkerPool& pool_;
+  GpuSlots* gpu_;
+};
+
+}  // namespace toolgate::executor

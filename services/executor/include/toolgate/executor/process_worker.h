@@ -1,0 +1,98 @@
+// ProcessWorker: a Worker that is a sandboxed interpreter process (runtimes/*/worker.*) speaking
+// the frame protocol of worker_protocol.h.
+//
+// Start spawns the process and queues the module's code; the first Call sends it ahead of the
+// call, so loading the module (and anything it prints) belongs to the first call and its
+// deadline. Each call:
+// - sends the event, the context and the caller's secrets, and wipes that frame from memory;
+// - collects what the process prints into the call's log, bounded, while it waits;
+// - measures runtime_ms from the handler's start to its reply, and the peak resident memory of
+//   the call (VmHWM, reset through /proc/<pid>/clear_refs before each call; the process's
+//   max RSS from wait4 when it died);
+// - at the deadline (plus kill_grace_ms) kills the process (the sandbox's init, so everything
+//   in it dies): kTimeout;
+// - when the process dies by itself, tells a memory death (a peak near the limit: the rlimit
+//   made the interpreter abort) from a crash;
+// - where no rlimit holds memory (GPU drivers need the address space), samples resident memory
+//   every 20 ms and kills the process past the limit: kMemory.
+#pragma once
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "toolgate/base/status.h"
+#include "toolgate/executor/sandbox.h"
+#include "toolgate/executor/worker_pool.h"
+
+namespace toolgate::executor {
+
+struct ProcessWorkerOptions {
+  int64_t memory_mb = 128;              // the version's limit: messages and memory deaths
+  size_t max_result_bytes = 6 << 20;    // the largest return value JSON a worker may send
+  size_t max_response_bytes = 6 << 20;  // RuntimeLimits, for a worker that normalises itself
+  size_t max_log_bytes = 64 << 10;
+  bool watch_memory = false;    // sample resident memory and kill past memory_mb
+  uint64_t cpu_seconds = 3600;  // the process's RLIMIT_CPU: retired at half of it
+  // The worker enforces the deadline itself and answers kTimeout (Lua's hook). Only such a
+  // worker's kTimeout is believed: from a Python or JavaScript handler, which can write to the
+  // protocol pipe, it would be a way to run uncharged.
+  bool stops_at_deadline = false;
+  // How long past the deadline the process is killed: room for a worker that stops at the
+  // deadline to answer kTimeout and stay warm. 0 for the others.
+  int64_t kill_grace_ms = 0;
+};
+
+class ProcessWorker : public Worker {
+ public:
+  // Spawns plan's program and queues the kInit frame holding code. Internal when the sandbox
+  // cannot be set up.
+  static Result<std::unique_ptr<ProcessWorker>> Start(const SandboxPlan& plan,
+                                                      std::string_view code,
+                                                      const ProcessWorkerOptions& options);
+  // Kills the process (if it still runs) and reaps it.
+  ~ProcessWorker() override;
+
+  // One call at a time (the pool guarantees it). Never throws.
+  WorkerReply Call(const Invocation& invocation, int64_t deadline_us) override;
+
+  pid_t pid() const { return process_.pid; }
+
+ private:
+  ProcessWorker(SandboxedProcess process, std::string init_frame, ProcessWorkerOptions options);
+  // True once the process has been reaped; reaps it when it has exited.
+  bool Exited();
+  // Kills the process and reaps it.
+  void Kill();
+  void ResetPeakMemory();
+  // Peak resident KiB since the last reset, 0 when unknown.
+  int64_t PeakMemoryKb();
+  int64_t ResidentMemoryKb();
+  // The CPU seconds the process has used, -1 when unknown.
+  int64_t CpuSeconds();
+
+  SandboxedProcess process_;
+  std::string init_frame_;  // sent with the first call
+  ProcessWorkerOptions options_;
+  bool ready_ = false;  // the module loaded
+  bool exited_ = false;
+  int wait_status_ = 0;     // once exited_
+  struct rusage usage_ {};  // once exited_
+  int clear_refs_fd_ = -1;
+  int status_fd_ = -1;
+  int stat_fd_ = -1;
+};
+
+// Why a worker process that died by itself during a call died: kTimeout when its CPU rlimit
+// killed it, kMemory when its peak resident memory reached three quarters of memory_mb (the
+// interpreter aborts or faults when an rlimit refuses it memory), else kCrashed.
+WorkerReply::Kind ClassifyDeath(int wait_status, int64_t max_rss_kb, int64_t memory_mb);
+
+// "exited with status 3", "was killed by signal 11 (Segmentation fault)".
+std::string DescribeDeath(int wait_status);
+
+}  // namespace toolgate::executor

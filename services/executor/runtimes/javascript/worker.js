@@ -1,0 +1,214 @@
+// Toolgate's JavaScript worker: runs one version's service_handler for one organization.
+//
+// The executor starts it inside a sandbox as `node --max-old-space-size=N worker.js` and speaks
+// the frame protocol of services/executor/include/toolgate/executor/worker_protocol.h: requests
+// on fd 3, replies on fd 4, with blocking reads, so the event loop never turns: handlers are
+// synchronous, and nothing a call schedules runs after it. stdout and stderr are the execution
+// log, so console.log output and stack traces land there and never in a response.
+'use strict';
+
+const fs = require('fs');
+const Module = require('module');
+const vm = require('vm');
+
+const REQUESTS = 3;
+const REPLIES = 4;
+const FILENAME = 'handler.js';
+
+function readExact(n) {
+  const buf = Buffer.allocUnsafe(n);
+  let off = 0;
+  while (off < n) {
+    let got;
+    try {
+      got = fs.readSync(REQUESTS, buf, off, n - off, null);
+    } catch (e) {
+      if (e.code === 'EAGAIN' || e.code === 'EINTR') continue;
+      throw e;
+    }
+    if (got === 0) process.exit(0);  // the executor is done with this worker
+    off += got;
+  }
+  return buf;
+}
+
+function readFrame() {
+  const header = readExact(5);
+  return {kind: String.fromCharCode(header[4]), payload: readExact(header.readUInt32LE(0))};
+}
+
+function writeAll(buf) {
+  let off = 0;
+  while (off < buf.length) {
+    try {
+      off += fs.writeSync(REPLIES, buf, off, buf.length - off);
+    } catch (e) {
+      if (e.code !== 'EAGAIN' && e.code !== 'EINTR') throw e;
+    }
+  }
+}
+
+function writeFrame(kind, payload) {
+  const header = Buffer.alloc(5);
+  header.writeUInt32LE(payload.length, 0);
+  header[4] = kind.charCodeAt(0);
+  writeAll(header);
+  writeAll(payload);
+}
+
+function errorPayload(errorType, errorMessage) {
+  return Buffer.from(JSON.stringify({errorType: String(errorType), errorMessage: String(errorMessage)}));
+}
+
+// Reads a property of a thrown value, whatever the value is (a getter may throw too).
+function safely(read, fallback) {
+  try {
+    const value = read();
+    return value === undefined || value === null ? fallback : value;
+  } catch (e) {
+    return fallback;
+  }
+}
+
+class Worker {
+  constructor(init) {
+    this.memoryMb = init.memory_mb;
+    this.maxResultBytes = init.max_result_bytes;
+    this.baseEnv = Object.assign({}, process.env);
+    this.handler = null;
+    this.spawns = false;  // the handler has required child_process
+  }
+
+  // The handler's require: Node's, noting when child_process is loaded, so that what it starts
+  // can be stopped after each call.
+  makeRequire() {
+    const nodeRequire = Module.createRequire('/' + FILENAME);
+    const worker = this;
+    const require = function require(id) {
+      if (id === 'child_process' || id === 'node:child_process') worker.spawns = true;
+      return nodeRequire(id);
+    };
+    return Object.assign(require, {resolve: nodeRequire.resolve, cache: nodeRequire.cache});
+  }
+
+  // Kills what the handler left running, so nothing of a call outlives it. The worker is the
+  // sandbox's init (pid 1): kill(-1) reaches every other process in the sandbox.
+  stopStrays() {
+    if (!this.spawns) return;
+    safely(() => process.kill(-1, 'SIGKILL'), null);
+  }
+
+  // Runs the module's code as a CommonJS module. Returns null, or a kError payload.
+  load(code) {
+    const module = {exports: {}, filename: FILENAME, id: FILENAME, loaded: false};
+    const exports = module.exports;
+    // Like Node's own module wrapper, plus a look at a top-level `function service_handler`,
+    // which CommonJS keeps local to the module. The user's line numbers are kept.
+    const source = '(function (exports, require, module, __filename, __dirname) {' + code +
+        '\n;return typeof service_handler === "function" ? service_handler : undefined;\n})';
+    let topLevel;
+    try {
+      const wrapper = vm.runInThisContext(source, {filename: FILENAME});
+      topLevel = wrapper.call(exports, exports, this.makeRequire(), module,
+                              FILENAME, '/');
+    } catch (e) {
+      return this.exceptionPayload(e);
+    }
+    module.loaded = true;
+    const handler = safely(() => module.exports.service_handler, undefined) ||
+        safely(() => exports.service_handler, undefined) || topLevel;
+    if (typeof handler !== 'function') {
+      return errorPayload('HandlerNotFound',
+                          'no function service_handler(event, context) is exported or defined');
+    }
+    this.handler = handler;
+    return null;
+  }
+
+  exceptionPayload(e) {
+    const isObject = e !== null && (typeof e === 'object' || typeof e === 'function');
+    const message = isObject ? safely(() => String(e.message), '') : safely(() => String(e), '');
+    if (e instanceof RangeError && /allocation failed/i.test(message)) {
+      return errorPayload('MemoryLimitExceeded',
+                          'the handler exceeded its memory limit of ' + this.memoryMb + ' MB');
+    }
+    const stack = isObject ? safely(() => e.stack, null) : null;
+    process.stderr.write((typeof stack === 'string' ? stack : 'Uncaught ' + message) + '\n');
+    const type = isObject ? safely(() => e.constructor.name, 'Error') : 'Error';
+    return errorPayload(type || 'Error', message);
+  }
+
+  call(request) {
+    const env = request.env;
+    const context = Object.assign({}, request.context, {env: Object.assign({}, env)});
+    Object.assign(process.env, env);
+    let result;
+    try {
+      result = this.handler(request.event, context);
+    } catch (e) {
+      return ['E', this.exceptionPayload(e)];
+    } finally {
+      this.restoreEnv();
+      this.stopStrays();
+    }
+    return this.encode(result);
+  }
+
+  // The call's secrets, and anything the handler set, leave process.env.
+  restoreEnv() {
+    for (const name of Object.keys(process.env)) {
+      if (!Object.prototype.hasOwnProperty.call(this.baseEnv, name)) delete process.env[name];
+    }
+    for (const [name, value] of Object.entries(this.baseEnv)) {
+      if (process.env[name] !== value) process.env[name] = value;
+    }
+  }
+
+  encode(result) {
+    let text;
+    try {
+      const isObject = result !== null && (typeof result === 'object' || typeof result === 'function');
+      if (isObject && typeof result.then === 'function') {
+        // Keep a rejection of the abandoned Promise from ever being reported.
+        safely(() => result.then(undefined, () => {}), null);
+        return ['E', errorPayload('AsyncHandlerNotSupported',
+                                  'service_handler returned a Promise; JavaScript handlers must ' +
+                                      'be synchronous (no async/await)')];
+      }
+      text = JSON.stringify(result);
+    } catch (e) {
+      if (e instanceof RangeError && /allocation failed/i.test(safely(() => e.message, ''))) {
+        return ['E', this.exceptionPayload(e)];
+      }
+      return ['E', errorPayload('InvalidResult', 'the handler\'s return value cannot be encoded ' +
+                                                     'as JSON: ' + safely(() => e.message, ''))];
+    }
+    const data = Buffer.from(text === undefined ? 'null' : text, 'utf8');
+    if (data.length > this.maxResultBytes) {
+      return ['E', errorPayload('ResponseTooLarge',
+                                'the handler\'s return value is larger than the response limit')];
+    }
+    return ['V', data];
+  }
+}
+
+function main() {
+  const first = readFrame();
+  if (first.kind !== 'I') process.exit(2);
+  const init = JSON.parse(first.payload.toString('utf8'));
+  const worker = new Worker(init);
+  const failure = worker.load(init.code);
+  if (failure !== null) {
+    writeFrame('L', failure);
+    process.exit(0);
+  }
+  writeFrame('R', Buffer.alloc(0));
+  for (;;) {
+    const frame = readFrame();
+    if (frame.kind !== 'C') process.exit(2);
+    const [kind, reply] = worker.call(JSON.parse(frame.payload.toString('utf8')));
+    writeFrame(kind, reply);
+  }
+}
+
+main();

@@ -1,0 +1,175 @@
+"""Toolgate's Python worker: runs one version's service_handler for one organization.
+
+The executor starts it inside a sandbox as `python3 -I -B -u worker.py` and speaks the frame
+protocol of services/executor/include/toolgate/executor/worker_protocol.h: requests on fd 3,
+replies on fd 4. Its stdout and stderr are the execution log, so print() and tracebacks land
+there and never in a response. It serves one call at a time, for as long as the executor keeps
+it; the executor kills it at a deadline or when it recycles it.
+"""
+
+import json
+import linecache
+import os
+import signal
+import struct
+import sys
+import traceback
+import types
+
+REQUESTS = 3
+REPLIES = 4
+HEADER = struct.Struct("<IB")
+FILENAME = "handler.py"
+
+
+def read_exact(n):
+    chunks = []
+    while n:
+        chunk = os.read(REQUESTS, min(n, 1 << 20))
+        if not chunk:
+            os._exit(0)  # the executor closed the pipe: it is done with this worker
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame():
+    length, kind = HEADER.unpack(read_exact(HEADER.size))
+    return chr(kind), read_exact(length)
+
+
+def write_frame(kind, payload):
+    view = memoryview(HEADER.pack(len(payload), ord(kind)) + payload)
+    while view:
+        view = view[os.write(REPLIES, view):]
+
+
+def error_payload(error_type, message):
+    return json.dumps({"errorType": error_type, "errorMessage": message}).encode()
+
+
+class Context(dict):
+    """The context of contract section 3: a dict whose keys also read as attributes."""
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+class Worker:
+    def __init__(self, init):
+        self.memory_mb = init["memory_mb"]
+        self.max_result_bytes = init["max_result_bytes"]
+        self.base_env = dict(os.environ)
+        self.handler = None
+
+    def load(self, code):
+        """Runs the module's code as module "handler". Returns None, or a kError payload."""
+        module = types.ModuleType("handler")
+        module.__file__ = FILENAME
+        sys.modules["handler"] = module
+        # Tracebacks show the handler's source lines.
+        linecache.cache[FILENAME] = (len(code), None, code.splitlines(True), FILENAME)
+        try:
+            exec(compile(code, FILENAME, "exec"), module.__dict__)
+        except BaseException as e:  # noqa: B036 - SystemExit at import time is an error too
+            return self.exception_payload(e)
+        handler = module.__dict__.get("service_handler")
+        if not callable(handler):
+            return error_payload(
+                "HandlerNotFound",
+                "no module-level function service_handler(event, context) is defined")
+        self.handler = handler
+        return None
+
+    def exception_payload(self, e):
+        if isinstance(e, MemoryError):
+            return error_payload(
+                "MemoryLimitExceeded",
+                "the handler exceeded its memory limit of %d MB" % self.memory_mb)
+        # The traceback, without the worker's own frame, goes to the log only.
+        traceback.print_exception(type(e), e, e.__traceback__.tb_next, file=sys.stderr)
+        try:
+            message = str(e)
+        except Exception:
+            message = ""
+        return error_payload(type(e).__name__, message)
+
+    def call(self, request):
+        env = request["env"]
+        context = Context(request["context"])
+        context["env"] = dict(env)
+        os.environ.update(env)
+        try:
+            result = self.handler(request["event"], context)
+        except BaseException as e:  # noqa: B036 - a handler's sys.exit() is its error
+            return "E", self.exception_payload(e)
+        finally:
+            # The call's secrets, and anything the handler set, leave the environment.
+            if os.environ != self.base_env:
+                os.environ.clear()
+                os.environ.update(self.base_env)
+            stop_strays()
+        return self.encode(result)
+
+    def encode(self, result):
+        try:
+            text = json.dumps(result, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        except (TypeError, ValueError, RecursionError) as e:
+            return "E", error_payload(
+                "InvalidResult", "the handler's return value cannot be encoded as JSON: %s" % e)
+        except MemoryError as e:
+            return "E", self.exception_payload(e)
+        data = text.encode("utf-8", "replace")  # a lone surrogate becomes "?"
+        if len(data) > self.max_result_bytes:
+            return "E", error_payload(
+                "ResponseTooLarge",
+                "the handler's return value is larger than the response limit")
+        return "V", data
+
+
+def stop_strays():
+    """Kills what the handler left running: nothing of a call outlives it. The worker is the
+    sandbox's init (pid 1), so every other process in it is a descendant it can wait for."""
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return  # no children: the common case costs one system call
+    try:
+        os.kill(-1, signal.SIGKILL)  # every process of the sandbox but its init
+    except ProcessLookupError:
+        pass
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+
+
+def main():
+    kind, payload = read_frame()
+    if kind != "I":
+        sys.exit(2)
+    init = json.loads(payload)
+    worker = Worker(init)
+    failure = worker.load(init["code"])
+    del init, payload
+    if failure is not None:
+        write_frame("L", failure)
+        return
+    write_frame("R", b"")
+    while True:
+        kind, payload = read_frame()
+        if kind != "C":
+            sys.exit(2)
+        request = json.loads(payload)
+        del payload
+        reply_kind, reply = worker.call(request)
+        del request
+        write_frame(reply_kind, reply)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+#include "toolgate/executor/lua_worker.h"
+
+#include <sodium.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+#include <vector>
+
+#include "toolgate/base/json.h"
+#include "toolgate/base/json_writer.h"
+#include "toolgate/executor/lua_runtime.h"
+#include "toolgate/executor/worker_protocol.h"
+
+namespace toolgate::executor {
+namespace {
+
+using protocol::FrameKind;
+
+bool ReadExact(int fd, char* buf, size_t n) {
+  while (n > 0) {
+    ssize_t got = ::read(fd, buf, n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    buf += got;
+    n -= static_cast<size_t>(got);
+  }
+  return true;
+}
+
+bool ReadFrame(int fd, FrameKind* kind, std::string* payload) {
+  char header[protocol::kHeaderBytes];
+  if (!ReadExact(fd, header, sizeof header)) return false;
+  uint32_t n = 0;
+  for (int i = 0; i < 4; ++i)
+    n |= static_cast<uint32_t>(static_cast<unsigned char>(header[i])) << (8 * i);
+  *kind = static_cast<FrameKind>(header[4]);
+  payload->resize(n);
+  return ReadExact(fd, payload->data(), n);
+}
+
+bool WriteAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+bool WriteFrame(int fd, FrameKind kind, std::string_view payload) {
+  return WriteAll(fd, protocol::FrameHeader(kind, payload.size())) && WriteAll(fd, payload);
+}
+
+// Runs one kCall payload. Its views into the parsed call live until the runtime returns.
+ExecutionOutcome RunCall(LuaRuntime& runtime, const std::string& code, int64_t memory_mb,
+                         simdjson::dom::parser& parser, const std::string& payload) {
+  ExecutionOutcome failed;
+  failed.kind = ExecutionOutcome::Kind::kPlatformFailure;
+  simdjson::dom::object call, context, env;
+  simdjson::dom::element event;
+  if (parser.parse(payload).get_object().get(call) != simdjson::SUCCESS ||
+      call["event"].get(event) != simdjson::SUCCESS ||
+      call["context"].get_object().get(context) != simdjson::SUCCESS ||
+      call["env"].get_object().get(env) != simdjson::SUCCESS) {
+    return failed;
+  }
+  std::string event_json = simdjson::minify(event);
+  std::string execution_id, function_id, version, caller_org_id;
+  int64_t deadline_ms = 0;
+  GetString(context, "execution_id", &execution_id);
+  GetString(context, "function_id", &function_id);
+  GetString(context, "version", &version);
+  GetString(context, "caller_org_id", &caller_org_id);
+  GetInt(context, "deadline_ms", &deadline_ms);
+
+  Invocation inv;
+  inv.code = code;
+  inv.event_json = event_json;
+  inv.execution_id = execution_id;
+  inv.function_id = function_id;
+  inv.version = version;
+  inv.caller_org_id = caller_org_id;
+  inv.timeout_ms = std::max<int64_t>(deadline_ms, 1);
+  inv.memory_mb = memory_mb;
+  for (auto [name, value] : env) {
+    std::string_view text;
+    if (value.get_string().get(text) == simdjson::SUCCESS) inv.env.push_back({name, text});
+  }
+  return runtime.Run(inv);
+}
+
+}  // namespace
+
+int ServeLuaWorker(int requests, int replies, int log_fd) {
+  FrameKind kind;
+  std::string payload;
+  if (!ReadFrame(requests, &kind, &payload)) return 0;
+  if (kind != FrameKind::kInit) return 2;
+  std::string code;
+  int64_t memory_mb = 0, max_response = 0, max_log = 0;
+  {
+    auto init = ParseJson(payload);
+    simdjson::dom::object obj;
+    if (!init.ok() || init->root.get_object().get(obj) != simdjson::SUCCESS ||
+        GetString(obj, "code", &code) != Field::kOk ||
+        GetInt(obj, "memory_mb", &memory_mb) != Field::kOk ||
+        GetInt(obj, "max_response_bytes", &max_response) != Field::kOk ||
+        GetInt(obj, "max_log_bytes", &max_log) != Field::kOk) {
+      return 2;
+    }
+  }
+  RuntimeLimits limits;
+  limits.max_response_bytes = static_cast<size_t>(max_response);
+  limits.max_log_bytes = static_cast<size_t>(max_log);
+  LuaRuntime runtime(limits);
+  // Lua compiles the module with each call's fresh state: there is nothing to load now.
+  if (!WriteFrame(replies, FrameKind::kReady, "")) return 0;
+
+  simdjson::dom::parser parser;
+  for (;;) {
+    if (!ReadFrame(requests, &kind, &payload)) return 0;
+    if (kind != FrameKind::kCall) return 2;
+    ExecutionOutcome out = RunCall(runtime, code, memory_mb, parser, payload);
+    sodium_memzero(payload.data(), payload.size());  // the call's secrets
+    if (!out.logs.empty()) WriteAll(log_fd, out.logs);
+    bool sent = false;
+    switch (out.kind) {
+      case ExecutionOutcome::Kind::kCompleted: {
+        // Already normalised: {"statusCode", "body"} normalises to itself.
+        JsonWriter w;
+        w.BeginObject()
+            .Field("statusCode", out.status_code)
+            .Field("body", ToValidUtf8(out.body))
+            .EndObject();
+        sent = WriteFrame(replies, FrameKind::kValue, w.str());
+        break;
+      }
+      case ExecutionOutcome::Kind::kTimeout:
+        sent = WriteFrame(replies, FrameKind::kTimeout, "");
+        break;
+      case ExecutionOutcome::Kind::kPlatformFailure:
+        return 3;  // no Lua state: the executor sees the worker die and replaces it
+    }
+    if (!sent) return 0;
+  }
+}
+
+}  // namespace toolgate::executor

@@ -1,0 +1,180 @@
+#include "toolgate/executor/process_runtime.h"
+
+#include <optional>
+
+#include "toolgate/base/log.h"
+#include "toolgate/base/time.h"
+#include "toolgate/executor/process_worker.h"
+
+namespace toolgate::executor {
+namespace {
+
+constexpr uint64_t kMiB = 1 << 20;
+// Address space Python needs beyond the handler's memory: the interpreter, its libraries and
+// thread stacks.
+constexpr uint64_t kPythonAddressSpaceRoom = 128 * kMiB;
+// Address space the Lua worker needs beyond the handler's memory: itself, its libraries, and
+// the JSON and log buffers its allocator does not count.
+constexpr uint64_t kLuaAddressSpaceRoom = 128 * kMiB;
+// The Lua worker stops a handler at its deadline itself and stays warm; it is killed only
+// when a call in C ignores the hook this long past the deadline.
+constexpr int64_t kLuaKillGraceMs = 100;
+// Data node needs beyond the handler's heap: V8's own structures and buffers (about 48 MiB
+// measured at start).
+constexpr uint64_t kNodeDataRoom = 96 * kMiB;
+
+ExecutionOutcome PlatformFailure(std::string what) {
+  ExecutionOutcome out;
+  out.kind = ExecutionOutcome::Kind::kPlatformFailure;
+  out.failure = std::move(what);
+  return out;
+}
+
+std::string PoolKey(std::string_view runtime, const Invocation& inv, int device) {
+  std::string key;
+  for (std::string_view part : {runtime, inv.function_id, inv.version, inv.caller_org_id}) {
+    key.append(part);
+    key.push_back('\0');
+  }
+  key.append(std::to_string(device));
+  return key;
+}
+
+}  // namespace
+
+SandboxSpec WorkerSandboxSpec(Language language, const ProcessRuntimeConfig& config,
+                              int64_t memory_mb, int slot, int device) {
+  SandboxSpec spec;
+  const uint64_t memory = static_cast<uint64_t>(std::max<int64_t>(memory_mb, 1)) * kMiB;
+  const std::string runtime = kSandboxRuntimeDir;
+  if (language == Language::kPython) {
+    // -I: no user site, no PYTHON* variables, no script directory on sys.path; -B: no .pyc
+    // writes; -u: output reaches the log as it is printed.
+    spec.argv = {config.python, "-I", "-B", "-u", runtime + "/python/worker.py"};
+    if (!config.gpu) spec.limits.address_space_bytes = memory + kPythonAddressSpaceRoom;
+  } else if (language == Language::kLua) {
+    // Lua's allocator holds the handler to memory_mb; the rlimit is a backstop.
+    spec.argv = {runtime + "/lua/toolgate-lua-worker"};
+    spec.limits.address_space_bytes = memory + kLuaAddressSpaceRoom;
+  } else {
+    spec.argv = {config.node,
+                 "--max-old-space-size=" + std::to_string(std::max<int64_t>(memory_mb, 16)),
+                 "--no-addons", runtime + "/javascript/worker.js"};
+    if (!config.gpu) spec.limits.data_bytes = memory + kNodeDataRoom;
+  }
+  spec.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"};
+  spec.read_only_binds = {{config.runtime_dir, runtime}};
+  spec.system_paths.insert(spec.system_paths.end(), config.extra_read_only.begin(),
+                           config.extra_read_only.end());
+  spec.host_root_uid = config.uid_base;
+  spec.host_root_gid = config.uid_base;
+  spec.host_uid = config.uid_base + 1 + static_cast<uid_t>(slot);
+  spec.host_gid = config.uid_base + 1 + static_cast<gid_t>(slot);
+  spec.limits.tmp_bytes = config.tmp_bytes;
+  if (config.gpu) {
+    // CUDA starts many threads and files, and reads the PCI topology from /sys.
+    spec.limits.processes = 512;
+    spec.limits.open_files = 4096;
+    spec.system_paths.push_back("/sys");
+    if (device >= 0) {
+      spec.devices = GpuDeviceNodes(device);
+      spec.env.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(device));
+      spec.env.push_back("CUDA_DEVICE_ORDER=PCI_BUS_ID");  // the order of nvidia-smi and /dev
+    }
+  }
+  return spec;
+}
+
+ProcessRuntime::ProcessRuntime(Language language, ProcessRuntimeConfig config, RuntimeLimits limits,
+                               WorkerPool& pool, GpuSlots* gpu)
+    : language_(language), config_(std::move(config)), limits_(limits), pool_(pool), gpu_(gpu) {}
+
+std::string_view ProcessRuntime::name() const {
+  switch (language_) {
+    case Language::kPython:
+      return "python";
+    case Language::kJavaScript:
+      return "javascript";
+    case Language::kLua:
+      return "lua";
+  }
+  return "";
+}
+
+ExecutionOutcome ProcessRuntime::Run(const Invocation& inv) {
+  const int64_t deadline_us = MonotonicUs() + inv.timeout_ms * 1000;
+  // Held until the call is over: at most calls_per_gpu calls on a device at once.
+  std::optional<GpuSlots::Slot> gpu_slot =
+      gpu_ != nullptr ? gpu_->Acquire(deadline_us) : std::nullopt;
+  if (gpu_ != nullptr && !gpu_slot) {
+    return PlatformFailure("no GPU became free before the call's deadline");
+  }
+  const int device = gpu_slot ? gpu_slot->device() : -1;
+
+  const std::string key = PoolKey(name(), inv, device);
+  auto start = [&](int slot) -> Result<std::unique_ptr<Worker>> {
+    const SandboxSpec spec = WorkerSandboxSpec(language_, config_, inv.memory_mb, slot, device);
+    auto plan = BuildSandboxPlan(spec);
+    if (!plan.ok()) return plan.status();
+    ProcessWorkerOptions options;
+    options.memory_mb = inv.memory_mb;
+    options.cpu_seconds = spec.limits.cpu_seconds;
+    // Room for a body of the largest size with every byte escaped (\u00XX), and the envelope.
+    options.max_result_bytes = limits_.max_response_bytes * 6 + 4096;
+    options.max_response_bytes = limits_.max_response_bytes;
+    options.max_log_bytes = limits_.max_log_bytes;
+    options.watch_memory = config_.gpu;
+    if (language_ == Language::kLua) {
+      options.stops_at_deadline = true;
+      options.kill_grace_ms = kLuaKillGraceMs;
+    }
+    auto worker = ProcessWorker::Start(*plan, inv.code, options);
+    if (!worker.ok()) return worker.status();
+    return std::unique_ptr<Worker>(std::move(*worker));
+  };
+
+  WorkerReply reply;
+  // A worker found dead before the call reached it is replaced once; the call never ran.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto lease = pool_.Acquire(key, start, deadline_us / 1000);
+    if (!lease.ok()) return PlatformFailure("no worker: " + lease.status().ToString());
+    reply = lease->worker->Call(inv, deadline_us);
+    pool_.Release(std::move(*lease), reply.reusable);
+    if (reply.kind != WorkerReply::Kind::kNotDelivered) break;
+  }
+
+  ExecutionOutcome out;
+  out.runtime_ms = reply.runtime_ms;
+  out.memory_used_mb = reply.memory_used_mb;
+  out.logs = std::move(reply.logs);
+  switch (reply.kind) {
+    case WorkerReply::Kind::kValue:
+      CompleteWithReturnValue(reply.value, limits_, &out);
+      break;
+    case WorkerReply::Kind::kError:
+      CompleteWithError(reply.error_type, reply.error_message, &out);
+      break;
+    case WorkerReply::Kind::kTimeout:
+      out.kind = ExecutionOutcome::Kind::kTimeout;
+      break;
+    case WorkerReply::Kind::kMemory:
+      CompleteWithError(
+          "MemoryLimitExceeded",
+          "the handler exceeded its memory limit of " + std::to_string(inv.memory_mb) + " MB",
+          &out);
+      break;
+    case WorkerReply::Kind::kCrashed:
+      log::Warn("a worker died during a call")
+          .Str("execution_id", inv.execution_id)
+          .Str("function_id", inv.function_id)
+          .Str("version", inv.version)
+          .Str("error", reply.failure);
+      CompleteWithError("WorkerCrashed", "the process running the handler " + reply.failure, &out);
+      break;
+    case WorkerReply::Kind::kNotDelivered:
+      return PlatformFailure("two workers in a row were dead before the call reached them");
+  }
+  return out;
+}
+
+}  // namespace toolgate::executor

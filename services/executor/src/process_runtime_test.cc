@@ -1,0 +1,401 @@
+// Python and JavaScript handlers through ProcessRuntime: real sandboxed worker processes, no bus.
+#include "toolgate/executor/process_runtime.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <string>
+#include <vector>
+
+#include "toolgate/base/json.h"
+#include "toolgate/executor/process_worker.h"
+
+namespace toolgate::executor {
+namespace {
+
+struct Call {
+  std::string code;
+  std::string event = R"({"x":1})";
+  std::string org = "org-a";
+  std::string version = "1.0";
+  std::vector<EnvVar> env = {};
+  int64_t timeout_ms = 10000;
+  int64_t memory_mb = 128;
+};
+
+class ProcessRuntimeTest : public ::testing::Test {
+ protected:
+  ProcessRuntimeTest()
+      : pool_(WorkerPoolOptions{.max_workers = 8, .reap_interval_ms = 0}),
+        python_(Language::kPython, Config(), RuntimeLimits{}, pool_, nullptr),
+        node_(Language::kJavaScript, Config(), RuntimeLimits{}, pool_, nullptr),
+        lua_(Language::kLua, Config(), RuntimeLimits{}, pool_, nullptr) {}
+
+  static ProcessRuntimeConfig Config() {
+    ProcessRuntimeConfig config;
+    config.runtime_dir = TOOLGATE_RUNTIME_DIR;
+    return config;
+  }
+
+  ExecutionOutcome Run(Runtime& runtime, const Call& call) {
+    Invocation inv;
+    inv.code = call.code;
+    inv.event_json = call.event;
+    inv.execution_id = "exec-1";
+    inv.function_id = "fn-1";
+    inv.version = call.version;
+    inv.caller_org_id = call.org;
+    inv.timeout_ms = call.timeout_ms;
+    inv.memory_mb = call.memory_mb;
+    inv.env = call.env;
+    return runtime.Run(inv);
+  }
+  ExecutionOutcome Py(const Call& call) { return Run(python_, call); }
+  ExecutionOutcome Js(const Call& call) { return Run(node_, call); }
+  ExecutionOutcome Lua(const Call& call) { return Run(lua_, call); }
+
+  static std::string ErrorType(const ExecutionOutcome& out) {
+    auto doc = ParseJson(out.body);
+    std::string type;
+    if (doc.ok()) GetString(doc->root.get_object().value(), "errorType", &type);
+    return type;
+  }
+  static std::string ErrorMessage(const ExecutionOutcome& out) {
+    auto doc = ParseJson(out.body);
+    std::string message;
+    if (doc.ok()) GetString(doc->root.get_object().value(), "errorMessage", &message);
+    return message;
+  }
+
+  WorkerPool pool_;
+  ProcessRuntime python_;
+  ProcessRuntime node_;
+  ProcessRuntime lua_;
+};
+
+using Kind = ExecutionOutcome::Kind;
+
+constexpr const char* kPyEcho = "def service_handler(event, context):\n    return event\n";
+constexpr const char* kJsEcho = "exports.service_handler = (event, context) => event;\n";
+
+TEST_F(ProcessRuntimeTest, PythonEchoesTheEvent) {
+  auto out = Py({.code = kPyEcho, .event = R"({"a":[1,2],"b":"x"})"});
+  ASSERT_EQ(out.kind, Kind::kCompleted) << out.failure;
+  EXPECT_EQ(out.status_code, 200);
+  EXPECT_EQ(out.body, R"({"a":[1,2],"b":"x"})");
+  EXPECT_GE(out.memory_used_mb, 1);
+}
+
+TEST_F(ProcessRuntimeTest, PythonStatusCodesAndNonObjectResults) {
+  auto out =
+      Py({.code = "def service_handler(e, c):\n    return {'statusCode': 201, 'body': 'made'}\n"});
+  EXPECT_EQ(out.status_code, 201);
+  EXPECT_EQ(out.body, "made");
+  out =
+      Py({.code = "def service_handler(e, c):\n    return {'statusCode': 404, 'body': {'k': 1}}\n",
+          .version = "1.1"});
+  EXPECT_EQ(out.status_code, 404);
+  EXPECT_EQ(out.body, R"({"k":1})");
+  out = Py({.code = "def service_handler(e, c):\n    return 42\n", .version = "2"});
+  EXPECT_EQ(out.status_code, 200);
+  EXPECT_EQ(out.body, "42");
+  out = Py({.code = "def service_handler(e, c):\n    return None\n", .version = "3"});
+  EXPECT_EQ(out.body, "null");
+  out =
+      Py({.code = "def service_handler(e, c):\n    return {'statusCode': 700}\n", .version = "4"});
+  EXPECT_EQ(out.status_code, 500);
+  EXPECT_EQ(ErrorType(out), "InvalidStatusCode");
+  out = Py({.code = "def service_handler(e, c):\n    return {1, 2}\n", .version = "5"});
+  EXPECT_EQ(out.status_code, 500);
+  EXPECT_EQ(ErrorType(out), "InvalidResult");
+}
+
+TEST_F(ProcessRuntimeTest, PythonExceptionGivesClassAndMessageWithTracebackInTheLog) {
+  auto out = Py({.code = "def service_handler(e, c):\n    print('about to fail')\n"
+                         "    raise ValueError('bad input')\n"});
+  ASSERT_EQ(out.kind, Kind::kCompleted);
+  EXPECT_EQ(out.status_code, 500);
+  EXPECT_EQ(ErrorType(out), "ValueError");
+  EXPECT_EQ(ErrorMessage(out), "bad input");
+  EXPECT_EQ(out.body.find("Traceback"), std::string::npos);
+  EXPECT_NE(out.logs.find("about to fail"), std::string::npos) << out.logs;
+  EXPECT_NE(out.logs.find("Traceback"), std::string::npos) << out.logs;
+  EXPECT_NE(out.logs.find("handler.py\", line 3"), std::string::npos) << out.logs;
+  EXPECT_NE(out.logs.find("raise ValueError('bad input')"), std::string::npos) << out.logs;
+  EXPECT_EQ(out.logs.find("worker.py"), std::string::npos) << out.logs;
+}
+
+TEST_F(ProcessRuntimeTest, PythonModuleErrorsAnswerEachCall) {
+  auto out = Py({.code = "x = 1\n"});
+  EXPECT_EQ(ErrorType(out), "HandlerNotFound");
+  out = Py({.code = "print('loading')\nraise RuntimeError('no config')\n", .version = "2"});
+  EXPECT_EQ(out.status_code, 500);
+  EXPECT_EQ(ErrorType(out), "RuntimeError");
+  EXPECT_NE(out.logs.find("loading"), std::string::npos);
+  // A worker whose module failed is not kept: the next call loads it again.
+  out = Py({.code = "print('loading')\nraise RuntimeError('no config')\n", .version = "2"});
+  EXPECT_EQ(ErrorType(out), "RuntimeError");
+  EXPECT_EQ(pool_.stats().reused, 0u);
+}
+
+TEST_F(ProcessRuntimeTest, PythonContextAndSecrets) {
+  const char* code =
+      "import os\n"
+      "def service_handler(event, context):\n"
+      "    return {'ctx': [context['execution_id'], context.function_id, context.version,\n"
+      "                    context.caller_org_id, context.deadline_ms > 0],\n"
+      "            'env': context.env, 'environ': os.environ.get('API_TOKEN'),\n"
+      "            'path': os.environ.get('PATH')}\n";
+  auto out = Py({.code = code, .env = {{"API_TOKEN", "s3cret"}}});
+  ASSERT_EQ(out.status_code, 200) << out.body << out.logs;
+  EXPECT_EQ(out.body, R"({"ctx":["exec-1","fn-1","1.0","org-a",true],"env":{"API_TOKEN":"s3cret"},)"
+                      R"("environ":"s3cret","path":"/usr/local/bin:/usr/bin:/bin"})");
+  // The same worker, the next call without the secret: it is gone from os.environ.
+  out = Py({.code = code});
+  EXPECT_EQ(pool_.stats().reused, 1u);
+  EXPECT_NE(out.body.find(R"("env":{},"environ":null)"), std::string::npos) << out.body;
+}
+
+TEST_F(ProcessRuntimeTest, PythonSecretsSetByTheHandlerDoNotSurviveTheCall) {
+  const char* code =
+      "import os\n"
+      "def service_handler(event, context):\n"
+      "    seen = os.environ.get('LEFT_BEHIND')\n"
+      "    os.environ['LEFT_BEHIND'] = 'x'\n"
+      "    return seen\n";
+  EXPECT_EQ(Py({.code = code}).body, "null");
+  EXPECT_EQ(Py({.code = code}).body, "null");
+  EXPECT_EQ(pool_.stats().reused, 1u);
+}
+
+TEST_F(ProcessRuntimeTest, WorkersAreReusedWithinAnOrganizationOnly) {
+  const char* code =
+      "calls = 0\n"
+      "def service_handler(event, context):\n"
+      "    global calls\n"
+      "    calls += 1\n"
+      "    return calls\n";
+  EXPECT_EQ(Py({.code = code}).body, "1");
+  EXPECT_EQ(Py({.code = code}).body, "2");                    // warm: module state survives
+  EXPECT_EQ(Py({.code = code, .org = "org-b"}).body, "1");    // another organization: its own
+  EXPECT_EQ(Py({.code = code, .version = "2.0"}).body, "1");  // another version: its own
+  EXPECT_EQ(Py({.code = code}).body, "3");
+  auto stats = pool_.stats();
+  EXPECT_EQ(stats.started, 3u);
+  EXPECT_EQ(stats.reused, 2u);
+  EXPECT_EQ(stats.idle, 3u);
+}
+
+TEST_F(ProcessRuntimeTest, PythonTimeoutKillsTheWorkerAndTheNextCallWorks) {
+  const char* code =
+      "def service_handler(event, context):\n"
+      "    if event.get('loop'):\n"
+      "        while True:\n"
+      "            pass\n"
+      "    return 'ok'\n";
+  EXPECT_EQ(Py({.code = code}).body, "\"ok\"");
+  auto out = Py({.code = code, .event = R"({"loop":true})", .timeout_ms = 300});
+  EXPECT_EQ(out.kind, Kind::kTimeout);
+  out = Py({.code = code});
+  EXPECT_EQ(out.body, "\"ok\"");
+  EXPECT_EQ(pool_.stats().started, 2u);  // the killed worker was replaced
+}
+
+TEST_F(ProcessRuntimeTest, PythonMemoryBombAnswersMemoryLimitExceeded) {
+  auto out = Py({.code = "def service_handler(e, c):\n    return len(bytearray(1 << 30))\n",
+                 .memory_mb = 64});
+  EXPECT_EQ(out.status_code, 500);
+  EXPECT_EQ(ErrorType(out), "MemoryLimitExceeded");
+  EXPECT_EQ(ErrorMessage(out), "the handler exceeded its memory limit of 64 MB");
+  out = Py({.code = "def service_handler(e, c):\n    a = []\n    while True:\n"
+                    "        a.append('x' * 100000)\n",
+            .version = "2",
+            .memory_mb = 64});
+  EXPECT_EQ(ErrorType(out), "MemoryLimitExceeded");
+  EXPECT_GE(out.memory_used_mb, 32);
+}
+
+TEST_F(ProcessRuntimeTest, PythonCrashAnswers500AndTheNextCallGetsANewWorker) {
+  const char* code =
+      "import os\n"
+      "def service_handler(event, context):\n"
+      "    if event.get('die'):\n"
+      "        os._exit(3)\n"
+      "    return 'alive'\n";
+  auto out = Py({.code = code, .event = R"({"die":true})"});
+  EXPECT_EQ(out.status_code, 500);
+  EXPECT_EQ(ErrorType(out), "WorkerCrashed");
+  EXPECT_EQ(ErrorMessage(out), "the process running the handler exited with status 3");
+  EXPECT_EQ(Py({.code = code}).body, "\"alive\"");
+}
+
+TEST_F(ProcessRuntimeTest, PythonOutputIsBoundedInTheLog) {
+  auto out = Py({.code = "def service_handler(e, c):\n    for i in range(20000):\n"
+                         "        print('line', i)\n    return 1\n"});
+  EXPECT_EQ(out.body, "1");
+  EXPECT_LE(out.logs.size(), (64u << 10) + 64);
+  EXPECT_NE(out.logs.find("[truncated]"), std::string::npos);
+}
+
+TEST_F(ProcessRuntimeTest, JavaScriptEchoesTheEventInEveryExportForm) {
+  auto out = Js({.code = kJsEcho, .event = R"({"a":[1,2],"b":"x"})"});
+  ASSERT_EQ(out.kind, Kind::kCompleted) << out.failure;
+  EXPECT_EQ(out.status_code, 200) << out.body << out.logs;
+  EXPECT_EQ(out.body, R"({"a":[1,2],"b":"x"})");
+  out = Js({.code = "module.exports.service_handler = function (e) { return e.x + 1; };",
+            .version = "2"});
+  EXPECT_EQ(out.body, "2");
+  out = Js({.code = "module.exports = { service_handler(e) { return 'obj'; } };", .version = "3"});
+  EXPECT_EQ(out.body, "\"obj\"");
+  out = Js(
+      {.code = "function service_handler(event, context) { return [event.x]; }", .version = "4"});
+  EXPECT_EQ(out.body, "[1]");
+  out = Js({.code = "const x = 1;", .version = "5"});
+  EXPECT_EQ(ErrorType(out), "HandlerNotFound");
+}
+
+TEST_F(ProcessRuntimeTest, JavaScriptResultsAndErrors) {
+  auto out = Js({.code = "exports.service_handler = () => ({statusCode: 202, body: {ok: true}});"});
+  EXPECT_EQ(out.status_code, 202);
+  EXPECT_EQ(out.body, R"({"ok":true})");
+  out = Js({.code = "exports.service_handler = () => undefined;", .version = "2"});
+  EXPECT_EQ(out.body, "null");
+  out = Js({.code = "exports.service_handler = () => { console.log('hi', 1);\n"
+                    "  null.x; };",
+            .version = "3"});
+  EXPECT_EQ(out.status_code, 500);
+  EXPECT_EQ(ErrorType(out), "TypeError");
+  EXPECT_NE(ErrorMessage(out).find("null"), std::string::npos);
+  EXPECT_NE(out.logs.find("hi 1"), std::string::npos) << out.logs;
+  EXPECT_NE(out.logs.find("handler.js:2"), std::string::npos) << out.logs;
+  EXPECT_EQ(out.body.find("handler.js"), std::string::npos);
+  out = Js({.code = "class Nope extends Error {}\n"
+                    "exports.service_handler = () => { throw new Nope('custom'); };",
+            .version = "4"});
+  EXPECT_EQ(ErrorType(out), "Nope");
+  EXPECT_EQ(ErrorMessage(out), "custom");
+  out = Js({.code = "exports.service_handler = () => { const a = {}; a.a = a; return a; };",
+            .version = "5"});
+  EXPECT_EQ(ErrorType(out), "InvalidResult");
+}
+
+TEST_F(ProcessRuntimeTest, JavaScriptPromisesAreRefused) {
+  auto out = Js({.code = "exports.service_handler = async (e) => e;"});
+  EXPECT_EQ(out.status_code, 500);
+  EXPECT_EQ(ErrorType(out), "AsyncHandlerNotSupported");
+  out = Js({.code = "exports.service_handler = () => ({ then(ok) { ok(1); } });", .version = "2"});
+  EXPECT_EQ(ErrorType(out), "AsyncHandlerNotSupported");
+  out = Js({.code = "exports.service_handler = async () => { throw new Error('late'); };",
+            .version = "3"});
+  EXPECT_EQ(ErrorType(out), "AsyncHandlerNotSupported");
+  // The worker survives its refused Promise.
+  out = Js({.code = "exports.service_handler = async (e) => e;"});
+  EXPECT_EQ(ErrorType(out), "AsyncHandlerNotSupported");
+  EXPECT_EQ(pool_.stats().reused, 1u);
+}
+
+TEST_F(ProcessRuntimeTest, JavaScriptContextAndSecretsLeaveProcessEnv) {
+  const char* code =
+      "exports.service_handler = (event, context) => ({\n"
+      "  ctx: [context.execution_id, context.function_id, context.version, context.caller_org_id,\n"
+      "        context.deadline_ms > 0],\n"
+      "  env: context.env, penv: process.env.API_TOKEN === undefined ? null : "
+      "process.env.API_TOKEN,\n"
+      "});";
+  auto out = Js({.code = code, .env = {{"API_TOKEN", "s3cret"}}});
+  EXPECT_EQ(out.body, R"({"ctx":["exec-1","fn-1","1.0","org-a",true],"env":{"API_TOKEN":"s3cret"},)"
+                      R"("penv":"s3cret"})");
+  out = Js({.code = code});
+  EXPECT_EQ(out.body, R"({"ctx":["exec-1","fn-1","1.0","org-a",true],"env":{},"penv":null})");
+  EXPECT_EQ(pool_.stats().reused, 1u);
+}
+
+TEST_F(ProcessRuntimeTest, JavaScriptTimeoutAndMemoryBomb) {
+  auto out = Js({.code = "exports.service_handler = () => { for (;;) {} };", .timeout_ms = 300});
+  EXPECT_EQ(out.kind, Kind::kTimeout);
+  out = Js({.code = "exports.service_handler = () => Buffer.alloc(2e9).length;",
+            .version = "2",
+            .memory_mb = 64});
+  EXPECT_EQ(ErrorType(out), "MemoryLimitExceeded");
+  out = Js({.code = "exports.service_handler = () => { const a = [];\n"
+                    "  for (;;) a.push({x: Math.random(), s: 'y' + Math.random()}); };",
+            .version = "3",
+            .memory_mb = 64});
+  EXPECT_EQ(out.status_code, 500);
+  EXPECT_EQ(ErrorType(out), "MemoryLimitExceeded") << out.body;
+  out = Js({.code = "exports.service_handler = () => { const a = [];\n"
+                    "  for (;;) a.push(Buffer.alloc(1 << 20, 1)); };",
+            .version = "4",
+            .memory_mb = 64});
+  EXPECT_EQ(ErrorType(out), "MemoryLimitExceeded") << out.body;
+  EXPECT_EQ(Js({.code = kJsEcho}).status_code, 200);
+}
+
+TEST(ProcessWorkerTest, ClassifiesHowAWorkerDied) {
+  auto signaled = [](int sig) { return sig & 0x7f; };  // a wait status for "killed by sig"
+  auto exited = [](int code) { return (code & 0xff) << 8; };
+  // The CPU rlimit is a deadline.
+  EXPECT_EQ(ClassifyDeath(signaled(SIGXCPU), 1000, 128), WorkerReply::Kind::kTimeout);
+  // Near the memory limit, an abort or a fault is the interpreter refused memory.
+  EXPECT_EQ(ClassifyDeath(signaled(SIGABRT), 100 * 1024, 128), WorkerReply::Kind::kMemory);
+  EXPECT_EQ(ClassifyDeath(signaled(SIGSEGV), 96 * 1024, 128), WorkerReply::Kind::kMemory);
+  EXPECT_EQ(ClassifyDeath(signaled(SIGKILL), 200 * 1024, 128), WorkerReply::Kind::kMemory);
+  // Far from it, a crash.
+  EXPECT_EQ(ClassifyDeath(signaled(SIGSEGV), 95 * 1024, 128), WorkerReply::Kind::kCrashed);
+  EXPECT_EQ(ClassifyDeath(exited(3), 10 * 1024, 128), WorkerReply::Kind::kCrashed);
+  EXPECT_EQ(DescribeDeath(exited(3)), "exited with status 3");
+  EXPECT_EQ(DescribeDeath(signaled(SIGSEGV)), "was killed by signal 11 (Segmentation fault)");
+}
+
+TEST_F(ProcessRuntimeTest, AHandlerCannotForgeATimeoutToRunUncharged) {
+  // A kTimeout frame written by the handler itself breaks the protocol: a 500, charged.
+  auto out = Py({.code = "import os\n"
+                         "def service_handler(e, c):\n"
+                         "    os.write(4, b'\\0\\0\\0\\0T')\n"
+                         "    return 1\n"});
+  EXPECT_EQ(out.kind, Kind::kCompleted);
+  EXPECT_EQ(out.status_code, 500);
+  EXPECT_EQ(ErrorType(out), "WorkerCrashed");
+}
+
+TEST_F(ProcessRuntimeTest, LuaRunsInAWorker) {
+  auto out = Lua(
+      {.code = "function service_handler(event, context)\n"
+               "  print('seen', event.x)\n"
+               "  return {statusCode = 202, body = {x = event.x, org = context.caller_org_id}}\n"
+               "end",
+       .env = {{"K", "v"}}});
+  ASSERT_EQ(out.kind, Kind::kCompleted) << out.failure;
+  EXPECT_EQ(out.status_code, 202);
+  EXPECT_NE(out.body.find(R"("org":"org-a")"), std::string::npos) << out.body;
+  EXPECT_EQ(out.logs, "seen\t1\n");
+  out = Lua({.code = "function service_handler() error('boom') end", .version = "2"});
+  EXPECT_EQ(out.status_code, 500);
+  EXPECT_EQ(ErrorType(out), "LuaError");
+  EXPECT_EQ(ErrorMessage(out), "handler.lua:1: boom");
+}
+
+TEST_F(ProcessRuntimeTest, LuaLoopStoppedByTheHookKeepsTheWorker) {
+  const char* code = "function service_handler(e) while e.loop do end return 'ok' end";
+  EXPECT_EQ(Lua({.code = code}).body, "\"ok\"");
+  EXPECT_EQ(Lua({.code = code, .event = R"({"loop":true})", .timeout_ms = 200}).kind,
+            Kind::kTimeout);
+  EXPECT_EQ(Lua({.code = code}).body, "\"ok\"");
+  EXPECT_EQ(pool_.stats().started, 1u);
+}
+
+TEST_F(ProcessRuntimeTest, LuaBacktrackingPatternIsStoppedAtTheDeadline) {
+  // The instruction hook never runs inside the C pattern matcher; the worker is killed instead.
+  const char* code =
+      "function service_handler(e)\n"
+      "  if e.slow then return string.find(string.rep('a', 300), '.-.-.-.-.-x') end\n"
+      "  return 'fast'\n"
+      "end";
+  auto out = Lua({.code = code, .event = R"({"slow":true})", .timeout_ms = 300});
+  EXPECT_EQ(out.kind, Kind::kTimeout);
+  EXPECT_EQ(Lua({.code = code}).body, "\"fast\"");
+  EXPECT_EQ(pool_.stats().started, 2u);  // the stuck worker was replaced
+}
+
+}  // namespace
+}  // namespace toolgate::executor

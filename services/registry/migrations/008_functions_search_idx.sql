@@ -1,0 +1,1 @@
+CREATE INDEX functions_search_idx ON registry.functions USING gin (search);

@@ -1,0 +1,75 @@
+#include "toolgate/registry/workspace_tools.h"
+
+#include "toolgate/base/json.h"
+#include "toolgate/base/log.h"
+#include "toolgate/core/problem.h"
+
+namespace toolgate::registry {
+namespace {
+
+// Owned and added functions in one statement, so the list is one consistent snapshot. The
+// lateral join picks each function's latest version (numeric order of its parts).
+constexpr const char* kWorkspaceToolsSql =
+    "WITH listed AS ("
+    "  SELECT f.id, 0 AS part, f.created_at AS listed_at FROM registry.functions f"
+    "  WHERE f.org_id = $1"
+    "  UNION ALL"
+    "  SELECT f.id, 1, a.created_at FROM registry.functions f"
+    "  JOIN registry.workspace_adds a ON a.function_id = f.id"
+    "  WHERE a.org_id = $1 AND f.org_id <> $1 AND f.visibility = 'public')"
+    "SELECT f.id::text, f.name, f.description, f.mcp, v.version, v.input_schema::text,"
+    "  array_to_json(v.declared_keys)::text "
+    "FROM listed l JOIN registry.functions f ON f.id = l.id "
+    "JOIN LATERAL (SELECT version, input_schema, declared_keys FROM registry.versions"
+    "  WHERE function_id = f.id ORDER BY p1 DESC, p2 DESC, p3 DESC, p4 DESC LIMIT 1) v ON true "
+    "ORDER BY l.part, l.listed_at, f.id";
+
+}  // namespace
+
+Result<std::vector<v1::WorkspaceTool>> LoadWorkspaceTools(pg::Pool& pool,
+                                                          const std::string& org_id) {
+  auto rows = pool.Exec(kWorkspaceToolsSql, {org_id});
+  if (!rows.ok()) return rows.status();
+  std::vector<v1::WorkspaceTool> tools;
+  tools.reserve(static_cast<size_t>(rows->size()));
+  for (int r = 0; r < rows->size(); ++r) {
+    v1::WorkspaceTool t;
+    t.set_function_id(rows->Str(r, 0));
+    t.set_name(rows->Str(r, 1));
+    t.set_description(rows->Str(r, 2));
+    t.set_mcp(rows->Bool(r, 3));
+    t.set_version(rows->Str(r, 4));
+    t.set_input_schema_json(rows->Str(r, 5));
+    auto keys = ParseJson(rows->Str(r, 6));
+    simdjson::dom::array array;
+    if (keys.ok() && keys->root.get_array().get(array) == simdjson::SUCCESS) {
+      for (auto key : array) {
+        std::string_view name;
+        if (key.get_string().get(name) == simdjson::SUCCESS) t.add_declared_keys(std::string(name));
+      }
+    }
+    tools.push_back(std::move(t));
+  }
+  return tools;
+}
+
+Status ServeWorkspaceTools(bus::Service& service, pg::Pool& pool) {
+  return service.Handle(kWorkspaceToolsSubject, "registry", [&service, &pool](bus::Message&& m) {
+    if (m.reply.empty()) return;
+    v1::WorkspaceToolsRequest request;
+    v1::WorkspaceToolsReply reply;
+    if (!request.ParseFromString(m.data) || request.org_id().empty()) {
+      *reply.mutable_problem() = core::MakeProblem("bad_request", "Malformed bus message.");
+    } else if (auto tools = LoadWorkspaceTools(pool, request.org_id()); !tools.ok()) {
+      log::Error("workspace tools unavailable").Str("error", tools.status().ToString());
+      *reply.mutable_problem() =
+          core::MakeProblem("service_unavailable", "The registry cannot be read; retry shortly.");
+    } else {
+      for (auto& t : *tools) *reply.add_tools() = std::move(t);
+    }
+    Status s = service.bus().Publish(m.reply, reply.SerializeAsString());
+    if (!s.ok()) log::Warn("workspace tools reply not sent").Str("error", s.ToString());
+  });
+}
+
+}  // namespace toolgate::registry

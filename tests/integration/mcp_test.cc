@@ -1,0 +1,466 @@
+// MCP against a real system (issue 5, docs/mcp.md): the templates of `toolgate new --mcp`,
+// published with `toolgate publish` and invoked through POST …/invoke, in every runtime the
+// executors serve; the per-tool Streamable HTTP endpoint /mcp/functions/{id}[/{version}] and the
+// workspace endpoint /mcp, with their sessions, header checks and billing.
+#include <gtest/gtest.h>
+#include <strings.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "mcp_conformance.h"
+#include "system.h"
+#include "toolgate/base/crypto.h"
+#include "toolgate/base/json_writer.h"
+
+namespace toolgate::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+System* g_system = nullptr;
+
+class SystemEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override { g_system = new System(); }
+  void TearDown() override {
+    delete g_system;
+    g_system = nullptr;
+  }
+};
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SystemEnvironment);
+
+constexpr const char* kBoth = "application/json, text/event-stream";
+
+// Runs the `toolgate` CLI; returns its stdout, failing the test when it exits non-zero.
+std::string Cli(const std::string& args) {
+  std::string command = std::string(TOOLGATE_BIN_DIR) + "/toolgate " + args + " 2>&1";
+  FILE* out = popen(command.c_str(), "r");
+  if (out == nullptr) {
+    ADD_FAILURE() << "cannot run " << command;
+    return {};
+  }
+  std::string text;
+  char buffer[4096];
+  for (size_t n; (n = fread(buffer, 1, sizeof buffer, out)) > 0;) text.append(buffer, n);
+  int rc = pclose(out);
+  EXPECT_EQ(rc, 0) << command << "\n" << text;
+  return text;
+}
+
+// `toolgate new` + `toolgate publish` of a template; returns the function id.
+std::string PublishTemplate(const std::string& key, const std::string& name,
+                            const std::string& runtime, bool mcp) {
+  fs::path dir = fs::path(g_system->data_dir()) / "tools" / name;
+  Cli("new " + dir.string() + " --runtime " + runtime + (mcp ? " --mcp" : ""));
+  std::string out =
+      Cli("publish " + dir.string() + " --url " + g_system->url() + " --api-key " + key);
+  size_t brace = out.find('{');
+  return brace == std::string::npos ? "" : StringField(out.substr(brace), "function_id");
+}
+
+std::string Code(const http::HttpResponse& r) {
+  return StringField(r.body, "code");
+}
+
+// A JSON-RPC member of an MCP answer, compact.
+std::string Member(const std::string& body, const std::string& pointer) {
+  auto doc = Json(body);
+  simdjson::dom::element e;
+  if (doc.root.at_pointer(pointer).get(e) != simdjson::SUCCESS) return "<missing>";
+  return ToJson(e);
+}
+
+// A client of one MCP endpoint, speaking Streamable HTTP by hand.
+class McpHttp {
+ public:
+  McpHttp(std::string path, std::string key) : path_(std::move(path)), key_(std::move(key)) {}
+
+  http::HttpResponse Post(const std::string& body, http::HeaderList headers = {}) {
+    http::HeaderList all = {{"Authorization", key_}, {"Accept", kBoth}};
+    if (!session_.empty()) all.emplace_back("Mcp-Session-Id", session_);
+    if (!revision_.empty()) all.emplace_back("MCP-Protocol-Version", revision_);
+    for (auto& h : headers) {
+      std::erase_if(
+          all, [&h](const auto& a) { return strcasecmp(a.first.c_str(), h.first.c_str()) == 0; });
+      all.push_back(std::move(h));
+    }
+    std::erase_if(all, [](const auto& a) { return a.second.empty(); });
+    return Send("POST", body, all);
+  }
+
+  http::HttpResponse Send(const std::string& method, const std::string& body,
+                          const http::HeaderList& headers) {
+    auto r = g_system->Client()->Send(method, path_, body, headers);
+    if (!r.ok()) {
+      ADD_FAILURE() << method << " " << path_ << ": " << r.status().ToString();
+      return {};
+    }
+    return *r;
+  }
+
+  // initialize + notifications/initialized, as a client does.
+  http::HttpResponse Initialize(const std::string& revision = "2025-06-18") {
+    session_.clear();
+    revision_.clear();
+    auto r = Post(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":")" +
+                  revision + R"(","capabilities":{},"clientInfo":{"name":"it","version":"1"}}})");
+    session_ = r.Header("mcp-session-id");
+    // Later requests name the revision the server chose.
+    auto doc = Json(r.body);
+    std::string_view chosen;
+    if (doc.root.at_pointer("/result/protocolVersion").get_string().get(chosen) ==
+        simdjson::SUCCESS) {
+      revision_ = std::string(chosen);
+    }
+    if (r.status == 200 && !session_.empty()) {
+      auto n = Post(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+      EXPECT_EQ(n.status, 202) << n.body;
+    }
+    return r;
+  }
+
+  http::HttpResponse Request(const std::string& id, const std::string& method,
+                             const std::string& params = "{}") {
+    return Post(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":")" + method + R"(","params":)" +
+                params + "}");
+  }
+  http::HttpResponse CallTool(const std::string& name, const std::string& arguments) {
+    return Request("7", "tools/call",
+                   R"({"name":")" + name + R"(","arguments":)" + arguments + "}");
+  }
+
+  std::string session_;
+  std::string revision_;
+
+ private:
+  std::string path_;
+  std::string key_;
+};
+
+size_t Charges(Account& account) {
+  size_t n = 0;
+  for (const auto& row : account.Ledger()) n += row.at("type") == "charge";
+  return n;
+}
+
+// ---- The templates through POST …/invoke ----
+
+class TemplateConformance : public ::testing::TestWithParam<std::string> {
+ protected:
+  static void SetUpTestSuite() {
+    account_ = new Account(*g_system, "Template Org");
+    account_->TopUp(100'000'000);
+    key_ = account_->CreateKey(R"(["invoke","manage"])");
+  }
+  static void TearDownTestSuite() { delete account_; }
+  static Account* account_;
+  static std::string key_;
+};
+Account* TemplateConformance::account_ = nullptr;
+std::string TemplateConformance::key_;
+
+TEST_P(TemplateConformance, McpTemplatePassesEveryCase) {
+  const std::string runtime = GetParam();
+  const std::string id = PublishTemplate(key_, runtime + "-mcp", runtime, true);
+  ASSERT_FALSE(id.empty());
+  auto probe =
+      Invoke(*g_system, key_, id, "", R"({"event":{"jsonrpc":"2.0","id":1,"method":"ping"}})");
+  if (probe.status == 503 && Code(probe) == "no_capacity") {
+    GTEST_SKIP() << "no executor serves " << runtime << " here";
+  }
+  for (const auto& c : McpConformanceCases()) {
+    auto r = Invoke(*g_system, key_, id, "0.1.0", R"({"event": )" + c.event + "}");
+    ASSERT_EQ(r.status, 200) << c.name << ": " << r.body;
+    EXPECT_EQ(IntField(r.body, "statusCode"), 200) << c.name;
+    CheckMcpAnswer(c, StringField(r.body, "body"));
+  }
+}
+
+TEST_P(TemplateConformance, PlainTemplateRuns) {
+  const std::string runtime = GetParam();
+  const std::string id = PublishTemplate(key_, runtime + "-hello", runtime, false);
+  ASSERT_FALSE(id.empty());
+  auto r = Invoke(*g_system, key_, id, "", R"({"event":{"name":"Ada"}})");
+  if (r.status == 503 && Code(r) == "no_capacity") GTEST_SKIP() << "no executor for " << runtime;
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(StringField(StringField(r.body, "body"), "message"), "Hello, Ada!");
+  auto bad = Invoke(*g_system, key_, id, "", R"({"event":{"name":5}})");
+  EXPECT_EQ(bad.status, 400) << bad.body;
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtimes, TemplateConformance,
+                         ::testing::Values("lua", "python", "javascript"));
+
+// ---- /mcp/functions/{id}: one MCP function ----
+
+class FunctionEndpoint : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    account_ = new Account(*g_system, "Endpoint Org");
+    account_->TopUp(100'000'000);
+    key_ = account_->CreateKey(R"(["invoke","manage"])");
+    function_ = PublishTemplate(key_, "endpoint-mcp", "lua", true);
+  }
+  static void TearDownTestSuite() { delete account_; }
+  McpHttp Client(const std::string& suffix = "") {
+    return McpHttp("/mcp/functions/" + function_ + suffix, key_);
+  }
+  static Account* account_;
+  static std::string key_, function_;
+};
+Account* FunctionEndpoint::account_ = nullptr;
+std::string FunctionEndpoint::key_, FunctionEndpoint::function_;
+
+TEST_F(FunctionEndpoint, SessionListAndCall) {
+  McpHttp mcp = Client();
+  auto init = mcp.Initialize("2025-06-18");
+  ASSERT_EQ(init.status, 200) << init.body;
+  EXPECT_EQ(init.Header("content-type"), "application/json");
+  EXPECT_FALSE(init.Header("traceparent").empty());
+  EXPECT_FALSE(mcp.session_.empty());
+  EXPECT_EQ(Member(init.body, "/result/protocolVersion"), R"("2025-06-18")");
+
+  auto list = mcp.Request("1", "tools/list");
+  ASSERT_EQ(list.status, 200) << list.body;
+  EXPECT_EQ(Member(list.body, "/result/tools/0/name"), R"("divide")");
+  auto call = mcp.CallTool("divide", R"({"a":7,"b":2})");
+  EXPECT_EQ(Member(call.body, "/result/content/0/text"), R"("3.5")");
+  EXPECT_EQ(Member(call.body, "/id"), "7");
+  auto tool_error = mcp.CallTool("divide", R"({"a":1,"b":0})");
+  EXPECT_EQ(Member(tool_error.body, "/result/isError"), "true");
+  auto unknown = mcp.CallTool("nope", "{}");
+  EXPECT_EQ(unknown.status, 200);
+  EXPECT_EQ(Member(unknown.body, "/error/code"), "-32602");
+}
+
+TEST_F(FunctionEndpoint, RequestsAreBilledLikeInvocationsNotificationsAreNot) {
+  McpHttp mcp = Client();
+  ASSERT_EQ(mcp.Initialize().status, 200);
+  const size_t before = Charges(*account_);
+  ASSERT_EQ(mcp.Request("1", "ping").status, 200);
+  ASSERT_EQ(mcp.CallTool("echo", R"({"text":"hi"})").status, 200);
+  EXPECT_EQ(mcp.Post(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{}})").status,
+            202);
+  EXPECT_EQ(mcp.Post(R"({"jsonrpc":"2.0","id":9,"result":{}})").status, 202);
+  EXPECT_EQ(mcp.Post("", {{"Mcp-Session-Id", ""}}).status, 400);
+  // Charges are durable before the answer: exactly the two requests.
+  EXPECT_EQ(Charges(*account_), before + 2);
+}
+
+TEST_F(FunctionEndpoint, SessionErrors) {
+  McpHttp mcp = Client();
+  ASSERT_EQ(mcp.Initialize().status, 200);
+  const std::string session = mcp.session_;
+
+  mcp.session_.clear();
+  auto missing = mcp.Request("1", "tools/list");
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_EQ(missing.Header("content-type"), "application/problem+json");
+  EXPECT_EQ(Code(missing), "mcp_session_required");
+
+  mcp.session_ = "tg1.not.real";
+  auto unknown = mcp.Request("1", "tools/list");
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_EQ(Code(unknown), "mcp_session_not_found");
+
+  // A session belongs to its endpoint and its key.
+  McpHttp versioned = Client("/0.1.0");
+  versioned.session_ = session;
+  EXPECT_EQ(versioned.Request("1", "ping").status, 404);
+  std::string other_key = account_->CreateKey();
+  McpHttp other("/mcp/functions/" + function_, other_key);
+  other.session_ = session;
+  EXPECT_EQ(other.Request("1", "ping").status, 404);
+
+  // DELETE ends it, for this replica and every other.
+  mcp.session_ = session;
+  auto del = mcp.Send("DELETE", "", {{"Authorization", key_}, {"Mcp-Session-Id", session}});
+  EXPECT_EQ(del.status, 204);
+  auto after = mcp.Request("1", "ping");
+  EXPECT_EQ(after.status, 404);
+  EXPECT_EQ(Code(after), "mcp_session_not_found");
+}
+
+TEST_F(FunctionEndpoint, HeaderErrors) {
+  McpHttp mcp = Client();
+  ASSERT_EQ(mcp.Initialize("2025-03-26").status, 200);
+
+  auto version = mcp.Request("1", "ping");
+  EXPECT_EQ(version.status, 200);
+  auto unsupported = mcp.Post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})",
+                              {{"MCP-Protocol-Version", "1999-01-01"}});
+  EXPECT_EQ(unsupported.status, 400);
+  EXPECT_EQ(Code(unsupported), "unsupported_protocol_version");
+
+  auto html = mcp.Post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", {{"Accept", "text/html"}});
+  EXPECT_EQ(html.status, 406);
+  auto json_only =
+      mcp.Post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", {{"Accept", "application/json"}});
+  EXPECT_EQ(json_only.status, 406);  // a 2025-03-26 client must accept event streams too
+
+  auto foreign = mcp.Post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})",
+                          {{"Origin", "https://attacker.example"}});
+  EXPECT_EQ(foreign.status, 403);
+
+  auto get = mcp.Send("GET", "", {{"Authorization", key_}, {"Accept", "text/event-stream"}});
+  EXPECT_EQ(get.status, 405);
+  EXPECT_EQ(get.Header("allow"), "POST, DELETE");
+
+  auto no_key = mcp.Post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", {{"Authorization", ""}});
+  EXPECT_EQ(no_key.status, 401);
+  EXPECT_EQ(no_key.Header("content-type"), "application/problem+json");
+
+  auto not_json = mcp.Post("{nope");
+  EXPECT_EQ(not_json.status, 400);
+  EXPECT_EQ(Code(not_json), "invalid_json");
+}
+
+TEST_F(FunctionEndpoint, OldClientsAcceptJsonOnly) {
+  McpHttp mcp = Client();
+  auto init = mcp.Post(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":)"
+                       R"({"protocolVersion":"2024-11-05"}})",
+                       {{"Accept", "application/json"}});
+  ASSERT_EQ(init.status, 200) << init.body;
+  EXPECT_EQ(Member(init.body, "/result/protocolVersion"), R"("2024-11-05")");
+  mcp.session_ = init.Header("mcp-session-id");
+  auto ping =
+      mcp.Post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", {{"Accept", "application/json"}});
+  EXPECT_EQ(ping.status, 200) << ping.body;
+}
+
+TEST_F(FunctionEndpoint, BearerKeysVersionsAndPlatformErrors) {
+  McpHttp bearer("/mcp/functions/" + function_ + "/0.1.0", "Bearer " + key_);
+  auto init = bearer.Initialize();
+  EXPECT_EQ(init.status, 200) << init.body;
+  EXPECT_EQ(bearer.Request("1", "ping").status, 200);
+
+  McpHttp bad_key("/mcp/functions/" + function_, "not-a-key");
+  auto invalid = bad_key.Initialize();
+  EXPECT_EQ(invalid.status, 401);
+  EXPECT_EQ(Code(invalid), "invalid_api_key");
+
+  McpHttp missing_version("/mcp/functions/" + function_ + "/9.9", key_);
+  EXPECT_EQ(Code(missing_version.Initialize()), "version_not_found");
+  McpHttp missing_function("/mcp/functions/" + NewUuid(), key_);
+  EXPECT_EQ(Code(missing_function.Initialize()), "function_not_found");
+
+  // Nothing to spend: the platform answers 402 before the handler runs.
+  Account poor(*g_system, "Poor Org");
+  std::string poor_key = poor.CreateKey(R"(["invoke","manage"])");
+  std::string poor_function = PublishTemplate(poor_key, "poor-mcp", "lua", true);
+  McpHttp broke("/mcp/functions/" + poor_function, poor_key);
+  auto r = broke.Initialize();
+  EXPECT_EQ(r.status, 402);
+  EXPECT_EQ(r.Header("content-type"), "application/problem+json");
+  EXPECT_EQ(Code(r), "insufficient_balance");
+}
+
+TEST_F(FunctionEndpoint, AHandlerThatFailsAnswersAnInternalError) {
+  std::string id = account_->CreateFunction("broken", R"("mcp":true)");
+  ASSERT_EQ(account_->PublishLua(id, "1.0", "function service_handler() error('boom') end").status,
+            201);
+  McpHttp mcp("/mcp/functions/" + id, key_);
+  auto r = mcp.Initialize();
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_TRUE(r.Header("mcp-session-id").empty());
+  EXPECT_EQ(Member(r.body, "/error/code"), "-32603");
+  EXPECT_EQ(Member(r.body, "/error/data/statusCode"), "500");
+}
+
+// ---- /mcp: the organization's workspace ----
+
+class WorkspaceEndpoint : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    account_ = new Account(*g_system, "Workspace Org");
+    account_->TopUp(100'000'000);
+    key_ = account_->CreateKey(R"(["invoke","manage"])");
+    greeter_ = PublishTemplate(key_, "Greeter", "lua", false);
+    calculator_ = PublishTemplate(key_, "calc", "lua", true);
+
+    publisher_ = new Account(*g_system, "Publisher Org");
+    publisher_->TopUp(100'000'000);
+    shared_ = publisher_->CreateFunction("Shared Echo", R"("visibility":"public")");
+    ASSERT_EQ(
+        publisher_->PublishLua(shared_, "1.0", "function service_handler(event) return event end")
+            .status,
+        201);
+  }
+  static void TearDownTestSuite() {
+    delete account_;
+    delete publisher_;
+  }
+
+  std::vector<std::string> ToolNames(McpHttp& mcp) {
+    auto r = mcp.Request("2", "tools/list");
+    EXPECT_EQ(r.status, 200) << r.body;
+    std::vector<std::string> names;
+    auto doc = Json(r.body);
+    simdjson::dom::array tools;
+    if (doc.root.at_pointer("/result/tools").get_array().get(tools) != simdjson::SUCCESS) {
+      ADD_FAILURE() << r.body;
+      return names;
+    }
+    for (auto t : tools) names.emplace_back(std::string_view(t["name"]));
+    return names;
+  }
+
+  static Account* account_;
+  static Account* publisher_;
+  static std::string key_, greeter_, calculator_, shared_;
+};
+Account* WorkspaceEndpoint::account_ = nullptr;
+Account* WorkspaceEndpoint::publisher_ = nullptr;
+std::string WorkspaceEndpoint::key_, WorkspaceEndpoint::greeter_, WorkspaceEndpoint::calculator_,
+    WorkspaceEndpoint::shared_;
+
+TEST_F(WorkspaceEndpoint, ListsFunctionsAndMcpToolsAndFollowsTheWorkspace) {
+  McpHttp mcp("/mcp", key_);
+  auto init = mcp.Initialize("2025-11-25");
+  ASSERT_EQ(init.status, 200) << init.body;
+  EXPECT_EQ(Member(init.body, "/result/serverInfo/name"), R"("toolgate")");
+  EXPECT_EQ(Member(init.body, "/result/protocolVersion"), R"("2025-11-25")");
+
+  EXPECT_EQ(ToolNames(mcp), (std::vector<std::string>{"greeter", "calc__divide", "calc__echo"}));
+
+  account_->AddToWorkspace(shared_);
+  EXPECT_EQ(ToolNames(mcp),
+            (std::vector<std::string>{"greeter", "calc__divide", "calc__echo", "shared_echo"}));
+  auto removed = account_->session().Delete("/api/v1/workspace/tools/" + shared_);
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(removed->status, 204);
+  EXPECT_EQ(ToolNames(mcp), (std::vector<std::string>{"greeter", "calc__divide", "calc__echo"}));
+}
+
+TEST_F(WorkspaceEndpoint, CallsAreInvocations) {
+  McpHttp mcp("/mcp", key_);
+  ASSERT_EQ(mcp.Initialize().status, 200);
+  const size_t before = Charges(*account_);
+
+  auto hello = mcp.CallTool("greeter", R"({"name":"Ada"})");
+  ASSERT_EQ(hello.status, 200) << hello.body;
+  EXPECT_EQ(Member(hello.body, "/result/structuredContent/message"), R"("Hello, Ada!")");
+  EXPECT_EQ(Member(hello.body, "/result/isError"), "false");
+  EXPECT_NE(Member(hello.body, "/result/content/0/text").find("Hello, Ada!"), std::string::npos);
+
+  auto bad = mcp.CallTool("greeter", R"({"name":5})");
+  EXPECT_EQ(Member(bad.body, "/result/isError"), "true");
+
+  auto nested = mcp.CallTool("calc__divide", R"({"a":7,"b":2})");
+  EXPECT_EQ(Member(nested.body, "/result/content/0/text"), R"("3.5")");
+  EXPECT_EQ(Member(nested.body, "/id"), "7");
+
+  auto unknown = mcp.CallTool("calc__nope", "{}");
+  EXPECT_EQ(Member(unknown.body, "/error/code"), "-32602");
+  EXPECT_EQ(Member(mcp.CallTool("nothing", "{}").body, "/error/code"), "-32602");
+
+  // Four calls ran a function (calc__nope ran the MCP function, which answered -32602); the
+  // unknown "nothing" ran none.
+  EXPECT_EQ(Charges(*account_), before + 4);
+}
+
+}  // namespace
+}  // namespace toolgate::testing

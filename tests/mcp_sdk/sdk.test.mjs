@@ -1,0 +1,317 @@
+// The official MCP TypeScript SDK (@modelcontextprotocol/sdk) as the client of Toolgate's MCP
+// endpoints over Streamable HTTP (docs/mcp.md). Starts its own system with `toolgate up`, seeds
+// it through the management API and the CLI, and stops it with SIGTERM at the end.
+//
+//   TOOLGATE_BIN_DIR=build/bin node --test tests/mcp_sdk/sdk.test.mjs
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const binDir = process.env.TOOLGATE_BIN_DIR ?? path.resolve(here, '../../build/bin');
+const toolgate = path.join(binDir, 'toolgate');
+const REVISIONS = ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25'];
+
+let dataDir;
+let launcher;
+let launcherExit;
+let baseUrl;
+let key;
+let calcId;
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// Polls until the launcher has written the edge's URL and the system answers /healthz.
+async function waitForSystem(timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  const stateFile = path.join(dataDir, 'run', 'state.json');
+  while (Date.now() < deadline) {
+    if (launcher.exitCode !== null) break;
+    try {
+      const state = JSON.parse(fs.readFileSync(stateFile, 'utf8'));
+      if (state.url) {
+        const health = await fetch(`${state.url}/healthz`);
+        if (health.ok) return state.url;
+      }
+    } catch {
+      // not written yet, or the edge is not listening yet
+    }
+    await sleep(100);
+  }
+  const log = fs.existsSync(path.join(dataDir, 'launcher.log'))
+    ? fs.readFileSync(path.join(dataDir, 'launcher.log'), 'utf8')
+    : '';
+  throw new Error(`the system did not come up:\n${log}`);
+}
+
+// The management API with the session cookie of a new user.
+async function signUp(organization) {
+  const response = await fetch(`${baseUrl}/api/v1/auth/signup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      email: `sdk-${Date.now()}-${Math.random().toString(16).slice(2)}@example.com`,
+      password: 'correct horse battery',
+      organization,
+    }),
+  });
+  assert.equal(response.status, 201, await response.clone().text());
+  const cookie = response.headers.get('set-cookie').split(';')[0];
+  return async (method, urlPath, body) => {
+    const r = await fetch(`${baseUrl}/api/v1${urlPath}`, {
+      method,
+      headers: { cookie, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await r.text();
+    assert.ok(r.status < 300, `${method} ${urlPath}: ${r.status} ${text}`);
+    return text ? JSON.parse(text) : null;
+  };
+}
+
+// `toolgate new` + `toolgate publish`: the templates as a tool author uses them.
+function publishTemplate(name, runtime, mcp) {
+  const dir = path.join(dataDir, 'tools', name);
+  execFileSync(toolgate, ['new', dir, '--runtime', runtime, ...(mcp ? ['--mcp'] : [])], {
+    stdio: 'pipe',
+  });
+  const out = execFileSync(toolgate, ['publish', dir, '--url', baseUrl, '--api-key', key], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return JSON.parse(out.toString()).function_id;
+}
+
+// A transport to an endpoint with the API key in requestInit.headers, as docs/mcp.md shows.
+function transportTo(endpoint, { authorization = key, headers = {}, ...options } = {}) {
+  return new StreamableHTTPClientTransport(new URL(endpoint, baseUrl), {
+    requestInit: { headers: { Authorization: authorization, ...headers } },
+    ...options,
+  });
+}
+
+// A client that asks for `revision` in initialize (the SDK itself always asks for its latest).
+function askingFor(transport, revision) {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    if (message.method === 'initialize') {
+      message = { ...message, params: { ...message.params, protocolVersion: revision } };
+    }
+    return send(message, options);
+  };
+  return transport;
+}
+
+async function connect(transport) {
+  const client = new Client({ name: 'toolgate-sdk-test', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+function text(result) {
+  assert.equal(result.content[0].type, 'text');
+  return result.content[0].text;
+}
+
+before(async () => {
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolgate-mcp-sdk-'));
+  const log = fs.openSync(path.join(dataDir, 'launcher.log'), 'w');
+  launcher = spawn(toolgate, ['up', '--data-dir', dataDir, '--http-port', '0'], {
+    stdio: ['ignore', log, log],
+  });
+  launcherExit = new Promise((resolve) => launcher.once('exit', resolve));
+  baseUrl = await waitForSystem(180_000);
+
+  const manage = await signUp('SDK Org');
+  await manage('POST', '/billing/top-ups', { amount_micro_usd: 100_000_000 });
+  key = (await manage('POST', '/api-keys', { name: 'sdk', scopes: ['invoke', 'manage'] })).key;
+  calcId = publishTemplate('sdk-calc', 'lua', true);
+  publishTemplate('Greeter', 'lua', false);
+}, { timeout: 300_000 });
+
+after(async () => {
+  if (launcher && launcher.exitCode === null) {
+    launcher.kill('SIGTERM');
+    await launcherExit;
+  }
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+}, { timeout: 60_000 });
+
+test('per-tool endpoint: connect, list, call, error result', async () => {
+  const transport = transportTo(`/mcp/functions/${calcId}`);
+  const client = await connect(transport);
+  try {
+    assert.ok(transport.sessionId, 'initialize issued an Mcp-Session-Id');
+    assert.equal(transport.protocolVersion, '2025-11-25');
+    assert.equal(client.getServerVersion().name, 'sdk-calc');
+    assert.ok(client.getServerCapabilities().tools);
+
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name), ['divide', 'echo']);
+    assert.deepEqual(tools[0].inputSchema.required, ['a', 'b']);
+
+    const quotient = await client.callTool({ name: 'divide', arguments: { a: 7, b: 2 } });
+    assert.equal(text(quotient), '3.5');
+    assert.notEqual(quotient.isError, true);
+
+    const failed = await client.callTool({ name: 'divide', arguments: { a: 1, b: 0 } });
+    assert.equal(failed.isError, true);
+    assert.match(text(failed), /zero/);
+
+    const echoed = await client.callTool({ name: 'echo', arguments: { text: 'Grüße ✓ "q"' } });
+    assert.equal(text(echoed), 'Grüße ✓ "q"');
+
+    await assert.rejects(client.callTool({ name: 'nope', arguments: {} }), (e) => {
+      assert.ok(e instanceof McpError);
+      assert.equal(e.code, -32602);
+      return true;
+    });
+    await client.ping();
+  } finally {
+    await client.close();
+  }
+});
+
+test('per-tool endpoint with a version and a Bearer key', async () => {
+  const client = await connect(
+    transportTo(`/mcp/functions/${calcId}/0.1.0`, { authorization: `Bearer ${key}` }),
+  );
+  try {
+    const result = await client.callTool({ name: 'divide', arguments: { a: 9, b: 4 } });
+    assert.equal(text(result), '2.25');
+  } finally {
+    await client.close();
+  }
+});
+
+test('workspace endpoint: every function, and the tools of MCP functions', async () => {
+  const transport = transportTo('/mcp');
+  const client = await connect(transport);
+  try {
+    assert.equal(client.getServerVersion().name, 'toolgate');
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name), ['sdk-calc__divide', 'sdk-calc__echo', 'greeter']);
+    const greeter = tools.find((t) => t.name === 'greeter');
+    assert.equal(greeter.inputSchema.type, 'object');
+    assert.equal(greeter.inputSchema.properties.name.type, 'string');
+
+    const hello = await client.callTool({ name: 'greeter', arguments: { name: 'Ada' } });
+    assert.deepEqual(hello.structuredContent, { message: 'Hello, Ada!' });
+    assert.equal(hello.isError, false);
+    assert.deepEqual(JSON.parse(text(hello)), { message: 'Hello, Ada!' });
+
+    const refused = await client.callTool({ name: 'greeter', arguments: { name: 5 } });
+    assert.equal(refused.isError, true);
+
+    const nested = await client.callTool({ name: 'sdk-calc__divide', arguments: { a: 1, b: 8 } });
+    assert.equal(text(nested), '0.125');
+
+    await assert.rejects(client.callTool({ name: 'missing', arguments: {} }), McpError);
+  } finally {
+    await client.close();
+  }
+});
+
+for (const revision of REVISIONS) {
+  for (const endpoint of ['per-tool', 'workspace']) {
+    test(`a ${revision} client on the ${endpoint} endpoint`, async () => {
+      const url = endpoint === 'workspace' ? '/mcp' : `/mcp/functions/${calcId}`;
+      const transport = askingFor(transportTo(url), revision);
+      const client = await connect(transport);
+      try {
+        // The session runs at the revision asked for, and later requests carry it.
+        assert.equal(transport.protocolVersion, revision);
+        const { tools } = await client.listTools();
+        assert.ok(tools.length >= 2);
+      } finally {
+        await client.close();
+      }
+    });
+  }
+}
+
+async function rejectsWithStatus(promise, status) {
+  await assert.rejects(promise, (e) => {
+    assert.ok(e instanceof StreamableHTTPError, `${e}`);
+    assert.equal(e.code, status, e.message);
+    return true;
+  });
+}
+
+test('session errors', async () => {
+  // An ended session is gone (404), and the client learns it on its next request.
+  const transport = transportTo(`/mcp/functions/${calcId}`);
+  const client = await connect(transport);
+  const ended = transport.sessionId;
+  await transport.terminateSession();
+  assert.equal(transport.sessionId, undefined);
+  await client.close();
+
+  const stale = await connect(transportTo(`/mcp/functions/${calcId}`, { sessionId: ended }));
+  await rejectsWithStatus(stale.listTools(), 404);
+  await stale.close();
+
+  const forged = await connect(transportTo('/mcp', { sessionId: 'tg1.forged.token' }));
+  await rejectsWithStatus(forged.listTools(), 404);
+  await forged.close();
+
+  // A session of one endpoint is not one of another.
+  const elsewhere = await connect(transportTo('/mcp', { sessionId: ended }));
+  await rejectsWithStatus(elsewhere.listTools(), 404);
+  await elsewhere.close();
+
+  // Without the header at all: 400.
+  const raw = await fetch(new URL(`/mcp/functions/${calcId}`, baseUrl), {
+    method: 'POST',
+    headers: {
+      Authorization: key,
+      Accept: 'application/json, text/event-stream',
+      'Content-Type': 'application/json',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  assert.equal(raw.status, 400);
+  assert.equal(raw.headers.get('content-type'), 'application/problem+json');
+  assert.equal((await raw.json()).code, 'mcp_session_required');
+});
+
+test('header errors', async () => {
+  await rejectsWithStatus(connect(transportTo('/mcp', { authorization: 'wrong' })), 401);
+  await rejectsWithStatus(
+    connect(transportTo('/mcp', { headers: { Origin: 'https://attacker.example' } })),
+    403,
+  );
+
+  const transport = transportTo(`/mcp/functions/${calcId}`);
+  const client = await connect(transport);
+  try {
+    transport.setProtocolVersion('1999-01-01');
+    await rejectsWithStatus(client.listTools(), 400);
+    transport.setProtocolVersion('2025-03-26'); // supported, but not this session's
+    await rejectsWithStatus(client.listTools(), 400);
+  } finally {
+    await client.close();
+  }
+
+  const endpoint = new URL('/mcp', baseUrl);
+  const get = await fetch(endpoint, { headers: { Authorization: key, Accept: 'text/event-stream' } });
+  assert.equal(get.status, 405);
+  const html = await fetch(endpoint, {
+    method: 'POST',
+    headers: { Authorization: key, Accept: 'text/html', 'Content-Type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: {} }),
+  });
+  assert.equal(html.status, 406);
+});

@@ -1,0 +1,88 @@
+// Executions: the organization's runs with status, summary and cost; the owner of a tool also
+// sees each run's logs.
+
+import { api, query as qs } from '../api.js';
+import { h, replace, table } from '../dom.js';
+import { usd, when } from '../format.js';
+import { errorNotice } from '../forms.js';
+import { emptyState, setPageTitle } from '../components.js';
+import { functionLink } from '../names.js';
+
+function statusBadge(code) {
+  const kind = code >= 200 && code < 300 ? 'ok' : code >= 500 ? 'danger' : 'warn';
+  return h('span', { class: `badge ${kind}` }, String(code));
+}
+
+export async function render(container, { query }) {
+  setPageTitle('Executions');
+  const functionId = query.get('function_id') || '';
+  const listBox = h('div', {}, h('p', { class: 'loading' }, 'Loading executions…'));
+  const more = h('button', { type: 'button', hidden: true }, 'Load more');
+  let cursor = null;
+
+  // The detail row under an execution: ids, cost split, and logs when the API gives them.
+  async function toggleDetail(button, tr, e) {
+    const open = button.getAttribute('aria-expanded') === 'true';
+    const existing = tr.nextElementSibling?.classList.contains('detail-row') ? tr.nextElementSibling : null;
+    if (open) {
+      existing?.remove();
+      button.setAttribute('aria-expanded', 'false');
+      return;
+    }
+    button.setAttribute('aria-expanded', 'true');
+    const cell = h('td', { colspan: '9' }, h('p', { class: 'loading' }, 'Loading…'));
+    const detailRow = h('tr', { class: 'detail-row', id: button.getAttribute('aria-controls') }, cell);
+    tr.after(detailRow);
+    try {
+      const x = await api('GET', `/executions/${encodeURIComponent(e.execution_id)}`);
+      replace(cell,
+        h('dl', { class: 'facts' },
+          h('dt', {}, 'Execution ID'), h('dd', {}, h('code', {}, x.execution_id)),
+          h('dt', {}, 'Trace ID'), h('dd', {}, x.trace_id ? h('code', {}, x.trace_id) : '—'),
+          h('dt', {}, 'Cost'), h('dd', {}, `compute ${usd(x.cost?.compute_micro_usd)} + function ${usd(x.cost?.function_micro_usd)} = ${usd(x.cost?.total_micro_usd)}`)),
+        'logs' in x
+          ? [h('h3', {}, 'Logs'), x.logs ? h('pre', { class: 'wrap logs' }, h('code', {}, x.logs)) : h('p', { class: 'muted' }, 'The handler wrote nothing.')]
+          : h('p', { class: 'muted small' }, 'Logs are shown only to the organization that owns the tool.'));
+    } catch (error) {
+      replace(cell, errorNotice(error));
+    }
+  }
+
+  const row = (e) => {
+    const details = h('button', { type: 'button', class: 'small', aria: { expanded: 'false', controls: `x-${e.execution_id}`, label: `Details of execution ${e.execution_id}` } }, 'Details');
+    const tr = h('tr', { data: { executionId: e.execution_id } },
+      h('td', {}, when(e.created_at)),
+      h('td', {}, functionLink(e.function_id)),
+      h('td', {}, e.version),
+      h('td', {}, statusBadge(e.status_code)),
+      h('td', { class: 'num' }, `${e.runtime_ms} ms`),
+      h('td', { class: 'num' }, `${e.memory_used_mb} MB`),
+      h('td', {}, e.compute_type),
+      h('td', { class: 'num', title: `compute ${usd(e.cost?.compute_micro_usd)}, function ${usd(e.cost?.function_micro_usd)}` }, usd(e.cost?.total_micro_usd)),
+      h('td', {}, details));
+    details.addEventListener('click', () => toggleDetail(details, tr, e));
+    return tr;
+  };
+  const headers = ['Time', 'Tool', 'Version', 'Status', { label: 'Runtime', num: true }, { label: 'Memory', num: true }, 'Compute', { label: 'Cost', num: true }, 'Details'];
+
+  async function load(append) {
+    try {
+      const page = await api('GET', `/executions${qs({ function_id: functionId, limit: 50, cursor: append ? cursor : '' })}`);
+      cursor = page.next_cursor || null;
+      const items = page.items || [];
+      if (append) listBox.querySelector('tbody').append(...items.map(row));
+      else replace(listBox, items.length ? table('Executions', headers, items.map(row)) : emptyState('No executions yet. Run a tool from its Try it tab or with an API key.'));
+      more.hidden = !cursor;
+    } catch (error) {
+      replace(listBox, errorNotice(error));
+    }
+  }
+  more.addEventListener('click', () => load(true));
+
+  replace(container,
+    h('h1', {}, 'Executions'),
+    h('p', { class: 'muted' }, 'Every run by your organization, newest first: status, runtime, memory, compute type and cost.'),
+    functionId ? h('p', {}, 'Showing one tool: ', functionLink(functionId), ' · ', h('a', { href: '/executions' }, 'Show all')) : null,
+    listBox, more);
+  await load(false);
+}

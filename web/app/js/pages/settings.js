@@ -1,0 +1,310 @@
+// Settings: API keys, secrets and billing of the signed-in user's organization.
+
+import { api, idempotencyKey, listAll } from '../api.js';
+import { field, h, replace, table, toast, uid } from '../dom.js';
+import { dateInputValue, day, parseUsd, usd, when } from '../format.js';
+import { busy, clearErrors, errorNotice, fieldError, showProblem } from '../forms.js';
+import { copyButton, emptyState, setPageTitle } from '../components.js';
+import { functionLink } from '../names.js';
+import { chromeChanged, session } from '../state.js';
+
+function frame(container, current, title, ...content) {
+  setPageTitle(title);
+  const link = (href, text) => h('a', { href, aria: { current: href === current ? 'page' : null } }, text);
+  replace(container,
+    h('h1', {}, 'Settings'),
+    h('p', { class: 'muted' }, `Organization ${session.me.organization.name}`),
+    h('nav', { class: 'subnav', aria: { label: 'Settings' } },
+      link('/settings/keys', 'API Keys'), link('/settings/secrets', 'Secrets'), link('/settings/billing', 'Billing')),
+    h('h2', {}, title),
+    content);
+}
+
+// An action that asks "are you sure?" in place instead of in a dialog.
+function confirmButton(label, accessibleName, confirmLabel, action) {
+  const box = h('span', { class: 'row' });
+  const start = h('button', { type: 'button', class: 'small danger', aria: { label: accessibleName } }, label);
+  const ask = () => {
+    const yes = h('button', { type: 'button', class: 'small danger' }, confirmLabel);
+    const no = h('button', { type: 'button', class: 'small' }, 'Cancel');
+    yes.addEventListener('click', async () => {
+      yes.disabled = true;
+      no.disabled = true;
+      try {
+        await action();
+      } catch (error) {
+        replace(box, errorNotice(error));
+      }
+    });
+    no.addEventListener('click', () => { replace(box, start); start.focus(); });
+    replace(box, yes, no);
+    yes.focus();
+  };
+  start.addEventListener('click', ask);
+  box.append(start);
+  return box;
+}
+
+const STATUS_BADGE = { active: 'ok', expiring: 'warn', expired: 'danger', revoked: 'danger' };
+
+export async function renderKeys(container) {
+  const name = h('input', { type: 'text', required: true, maxlength: '100' });
+  const expires = h('input', { type: 'date', required: true, value: dateInputValue(90), min: dateInputValue(0), max: dateInputValue(730) });
+  const invoke = h('input', { type: 'checkbox', name: 'scope', value: 'invoke', checked: true });
+  const manage = h('input', { type: 'checkbox', name: 'scope', value: 'manage' });
+  const created = h('div', { class: 'new-key' });
+  const listBox = h('div', {}, h('p', { class: 'loading' }, 'Loading keys…'));
+  const form = h('form', { class: 'panel', novalidate: true, aria: { label: 'Create an API key' } },
+    h('h3', {}, 'Create a key'),
+    h('div', { class: 'grid-2' },
+      field('Name', name, { name: 'name', hint: 'Where the key is used, e.g. “billing service”.' }),
+      field('Expires on', expires, { name: 'expires_at', hint: 'The key stops working at the end of this day (UTC); at most two years.' })),
+    h('fieldset', { data: { field: 'scopes' } }, h('legend', {}, 'Scopes'),
+      h('label', { class: 'choice' }, invoke, 'invoke: call tools'),
+      h('label', { class: 'choice' }, manage, 'manage: use the management API (publish, keys, billing)')),
+    h('button', { type: 'submit', class: 'primary' }, 'Create key'));
+
+  async function loadList() {
+    try {
+      const keys = (await api('GET', '/api-keys')).items || [];
+      replace(listBox, keys.length ? table('API keys', ['Name', 'Prefix', 'Scopes', 'Expires', 'Last used', 'Status', 'Actions'],
+        keys.map((k) => h('tr', { data: { keyId: k.id } },
+          h('td', {}, k.name),
+          h('td', {}, h('code', {}, `${k.prefix}…`)),
+          h('td', {}, (k.scopes || []).join(', ')),
+          h('td', {}, day(k.expires_at)),
+          h('td', {}, k.last_used_at ? when(k.last_used_at) : 'never'),
+          h('td', {}, h('span', { class: `badge ${STATUS_BADGE[k.status] || ''}` }, k.status)),
+          h('td', {}, k.status === 'revoked' || k.status === 'expired' ? '—'
+            : confirmButton('Revoke', `Revoke key ${k.name}`, 'Confirm revoke', async () => {
+              await api('DELETE', `/api-keys/${encodeURIComponent(k.id)}`);
+              toast(`Key ${k.name} is revoked.`);
+              await loadList();
+              chromeChanged();
+            })))))
+        : emptyState('No keys yet. Create one to call tools from your code.'));
+    } catch (error) {
+      replace(listBox, errorNotice(error));
+    }
+  }
+
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    clearErrors(form);
+    const scopes = [invoke, manage].filter((c) => c.checked).map((c) => c.value);
+    if (!expires.value) {
+      fieldError(form, 'expires_at', 'is required');
+      expires.focus();
+      return;
+    }
+    busy(form, async () => {
+      try {
+        const key = await api('POST', '/api-keys', { body: { name: name.value.trim(), expires_at: `${expires.value}T23:59:59Z`, scopes } });
+        const keyInput = h('input', { type: 'text', readonly: true, value: key.key, id: uid('key'), class: 'key-value', aria: { label: `The new key ${key.name}` } });
+        const done = h('button', { type: 'button' }, 'I have stored it');
+        done.addEventListener('click', () => { created.replaceChildren(); name.focus(); });
+        replace(created, h('section', { class: 'notice warn', role: 'alert', aria: { label: 'New API key' } },
+          h('h3', {}, `Key “${key.name}” is created`),
+          h('p', {}, 'Copy it now and keep it somewhere safe: this is the only time Toolgate shows it.'),
+          h('div', { class: 'secret-key' }, keyInput, copyButton(() => key.key, 'API key')),
+          h('p', { class: 'small' }, `Expires ${day(key.expires_at)} · scopes ${(key.scopes || []).join(', ')}`),
+          done));
+        keyInput.focus();
+        keyInput.select();
+        form.reset();
+        expires.value = dateInputValue(90);
+        invoke.checked = true;
+        await loadList();
+        chromeChanged();
+      } catch (error) {
+        showProblem(form, error);
+      }
+    });
+  });
+
+  frame(container, '/settings/keys', 'API Keys',
+    h('p', {}, 'Keys belong to the organization and work for every tool it owns or has added. Send a key as the ', h('code', {}, 'Authorization'), ' header. Rotate keys before they expire.'),
+    created, form, h('h3', {}, 'Your keys'), listBox);
+  await loadList();
+}
+
+export async function renderSecrets(container) {
+  const name = h('input', { type: 'text', required: true, maxlength: '100' });
+  const value = h('input', { type: 'password', required: true, autocomplete: 'off' });
+  const listBox = h('div', {}, h('p', { class: 'loading' }, 'Loading secrets…'));
+  const form = h('form', { class: 'panel', novalidate: true, aria: { label: 'Create a secret' } },
+    h('h3', {}, 'Create a secret'),
+    h('div', { class: 'grid-2' },
+      field('Name', name, { name: 'name', hint: 'Letters, digits, _ . and -, e.g. weather-api-token.' }),
+      field('Value', value, { name: 'value', hint: 'Stored encrypted; never shown again, not even to you.' })),
+    h('button', { type: 'submit', class: 'primary' }, 'Create secret'));
+
+  function replaceForm(secret, cell) {
+    const input = h('input', { type: 'password', autocomplete: 'off', required: true, id: uid('v') });
+    const f = h('form', { novalidate: true, class: 'row', aria: { label: `Replace the value of ${secret.name}` } },
+      h('div', { class: 'field', data: { field: 'value' } }, h('label', { for: input.id }, `New value for ${secret.name}`), input),
+      h('button', { type: 'submit', class: 'primary small' }, 'Save'),
+      h('button', { type: 'button', class: 'small', on: { click: () => loadList() } }, 'Cancel'));
+    f.addEventListener('submit', (e) => {
+      e.preventDefault();
+      busy(f, async () => {
+        try {
+          await api('PUT', `/secrets/${encodeURIComponent(secret.id)}`, { body: { value: input.value } });
+          toast(`The value of ${secret.name} is replaced.`);
+          await loadList();
+        } catch (error) {
+          showProblem(f, error);
+        }
+      });
+    });
+    replace(cell, f);
+    input.focus();
+  }
+
+  async function loadList() {
+    try {
+      const secrets = await listAll('/secrets');
+      replace(listBox, secrets.length ? table('Secrets', ['Name', 'Secret ID', 'Created', 'Updated', 'Actions'],
+        secrets.map((s) => {
+          const actions = h('td', {});
+          const replaceButton = h('button', { type: 'button', class: 'small', aria: { label: `Replace the value of ${s.name}` } }, 'Replace value');
+          replaceButton.addEventListener('click', () => replaceForm(s, actions));
+          actions.append(h('div', { class: 'row' }, replaceButton,
+            confirmButton('Delete', `Delete secret ${s.name}`, 'Confirm delete', async () => {
+              await api('DELETE', `/secrets/${encodeURIComponent(s.id)}`);
+              toast(`Secret ${s.name} is deleted.`);
+              await loadList();
+            })));
+          return h('tr', { data: { secretId: s.id } },
+            h('td', {}, s.name),
+            h('td', {}, h('span', { class: 'id-line' }, h('code', {}, s.id), copyButton(() => s.id, `secret ID of ${s.name}`))),
+            h('td', {}, when(s.created_at)),
+            h('td', {}, when(s.updated_at)),
+            actions);
+        }))
+        : emptyState('No secrets yet. Tools that declare keys (such as an API token) read them from your secrets.'));
+    } catch (error) {
+      replace(listBox, errorNotice(error));
+    }
+  }
+
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    busy(form, async () => {
+      try {
+        const s = await api('POST', '/secrets', { body: { name: name.value.trim(), value: value.value } });
+        form.reset();
+        clearErrors(form);
+        toast(`Secret ${s.name} is created.`);
+        await loadList();
+      } catch (error) {
+        showProblem(form, error);
+      }
+    });
+  });
+
+  frame(container, '/settings/secrets', 'Secrets',
+    h('p', {}, 'When a tool declares keys, you pass the ', h('em', {}, 'ids'), ' of your secrets in the ', h('code', {}, 'X-Env-Keys'),
+      ' header (for example ', h('code', {}, 'WEATHER_API_KEY=<secret_id>'), '); the values never leave Toolgate in clear.'),
+    form, h('h3', {}, 'Your secrets'), listBox);
+  await loadList();
+}
+
+const ENTRY_TYPES = { top_up: 'Top-up', charge: 'Charge', revenue: 'Revenue' };
+
+export async function renderBilling(container) {
+  const balanceBox = h('div', { class: 'money-cards', aria: { live: 'polite' } });
+  const revenueBox = h('div', {});
+  const ledgerBox = h('div', {});
+  const more = h('button', { type: 'button', hidden: true }, 'Load more');
+  const amount = h('input', { type: 'text', inputmode: 'decimal', value: '10.00', required: true });
+  let pendingKey = idempotencyKey();  // reused until a top-up succeeds, so a retry credits once
+  const form = h('form', { class: 'panel', novalidate: true, aria: { label: 'Top up' } },
+    h('h3', {}, 'Top up'),
+    h('div', { class: 'grid-2' }, field('Amount (USD)', amount, { name: 'amount_micro_usd', hint: 'Added to your balance at once.' })),
+    h('button', { type: 'submit', class: 'primary' }, 'Top up'));
+  let cursor = null;
+
+  async function loadBalance() {
+    try {
+      const b = await api('GET', '/billing/balance');
+      const card = (label, micro, hint, key) => h('section', { class: 'panel', aria: { label }, data: { money: key } },
+        h('p', { class: 'muted small' }, label), h('p', { class: 'amount' }, usd(micro)), h('p', { class: 'small muted' }, hint));
+      replace(balanceBox,
+        card('Balance', b.balance_micro_usd, 'Everything topped up and earned, less what was charged.', 'balance'),
+        card('Held', b.reserved_micro_usd, 'Reserved for executions still running.', 'held'),
+        card('Available', b.available_micro_usd, 'What new executions can use.', 'available'));
+    } catch (error) {
+      replace(balanceBox, errorNotice(error));
+    }
+  }
+
+  const row = (e) => h('tr', { data: { type: e.type } },
+    h('td', {}, when(e.created_at)),
+    h('td', {}, ENTRY_TYPES[e.type] || e.type),
+    h('td', {}, e.function_id ? functionLink(e.function_id) : '—'),
+    h('td', {}, e.version || '—'),
+    h('td', { class: 'num' }, e.type === 'top_up' ? '—' : usd(e.compute_micro_usd)),
+    h('td', { class: 'num' }, e.type === 'top_up' ? '—' : usd(e.function_micro_usd)),
+    h('td', { class: 'num' }, usd(e.amount_micro_usd)));
+  const headers = ['Date', 'Type', 'Tool', 'Version', { label: 'Compute cost', num: true }, { label: 'Function cost', num: true }, { label: 'Amount', num: true }];
+
+  async function loadLedger(append) {
+    try {
+      const page = await api('GET', `/billing/ledger?limit=50${append && cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      cursor = page.next_cursor || null;
+      const items = page.items || [];
+      if (append) ledgerBox.querySelector('tbody').append(...items.map(row));
+      else replace(ledgerBox, items.length ? table('Ledger', headers, items.map(row)) : emptyState('No entries yet.'));
+      more.hidden = !cursor;
+    } catch (error) {
+      replace(ledgerBox, errorNotice(error));
+    }
+  }
+
+  async function loadRevenue() {
+    try {
+      const entries = await listAll('/billing/ledger', 5000);
+      const revenue = entries.filter((e) => e.type === 'revenue');
+      const total = revenue.reduce((sum, e) => sum + Number(e.amount_micro_usd), 0);
+      const byTool = new Map();
+      for (const e of revenue) byTool.set(e.function_id, (byTool.get(e.function_id) || 0) + Number(e.amount_micro_usd));
+      replace(revenueBox, h('section', { class: 'panel', aria: { label: 'Revenue' }, data: { money: 'revenue' } },
+        h('p', { class: 'muted small' }, 'Revenue earned by your tools (after the platform commission)'),
+        h('p', { class: 'amount' }, usd(total)),
+        byTool.size ? h('ul', { class: 'small' }, Array.from(byTool, ([fid, sum]) => h('li', {}, functionLink(fid), `: ${usd(sum)}`)))
+          : h('p', { class: 'small muted' }, 'Earned when other organizations run your paid tools.')));
+    } catch (error) {
+      replace(revenueBox, errorNotice(error));
+    }
+  }
+
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    clearErrors(form);
+    const micro = parseUsd(amount.value);
+    if (!micro) {
+      fieldError(form, 'amount_micro_usd', 'must be a positive amount in dollars, such as 10 or 2.50');
+      amount.focus();
+      return;
+    }
+    busy(form, async () => {
+      try {
+        const t = await api('POST', '/billing/top-ups', { body: { amount_micro_usd: micro }, headers: { 'Idempotency-Key': pendingKey } });
+        pendingKey = idempotencyKey();
+        toast(`Added ${usd(t.amount_micro_usd)}. Balance ${usd(t.balance_micro_usd)}.`);
+        await Promise.all([loadBalance(), loadLedger(false)]);
+      } catch (error) {
+        showProblem(form, error);
+      }
+    });
+  });
+  more.addEventListener('click', () => loadLedger(true));
+
+  frame(container, '/settings/billing', 'Billing',
+    balanceBox, form, revenueBox,
+    h('h3', {}, 'Ledger'),
+    h('p', { class: 'small muted' }, 'Every top-up, charge and revenue entry. A charge is compute cost plus, for another organization’s tool, its function cost.'),
+    ledgerBox, more);
+  await Promise.all([loadBalance(), loadLedger(false), loadRevenue()]);
+}
