@@ -12,8 +12,11 @@ bin/nats-server -a 127.0.0.1 -p 24222 > "$out/nats.log" 2>&1 &
 nats=$!
 head -c 32 /dev/urandom | base64 > executor.key
 chmod 600 executor.key
+# The venv that holds PyTorch is mounted read-only into the sandbox.
+venv=$(dirname "$(dirname "$python")")
 TOOLGATE_NATS_URL=nats://127.0.0.1:24222 bin/toolgate-executor --pool gpu \
-  --executor-key-file executor.key --runtime-dir "$PWD/runtimes" "$@" > "$out/executor.log" 2>&1 &
+  --executor-key-file executor.key --runtime-dir "$PWD/runtimes" --python "$python" \
+  --sandbox-read-only "$venv" "$@" > "$out/executor.log" 2>&1 &
 executor=$!
 sleep 3
 bin/gpu_check nats://127.0.0.1:24222 matmul.py '{"n": 4096}'
