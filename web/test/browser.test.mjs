@@ -271,6 +271,9 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await curl.getByRole('button', { name: 'Copy cURL snippet' }).filter({ hasText: 'Copied' }).waitFor();
     const copied = await page.evaluate(() => navigator.clipboard.readText());
     assert.equal(copied.trim(), shown.trim(), 'the clipboard holds the snippet');
+    // The MCP endpoint a client connects to is shown beside the snippets.
+    const mcp = await page.locator('[data-snippet="mcp"] pre').innerText();
+    assert.match(mcp, /^http:\/\/127\.0\.0\.1:\d+\/mcp(\/functions\/[0-9a-f-]{36}(\/[0-9.]+)?)?$/);
     await shot('08-integrate');
   });
 

@@ -227,13 +227,30 @@ function renderIntegrate(panel, detail, viewer) {
   }
   versionSelect.addEventListener('change', load);
 
+  // MCP clients connect to Toolgate directly (docs/mcp.md): the tool's own endpoint for an MCP
+  // tool, and the workspace endpoint, which lists every tool the organization owns or added.
+  const mcpUrl = () => `${window.location.origin}/mcp/functions/${detail.function_id}` +
+    (versionSelect.value ? `/${versionSelect.value}` : '');
+  const mcpBox = h('section', { class: 'snippet', data: { snippet: 'mcp' } },
+    h('div', { class: 'row spread' }, h('h3', {}, 'MCP endpoint'),
+      copyButton(() => detail.mcp ? mcpUrl() : `${window.location.origin}/mcp`, 'MCP URL')),
+    h('pre', {}, h('code', { class: 'mcp-url' }, detail.mcp ? mcpUrl() : `${window.location.origin}/mcp`)),
+    h('p', { class: 'muted' }, detail.mcp
+      ? 'Streamable HTTP; send your key as Authorization. Your workspace endpoint /mcp lists this tool too.'
+      : 'Streamable HTTP; once added to your workspace, this tool is listed by your workspace endpoint.'));
+  versionSelect.addEventListener('change', () => {
+    const code = mcpBox.querySelector('.mcp-url');
+    if (detail.mcp && code) code.textContent = mcpUrl();
+  });
+
   replace(panel,
     h('h2', {}, 'Integrate'),
     h('p', {}, 'Copy a complete call. Replace ', h('code', {}, '<API_KEY>'), ' with one of your keys (',
       h('a', { href: '/settings/keys' }, 'Settings → API keys'), '); keep keys out of client-side code and version control.'),
     h('div', { class: 'grid-2' }, h('div', { class: 'field' }, h('label', { for: versionSelect.id }, 'Version'), versionSelect)),
     chooserBox,
-    snippetsBox);
+    snippetsBox,
+    mcpBox);
   load();
 }
 
