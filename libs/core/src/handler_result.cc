@@ -26,7 +26,8 @@ HandlerResult NormalizeHandlerResult(std::string_view returned_json) {
     int64_t status;
     double d;
     bool integral = code.get_int64().get(status) == simdjson::SUCCESS;
-    if (!integral && code.get_double().get(d) == simdjson::SUCCESS &&
+    // The range check comes first: casting a double outside int64's range is undefined.
+    if (!integral && code.get_double().get(d) == simdjson::SUCCESS && d > -1e18 && d < 1e18 &&
         d == static_cast<double>(static_cast<int64_t>(d))) {
       status = static_cast<int64_t>(d);  // JavaScript and Lua numbers may arrive as 200.0
       integral = true;

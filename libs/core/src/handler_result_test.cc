@@ -93,3 +93,16 @@ TEST(HandlerResultTest, ErrorBodyShape) {
 
 }  // namespace
 }  // namespace toolgate::core
+
+namespace toolgate::core {
+namespace {
+
+TEST(HandlerResultRangeTest, HugeStatusCodeIsAPlainValueNotACast) {
+  // 1e300 is not an integer statusCode: the object is the handler's plain answer.
+  HandlerResult r = NormalizeHandlerResult(R"({"statusCode": 1e300, "body": "x"})");
+  EXPECT_EQ(r.status_code, 200);
+  EXPECT_NE(r.body.find("statusCode"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace toolgate::core
