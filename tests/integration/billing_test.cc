@@ -11,17 +11,7 @@
 namespace toolgate::testing {
 namespace {
 
-System* g_system = nullptr;
-
-class SystemEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { g_system = new System(); }
-  void TearDown() override {
-    delete g_system;
-    g_system = nullptr;
-  }
-};
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SystemEnvironment);
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SharedSystem());
 
 constexpr const char* kEcho = "function service_handler(event, context) return event end";
 constexpr const char* kBoom = "function service_handler(event, context) error('boom') end";

@@ -14,17 +14,7 @@ namespace fs = std::filesystem;
 namespace toolgate::testing {
 namespace {
 
-System* g_system = nullptr;
-
-class SystemEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { g_system = new System(); }
-  void TearDown() override {
-    delete g_system;
-    g_system = nullptr;
-  }
-};
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SystemEnvironment);
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SharedSystem());
 
 struct CliRun {
   int status;
@@ -33,7 +23,7 @@ struct CliRun {
 
 // Runs `toolgate ARGS` with the system's URL and a private config directory.
 CliRun Toolgate(const std::string& config_dir, const std::string& args,
-             const std::string& env = "") {
+                const std::string& env = "") {
   std::string cmd = "TOOLGATE_URL=" + g_system->url() + " XDG_CONFIG_HOME=" + config_dir + " " +
                     env + " " + TOOLGATE_BIN_DIR + "/toolgate " + args + " 2>&1";
   CliRun r{-1, {}};
@@ -52,7 +42,7 @@ TEST(CliTest, SignupKeysPublishTopUpInvoke) {
   std::string email = "cli" + HexEncode(RandomBytes(4)) + "@example.com";
 
   CliRun r = Toolgate(config, "signup --email " + email +
-                               " --password 'long enough secret' --organization 'CLI Org'");
+                                  " --password 'long enough secret' --organization 'CLI Org'");
   ASSERT_EQ(r.status, 0) << r.out;
   // The session is kept 0600 for later commands.
   fs::path session = dir / "config" / "toolgate" / "session";
@@ -82,13 +72,15 @@ TEST(CliTest, SignupKeysPublishTopUpInvoke) {
   ASSERT_TRUE(IsUuid(function_id)) << text;  // written back for the next publish
 
   // Not funded yet: the platform's 402 is an error (exit 1).
-  r = Toolgate(config, "invoke " + function_id + " --event '{\"n\": 21}'", "TOOLGATE_API_KEY=" + key);
+  r = Toolgate(config, "invoke " + function_id + " --event '{\"n\": 21}'",
+               "TOOLGATE_API_KEY=" + key);
   EXPECT_EQ(r.status, 1) << r.out;
   EXPECT_NE(r.out.find("nsufficient"), std::string::npos) << r.out;
 
   r = Toolgate(config, "topup --amount 100000 --idempotency-key cli-1");
   ASSERT_EQ(r.status, 0) << r.out;
-  r = Toolgate(config, "invoke " + function_id + " --event '{\"n\": 21}'", "TOOLGATE_API_KEY=" + key);
+  r = Toolgate(config, "invoke " + function_id + " --event '{\"n\": 21}'",
+               "TOOLGATE_API_KEY=" + key);
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find(R"(\"got\":42)"), std::string::npos) << r.out;
 

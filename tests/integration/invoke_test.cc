@@ -10,17 +10,7 @@
 namespace toolgate::testing {
 namespace {
 
-System* g_system = nullptr;
-
-class SystemEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { g_system = new System(); }
-  void TearDown() override {
-    delete g_system;
-    g_system = nullptr;
-  }
-};
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SystemEnvironment);
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SharedSystem());
 
 constexpr const char* kEcho = "function service_handler(event, context) return event end";
 constexpr const char* kContext =
@@ -36,7 +26,9 @@ constexpr const char* kStatus =
 constexpr const char* kBoom = "function service_handler(event, context) error('boom') end";
 constexpr const char* kLoop = "function service_handler(event, context) while true do end end";
 
-std::string Code(const http::HttpResponse& r) { return StringField(r.body, "code"); }
+std::string Code(const http::HttpResponse& r) {
+  return StringField(r.body, "code");
+}
 
 // One organization that owns tools, and one that calls them; both funded.
 class InvokeTest : public ::testing::Test {
@@ -253,12 +245,9 @@ TEST_F(InvokeTest, Row5MalformedBodies) {
   struct Case {
     const char* body;
     const char* code;
-  } cases[] = {{"not json", "invalid_json"},
-               {"{\"event\": {}", "invalid_json"},
-               {"[1, 2]", "missing_event"},
-               {"{\"evnt\": {}}", "missing_event"},
-               {"{\"event\": 5}", "invalid_event"},
-               {"{\"event\": null}", "invalid_event"}};
+  } cases[] = {{"not json", "invalid_json"},        {"{\"event\": {}", "invalid_json"},
+               {"[1, 2]", "missing_event"},         {"{\"evnt\": {}}", "missing_event"},
+               {"{\"event\": 5}", "invalid_event"}, {"{\"event\": null}", "invalid_event"}};
   for (const auto& c : cases) {
     auto r = Invoke(*g_system, owner_key_, echo_, "1.0.0", c.body);
     EXPECT_EQ(r.status, 400) << c.body;
@@ -370,8 +359,8 @@ TEST_F(InvokeTest, OpenApiDescribesEveryRoute) {
       }
       std::string m(method);
       for (auto& ch : m) ch = static_cast<char>(std::toupper(ch));
-      auto answer = owner_->session().Send(m, "/api/v1" + concrete,
-                                           m == "GET" || m == "DELETE" ? "" : "{}");
+      auto answer =
+          owner_->session().Send(m, "/api/v1" + concrete, m == "GET" || m == "DELETE" ? "" : "{}");
       ASSERT_TRUE(answer.ok());
       // Every described route exists: whatever it answers, it is not "no such route" nor
       // "method not allowed".

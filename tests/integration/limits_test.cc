@@ -9,20 +9,8 @@
 namespace toolgate::testing {
 namespace {
 
-System* g_system = nullptr;
-
-class SystemEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    g_system = new System({"--rate-limit-per-key", "3", "--rate-limit-burst", "3",
-                           "--concurrency-per-org", "1"});
-  }
-  void TearDown() override {
-    delete g_system;
-    g_system = nullptr;
-  }
-};
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SystemEnvironment);
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SharedSystem(
+    {"--rate-limit-per-key", "3", "--rate-limit-burst", "3", "--concurrency-per-org", "1"}));
 
 TEST(LimitsTest, RateLimitPerKey) {
   Account acct(*g_system, "Rate");

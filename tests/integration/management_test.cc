@@ -10,17 +10,7 @@
 namespace toolgate::testing {
 namespace {
 
-System* g_system = nullptr;
-
-class SystemEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { g_system = new System(); }
-  void TearDown() override {
-    delete g_system;
-    g_system = nullptr;
-  }
-};
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SystemEnvironment);
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SharedSystem());
 
 std::string Code(const Result<http::HttpResponse>& r) {
   return r.ok() ? StringField(r->body, "code") : r.status().ToString();
@@ -39,8 +29,9 @@ std::vector<std::string> FieldNames(const Result<http::HttpResponse>& r) {
 TEST(AuthApi, SignupLoginMeLogout) {
   auto client = g_system->Client();
   std::string email = "Person" + HexEncode(RandomBytes(4)) + "@Example.com";
-  auto r = client->Post("/api/v1/auth/signup", R"({"email":")" + email +
-                                                   R"(","password":"long enough pw","organization":"Acme"})");
+  auto r = client->Post(
+      "/api/v1/auth/signup",
+      R"({"email":")" + email + R"(","password":"long enough pw","organization":"Acme"})");
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->status, 201) << r->body;
   auto doc = Json(r->body);
@@ -66,12 +57,15 @@ TEST(AuthApi, SignupLoginMeLogout) {
   EXPECT_EQ(client->Get("/api/v1/me")->status, 401);
 
   auto other = g_system->Client();
-  auto bad = other->Post("/api/v1/auth/login", R"({"email":")" + email + R"(","password":"wrong password"})");
+  auto bad = other->Post("/api/v1/auth/login",
+                         R"({"email":")" + email + R"(","password":"wrong password"})");
   EXPECT_EQ(bad->status, 401);
-  auto unknown = other->Post("/api/v1/auth/login", R"({"email":"nobody@example.com","password":"wrong password"})");
+  auto unknown = other->Post("/api/v1/auth/login",
+                             R"({"email":"nobody@example.com","password":"wrong password"})");
   EXPECT_EQ(unknown->status, 401);
   EXPECT_EQ(Code(bad), Code(unknown));  // no hint whether the email exists
-  auto good = other->Post("/api/v1/auth/login", R"({"email":")" + email + R"(","password":"long enough pw"})");
+  auto good = other->Post("/api/v1/auth/login",
+                          R"({"email":")" + email + R"(","password":"long enough pw"})");
   EXPECT_EQ(good->status, 200);
   EXPECT_EQ(other->Get("/api/v1/me")->status, 200);
 }
@@ -112,19 +106,18 @@ TEST(ApiKeys, CreateListRevokeAndRules) {
   EXPECT_NE(list->body.find("\"active\""), std::string::npos);
 
   std::string soon = FormatRfc3339(NowMs() + 3LL * 86400 * 1000);
-  auto expiring = acct.session().Post("/api/v1/api-keys",
-                                      R"({"name":"soon","expires_at":")" + soon + "\"}");
+  auto expiring =
+      acct.session().Post("/api/v1/api-keys", R"({"name":"soon","expires_at":")" + soon + "\"}");
   ASSERT_EQ(expiring->status, 201);
   list = acct.session().Get("/api/v1/api-keys");
   EXPECT_NE(list->body.find("\"expiring\""), std::string::npos);
 
-  for (const std::string& bad :
-       {std::string(R"({"name":"x","expires_at":"2001-01-01T00:00:00Z"})"),
-        std::string(R"({"name":"x","expires_at":")") +
-            FormatRfc3339(NowMs() + 3LL * 366 * 86400 * 1000) + "\"}",
-        std::string(R"({"name":"x","expires_at":"tomorrow"})"),
-        std::string(R"({"name":"x","scopes":["admin"]})"),
-        std::string(R"({"name":"x","scopes":[]})")}) {
+  for (const std::string& bad : {std::string(R"({"name":"x","expires_at":"2001-01-01T00:00:00Z"})"),
+                                 std::string(R"({"name":"x","expires_at":")") +
+                                     FormatRfc3339(NowMs() + 3LL * 366 * 86400 * 1000) + "\"}",
+                                 std::string(R"({"name":"x","expires_at":"tomorrow"})"),
+                                 std::string(R"({"name":"x","scopes":["admin"]})"),
+                                 std::string(R"({"name":"x","scopes":[]})")}) {
     auto r = acct.session().Post("/api/v1/api-keys", bad);
     EXPECT_EQ(r->status, 422) << bad << " -> " << r->body;
   }
@@ -168,10 +161,12 @@ TEST(Secrets, ValuesAreNeverReturned) {
 
 TEST(Functions, CreateDetailPatchAndVersionValidation) {
   Account owner(*g_system, "Maker");
-  std::string fn = owner.CreateFunction("Maker tool", R"("visibility":"public","price_micro_usd":250,"tags":["a","b"])");
+  std::string fn = owner.CreateFunction(
+      "Maker tool", R"("visibility":"public","price_micro_usd":250,"tags":["a","b"])");
   ASSERT_TRUE(IsUuid(fn));
-  auto published = owner.PublishLua(fn, "2.1", "function service_handler(e, c) return e end",
-                                    R"("declared_keys":["TOKEN"],"examples":[{"title":"t","event":{"a":1}}])");
+  auto published =
+      owner.PublishLua(fn, "2.1", "function service_handler(e, c) return e end",
+                       R"("declared_keys":["TOKEN"],"examples":[{"title":"t","event":{"a":1}}])");
   ASSERT_EQ(published.status, 201) << published.body;
   auto detail = owner.session().Get("/api/v1/functions/" + fn);
   ASSERT_EQ(detail->status, 200);
@@ -195,9 +190,12 @@ TEST(Functions, CreateDetailPatchAndVersionValidation) {
       {R"({"version":"3","runtime":"ruby","compute_type":"CPU","code":"x=1"})", "runtime"},
       {R"({"version":"3","runtime":"lua","compute_type":"TPU","code":"x=1"})", "compute_type"},
       {R"({"version":"3","runtime":"lua","compute_type":"GPU","code":"x=1"})", "compute_type"},
-      {R"({"version":"3","runtime":"lua","compute_type":"CPU","code":"x=1","timeout_ms":900001})", "timeout_ms"},
-      {R"({"version":"3","runtime":"lua","compute_type":"CPU","code":"x=1","memory_mb":4097})", "memory_mb"},
-      {R"({"version":"3","runtime":"lua","compute_type":"CPU","code":"x=1","declared_keys":["9x"]})", "declared_keys"},
+      {R"({"version":"3","runtime":"lua","compute_type":"CPU","code":"x=1","timeout_ms":900001})",
+       "timeout_ms"},
+      {R"({"version":"3","runtime":"lua","compute_type":"CPU","code":"x=1","memory_mb":4097})",
+       "memory_mb"},
+      {R"({"version":"3","runtime":"lua","compute_type":"CPU","code":"x=1","declared_keys":["9x"]})",
+       "declared_keys"},
       {R"({"version":"3","runtime":"lua","compute_type":"CPU","code":"function ("})", "code"},
   };
   for (const auto& c : cases) {
@@ -232,7 +230,9 @@ TEST(Workspace, AddListRemove) {
   Account user(*g_system, "Buyer");
   std::string pub = owner.CreateFunction("public", R"("visibility":"public")");
   std::string priv = owner.CreateFunction("private");
-  EXPECT_EQ(user.session().Post("/api/v1/workspace/tools", R"({"function_id":")" + priv + "\"}")->status, 404);
+  EXPECT_EQ(
+      user.session().Post("/api/v1/workspace/tools", R"({"function_id":")" + priv + "\"}")->status,
+      404);
   user.AddToWorkspace(pub);
   auto list = user.session().Get("/api/v1/workspace/tools");
   ASSERT_EQ(list->status, 200);

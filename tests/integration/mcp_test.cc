@@ -20,17 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-System* g_system = nullptr;
-
-class SystemEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { g_system = new System(); }
-  void TearDown() override {
-    delete g_system;
-    g_system = nullptr;
-  }
-};
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SystemEnvironment);
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SharedSystem());
 
 constexpr const char* kBoth = "application/json, text/event-stream";
 

@@ -16,21 +16,10 @@
 namespace toolgate::testing {
 namespace {
 
-System* g_system = nullptr;
-
-class SystemEnvironment : public ::testing::Environment {
- public:
-  // Abandoned holds (a job lost with a killed stage) are released within seconds, not after
-  // the production grace of a minute.
-  void SetUp() override {
-    g_system = new System({}, {"TOOLGATE_HOLD_GRACE_MS=1000", "TOOLGATE_REAPER_INTERVAL_MS=500"});
-  }
-  void TearDown() override {
-    delete g_system;
-    g_system = nullptr;
-  }
-};
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SystemEnvironment);
+// Abandoned holds (a job lost with a killed stage) are released within seconds, not after
+// the production grace of a minute.
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(
+    new SharedSystem({}, {"TOOLGATE_HOLD_GRACE_MS=1000", "TOOLGATE_REAPER_INTERVAL_MS=500"}));
 
 constexpr const char* kEcho = "function service_handler(event, context) return event end";
 

@@ -10,17 +10,7 @@
 namespace toolgate::testing {
 namespace {
 
-System* g_system = nullptr;
-
-class SystemEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { g_system = new System(); }
-  void TearDown() override {
-    delete g_system;
-    g_system = nullptr;
-  }
-};
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SystemEnvironment);
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SharedSystem());
 
 // Publishes a CPU version of runtime; extra_members adds fields such as "timeout_ms":300.
 void Publish(Account& account, const std::string& function_id, const std::string& version,

@@ -12,17 +12,7 @@
 namespace toolgate::testing {
 namespace {
 
-System* g_system = nullptr;
-
-class SystemEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override { g_system = new System(); }
-  void TearDown() override {
-    delete g_system;
-    g_system = nullptr;
-  }
-};
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SystemEnvironment);
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SharedSystem());
 
 // The port of a "scheme://[user@]host:port[/path]" URL.
 int PortOf(const std::string& url) {

@@ -60,9 +60,9 @@ System::System(std::vector<std::string> extra_flags, std::vector<std::string> en
   if (!::mkdtemp(tmpl)) Abort("mkdtemp failed", "/tmp");
   data_dir_ = tmpl;
   std::string launcher = std::string(TOOLGATE_BIN_DIR) + "/toolgate";
-  std::vector<std::string> args = {launcher,     "up",         "--data-dir", data_dir_,
-                                   "--http-port", "0",         "--log-level", "info",
-                                   "--executor-threads", "4"};
+  std::vector<std::string> args = {
+      launcher,      "up",   "--data-dir",         data_dir_, "--http-port", "0",
+      "--log-level", "info", "--executor-threads", "4"};
   args.insert(args.end(), extra_flags.begin(), extra_flags.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -92,6 +92,17 @@ System::System(std::vector<std::string> extra_flags, std::vector<std::string> en
   if (!up || !WaitHealthy(60000)) Abort("system did not come up", data_dir_);
 }
 
+System* g_system = nullptr;
+
+void SharedSystem::SetUp() {
+  g_system = new System(flags_, env_);
+}
+
+void SharedSystem::TearDown() {
+  delete g_system;
+  g_system = nullptr;
+}
+
 System::~System() {
   if (launcher_ > 0) {
     ::kill(launcher_, SIGTERM);
@@ -102,7 +113,9 @@ System::~System() {
   if (!::getenv("TOOLGATE_KEEP_TEST_DATA")) fs::remove_all(data_dir_, ec);
 }
 
-std::string System::ReadState() const { return Slurp(fs::path(data_dir_) / "run" / "state.json"); }
+std::string System::ReadState() const {
+  return Slurp(fs::path(data_dir_) / "run" / "state.json");
+}
 
 std::string System::State(const std::string& field) const {
   std::string state = ReadState();
@@ -239,8 +252,8 @@ http::HttpResponse Account::PublishLua(const std::string& function_id, const std
 }
 
 std::string Account::CreateSecret(const std::string& name, const std::string& value) {
-  auto r = session_->Post("/api/v1/secrets", R"({"name":")" + name + R"(","value":)" +
-                                                 JsonWriter::Quote(value) + "}");
+  auto r = session_->Post("/api/v1/secrets",
+                          R"({"name":")" + name + R"(","value":)" + JsonWriter::Quote(value) + "}");
   if (!r.ok() || r->status != 201) {
     ADD_FAILURE() << "create secret: " << (r.ok() ? r->body : r.status().ToString());
     return {};
@@ -275,8 +288,8 @@ std::vector<std::map<std::string, std::string>> Account::Ledger() {
       if (item.get_object().get(obj)) continue;
       for (auto [k, v] : obj) {
         std::string_view s;
-        row[std::string(k)] = v.get_string().get(s) == simdjson::SUCCESS ? std::string(s)
-                                                                          : ToJson(v);
+        row[std::string(k)] =
+            v.get_string().get(s) == simdjson::SUCCESS ? std::string(s) : ToJson(v);
       }
       out.push_back(std::move(row));
     }
@@ -294,8 +307,8 @@ http::HttpResponse Invoke(const System& system, const std::string& key,
   auto client = system.Client();
   http::HeaderList h = headers;
   if (!key.empty()) h.emplace_back("Authorization", key);
-  std::string path = "/api/v1/functions/" + function_id + "/" +
-                     (version.empty() ? "" : version + "/") + "invoke";
+  std::string path =
+      "/api/v1/functions/" + function_id + "/" + (version.empty() ? "" : version + "/") + "invoke";
   auto r = client->Post(path, body, h);
   if (!r.ok()) {
     ADD_FAILURE() << "invoke transport failure: " << r.status().ToString();

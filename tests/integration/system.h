@@ -6,6 +6,7 @@
 // watch the supervisor restart it.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -53,6 +54,26 @@ class System {
   pid_t launcher_ = -1;
 };
 
+// One System for a whole test binary, started before its first case and stopped after its
+// last. A suite registers it once at namespace scope:
+//   const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SharedSystem());
+// and its cases reach it through g_system.
+class SharedSystem : public ::testing::Environment {
+ public:
+  explicit SharedSystem(std::vector<std::string> extra_flags = {},
+                        std::vector<std::string> env = {})
+      : flags_(std::move(extra_flags)), env_(std::move(env)) {}
+  void SetUp() override;
+  void TearDown() override;
+
+ private:
+  std::vector<std::string> flags_;
+  std::vector<std::string> env_;
+};
+
+// The running SharedSystem's System; null outside a test binary's run.
+extern System* g_system;
+
 // A signed-up user with an organization of their own, driving the management API with a
 // session cookie.
 class Account {
@@ -68,8 +89,8 @@ class Account {
   void TopUp(int64_t micro_usd);
   int64_t Balance();
   int64_t Available();
-  // Creates a function (fields as JSON members, e.g. R"("visibility":"public","price_micro_usd":5)")
-  // and returns its id.
+  // Creates a function (fields as JSON members, e.g.
+  // R"("visibility":"public","price_micro_usd":5)") and returns its id.
   std::string CreateFunction(const std::string& name, const std::string& extra_members = "");
   // Publishes a Lua version; extra_members adds fields such as "timeout_ms":100.
   http::HttpResponse PublishLua(const std::string& function_id, const std::string& version,
