@@ -6,6 +6,7 @@
 #include "toolgate/core/problem.h"
 #include "toolgate/registry/invoke_decision.h"
 #include "toolgate/registry/subjects.h"
+#include "toolgate/core/invoke_stage.h"
 #include "toolgate/trace/trace.h"
 
 namespace toolgate::registry {
@@ -57,19 +58,11 @@ Status RegistryStages::Subscribe(bus::Service& service) {
 }
 
 void RegistryStages::HandleInvoke(bus::Message&& m) {
-  v1::InvokeJob job;
-  if (!job.ParseFromString(m.data)) {
-    log::Error("malformed InvokeJob").Str("subject", m.subject);
-    return;
-  }
-  const std::string reply = job.edge_reply().empty() ? m.reply : job.edge_reply();
-  if (reply.empty()) {
-    log::Error("InvokeJob without a reply subject").Str("request_id", job.request_id());
-    return;
-  }
-  trace::Span span(
-      trace::ContinueOrStart(m.traceparent.empty() ? job.traceparent() : m.traceparent),
-      "registry");
+  auto in = core::OpenInvokeJob(m);
+  if (!in) return;
+  v1::InvokeJob& job = in->job;
+  const std::string& reply = in->reply;
+  trace::Span span(core::StageTrace(m, job), "registry");
   const std::string traceparent = span.traceparent();
 
   const std::string id = NormalizeFunctionId(job.function_id());

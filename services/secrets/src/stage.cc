@@ -5,6 +5,7 @@
 #include "toolgate/secrets/env_resolver.h"
 #include "toolgate/secrets/store.h"
 #include "toolgate/secrets/subjects.h"
+#include "toolgate/core/invoke_stage.h"
 #include "toolgate/trace/trace.h"
 
 namespace toolgate::secrets {
@@ -34,18 +35,11 @@ Status SecretsStage::Subscribe(bus::Service& service) {
 }
 
 void SecretsStage::HandleInvoke(bus::Message&& m) {
-  v1::InvokeJob job;
-  if (!job.ParseFromString(m.data)) {
-    log::Error("malformed InvokeJob").Str("subject", m.subject);
-    return;
-  }
-  const std::string reply = job.edge_reply().empty() ? m.reply : job.edge_reply();
-  if (reply.empty()) {
-    log::Error("InvokeJob without a reply subject").Str("request_id", job.request_id());
-    return;
-  }
-  trace::Span span(
-      trace::ContinueOrStart(m.traceparent.empty() ? job.traceparent() : m.traceparent), "secrets");
+  auto in = core::OpenInvokeJob(m);
+  if (!in) return;
+  v1::InvokeJob& job = in->job;
+  const std::string& reply = in->reply;
+  trace::Span span(core::StageTrace(m, job), "secrets");
   const std::string traceparent = span.traceparent();
 
   if (job.function().declared_keys_size() > 0) {

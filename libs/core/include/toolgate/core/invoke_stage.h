@@ -1,0 +1,26 @@
+// What every invoke stage does first with a message of the chain: open the InvokeJob, find where
+// its answer goes, and continue its trace.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "toolgate/bus/bus.h"
+#include "toolgate/trace/trace.h"
+#include "toolgate/v1/toolgate.pb.h"
+
+namespace toolgate::core {
+
+struct StageInput {
+  v1::InvokeJob job;
+  std::string reply;  // the edge's reply subject (the job's, else the message's)
+};
+
+// The job of m, or nullopt (logged) when m is not an InvokeJob or has no reply subject: such a
+// message cannot be answered, so the stage drops it.
+std::optional<StageInput> OpenInvokeJob(const bus::Message& m);
+
+// The stage's trace context: a child of the message's traceparent header, else of the job's.
+trace::TraceContext StageTrace(const bus::Message& m, const v1::InvokeJob& job);
+
+}  // namespace toolgate::core
