@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the build, the tests and the embedded system need: Debian's packages, and the
-# test-only npm packages of web/ and tests/mcp_sdk/ (their package-lock.json, `npm ci`).
+# test-only npm packages of web/ and tests/mcp_sdk/ and the benchmark peer of bench/ (their
+# package-lock.json, `npm ci`).
 # Idempotent: installs only what is missing. Needs root (or sudo).
 set -euo pipefail
 
@@ -9,7 +10,7 @@ packages=(
   libpistache-dev libnats-dev nats-server libsimdjson-dev libhiredis-dev libpq-dev
   postgresql-15 redis-server liblua5.4-dev libsodium-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libcurl4-openssl-dev libssl-dev wrk python3 python3-yaml
-  chromium libseccomp-dev
+  chromium libseccomp-dev python3-uvicorn python3-uvloop python3-httptools
 )
 
 missing=()
@@ -27,10 +28,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The npm packages of the browser test (web/) and of the MCP SDK test (tests/mcp_sdk/), exactly as
-# locked; installed again only when a lock changes.
+# The npm packages of the browser test (web/), of the MCP SDK test (tests/mcp_sdk/) and of the
+# runtime benchmark's workerd peer (bench/), exactly as locked; installed again only when a lock
+# changes.
 root="$(cd "$(dirname "$0")/.." && pwd)"
-for web in "$root/web" "$root/tests/mcp_sdk"; do
+for web in "$root/web" "$root/tests/mcp_sdk" "$root/bench"; do
   if [ -f "$web/package-lock.json" ] &&
      ! cmp -s "$web/package-lock.json" "$web/node_modules/.installed-package-lock.json"; then
     echo "installing npm packages (${web#"$root"/}/package-lock.json)"

@@ -170,6 +170,11 @@ int main(int argc, char** argv) {
   flags.Define("max-workers", "64", "most worker processes alive at once (busy or idle)");
   flags.Define("worker-max-calls", "1000", "calls a worker serves before it is replaced");
   flags.Define("worker-idle-ms", "60000", "how long an idle worker is kept");
+  flags.Define("spare-workers", "1",
+               "worker processes kept started, sandboxed and waiting, per runtime (at the default "
+               "memory limit; per device on --pool gpu), so a version's first call skips "
+               "starting one; they count towards --max-workers and are the first stopped at the "
+               "cap; 0: none");
   flags.Define("worker-tmp-mb", "64", "size of each worker's private /tmp");
   flags.Define("executor-key-file", "./data/keys/executor.key",
                "base64 X25519 secret key of the pool; opens the sealed secrets of each call");
@@ -177,6 +182,9 @@ int main(int argc, char** argv) {
   flags.Define("max-log-bytes", "65536", "largest execution log kept per call");
   flags.Define("code-cache-bytes", "268435456", "memory for cached function code (LRU)");
   flags.Define("registry-timeout-ms", "2000", "how long a code request to the registry may take");
+  flags.Define("dispatch-notice-ms", "1000",
+               "tell the edge a job is here once it has been queued or running this long (keep "
+               "well below the edge's --chain-timeout-ms)");
   flags.Define("settle-drain-ms", "30000",
                "on shutdown, how long to keep settling results billing has not acked");
   flags.Define("run-file", "",
@@ -194,6 +202,10 @@ int main(int argc, char** argv) {
   int64_t max_workers = flags.GetInt("max-workers");
   if (max_workers < 1 || max_workers > 60000) core::Die(kName, "--max-workers", "must be 1..60000");
   ProcessRuntimeConfig process = ProcessConfigFromFlags(flags, pool == "gpu");
+  int64_t spares = flags.GetInt("spare-workers");
+  if (spares < 0 || spares > max_workers) {
+    core::Die(kName, "--spare-workers", "must be 0..--max-workers");
+  }
 
   RuntimeLimits limits;
   limits.max_response_bytes = static_cast<size_t>(flags.GetInt("max-response-bytes"));
@@ -202,6 +214,8 @@ int main(int argc, char** argv) {
   pool_options.max_workers = static_cast<size_t>(max_workers);
   pool_options.max_calls_per_worker = flags.GetInt("worker-max-calls");
   pool_options.max_idle_ms = flags.GetInt("worker-idle-ms");
+  // --run-file makes one call: spares would only be started to be stopped.
+  pool_options.spares_per_shape = flags.Get("run-file").empty() ? static_cast<size_t>(spares) : 0;
   WorkerPool workers(pool_options);
   // The runtimes of each pool. GPU work is Python only (contract section 6).
   std::vector<std::unique_ptr<Runtime>> owned;
@@ -239,7 +253,14 @@ int main(int argc, char** argv) {
   CodeStore code(static_cast<size_t>(flags.GetInt("code-cache-bytes")), registry);
   JobExecutor executor(**keys, code, runtimes);
   bus::Service service("executor", *bus, static_cast<size_t>(flags.GetInt("threads")));
-  Status s = ServeJobs(service, pool, executor, **settler);
+  DispatchNotices notices(
+      [&bus = *bus](const std::string& edge_reply, const std::string& reply,
+                    const std::string& traceparent) {
+        Status sent = bus.Publish(edge_reply, reply, {}, traceparent);
+        if (!sent.ok()) log::Warn("cannot send a dispatch notice").Str("error", sent.ToString());
+      },
+      flags.GetInt("dispatch-notice-ms"));
+  Status s = ServeJobs(service, pool, executor, **settler, notices);
   if (!s.ok()) core::Die(kName, "cannot subscribe", s.ToString());
   std::string devices;
   for (int d : gpus ? gpus->devices() : std::vector<int>{}) {

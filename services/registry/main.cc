@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
       std::chrono::seconds(1));
 
   bus::Service service(name, *bus, static_cast<size_t>(flags.GetInt("threads")));
-  registry::RegistryApi api(store, *bus, registry::CheckSyntax);
+  registry::RegistryApi api(store, *bus, registry::CheckSyntax, functions);
   registry::MarketplaceStore market_store(pool);
   registry::FavoritesStore favorites(pool);
   registry::RatingsStore ratings(pool);

@@ -172,38 +172,41 @@ std::optional<int64_t> IntOf(const redis::Reply& r) {
 
 BalanceStore::BalanceStore(redis::Client& redis, Limits limits) : redis_(redis), limits_(limits) {}
 
-Result<HoldOutcome> BalanceStore::Hold(const HoldRecord& hold) {
-  bool limit_rate = limits_.rate_per_key_per_s > 0 && !hold.key_id.empty();
-  std::vector<std::string> keys = {BalanceKey(hold.org_id),    ReservedKey(hold.org_id),
-                                   InFlightKey(hold.org_id),   RateKey(hold.key_id),
-                                   HoldKey(hold.execution_id), kHolds};
-  std::vector<std::string> args = {hold.execution_id,
-                                   std::to_string(hold.amount_micro_usd),
-                                   limit_rate ? std::to_string(limits_.rate_per_key_per_s) : "0",
-                                   std::to_string(limits_.rate_burst),
-                                   std::to_string(limits_.concurrency_per_org),
-                                   std::to_string(hold.expiry_ms),
-                                   "org",
-                                   hold.org_id,
-                                   "owner",
-                                   hold.owner_org_id,
-                                   "amount",
-                                   std::to_string(hold.amount_micro_usd),
-                                   "key_id",
-                                   hold.key_id,
-                                   "edge_reply",
-                                   hold.edge_reply,
-                                   "traceparent",
-                                   hold.traceparent,
-                                   "runtime",
-                                   hold.runtime,
-                                   "compute_type",
-                                   hold.compute_type,
-                                   "created_ms",
-                                   std::to_string(hold.created_ms),
-                                   "expiry_ms",
-                                   std::to_string(hold.expiry_ms)};
-  auto reply = redis_.Eval(kHoldScript, keys, args);
+namespace {
+
+redis::Client::ScriptCall HoldCall(const HoldRecord& hold, const Limits& limits) {
+  bool limit_rate = limits.rate_per_key_per_s > 0 && !hold.key_id.empty();
+  return {{BalanceKey(hold.org_id), ReservedKey(hold.org_id), InFlightKey(hold.org_id),
+           RateKey(hold.key_id), HoldKey(hold.execution_id), kHolds},
+          {hold.execution_id,
+           std::to_string(hold.amount_micro_usd),
+           limit_rate ? std::to_string(limits.rate_per_key_per_s) : "0",
+           std::to_string(limits.rate_burst),
+           std::to_string(limits.concurrency_per_org),
+           std::to_string(hold.expiry_ms),
+           "org",
+           hold.org_id,
+           "owner",
+           hold.owner_org_id,
+           "amount",
+           std::to_string(hold.amount_micro_usd),
+           "key_id",
+           hold.key_id,
+           "edge_reply",
+           hold.edge_reply,
+           "traceparent",
+           hold.traceparent,
+           "runtime",
+           hold.runtime,
+           "compute_type",
+           hold.compute_type,
+           "created_ms",
+           std::to_string(hold.created_ms),
+           "expiry_ms",
+           std::to_string(hold.expiry_ms)}};
+}
+
+Result<HoldOutcome> HoldOutcomeOf(const Result<redis::Reply>& reply) {
   if (!reply.ok()) return reply.status();
   const auto& e = reply->elements;
   if (reply->type != redis::Reply::Type::kArray || e.empty() || !IntOf(e[0])) {
@@ -234,6 +237,27 @@ Result<HoldOutcome> BalanceStore::Hold(const HoldRecord& hold) {
     }
   }
   return Unexpected("hold");
+}
+
+}  // namespace
+
+Result<HoldOutcome> BalanceStore::Hold(const HoldRecord& hold) {
+  auto call = HoldCall(hold, limits_);
+  return HoldOutcomeOf(redis_.Eval(kHoldScript, call.keys, call.args));
+}
+
+std::vector<Result<HoldOutcome>> BalanceStore::HoldMany(const std::vector<HoldRecord>& holds) {
+  std::vector<redis::Client::ScriptCall> calls;
+  calls.reserve(holds.size());
+  for (const auto& hold : holds) calls.push_back(HoldCall(hold, limits_));
+  auto replies = redis_.EvalMany(kHoldScript, calls);
+  std::vector<Result<HoldOutcome>> out;
+  out.reserve(holds.size());
+  for (size_t i = 0; i < holds.size(); ++i) {
+    out.push_back(replies.ok() ? HoldOutcomeOf((*replies)[i])
+                               : Result<HoldOutcome>(replies.status()));
+  }
+  return out;
 }
 
 namespace {

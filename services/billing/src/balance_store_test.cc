@@ -271,6 +271,25 @@ TEST_F(BalanceStoreTest, SettleManyAppliesEachOnceInOneRoundTrip) {
   EXPECT_TRUE(store.SettleMany({}).empty());
 }
 
+TEST_F(BalanceStoreTest, HoldManyAppliesEachInOrderInOneRoundTrip) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 100).ok());
+  // In order: e1 and e2 fit, e3 no longer does, e1 again is a duplicate, org-c is not loaded.
+  auto outcomes = store.HoldMany({HoldOf("e1", 50), HoldOf("e2", 40), HoldOf("e3", 20),
+                                  HoldOf("e1", 50), HoldOf("e4", 1, "org-c")});
+  ASSERT_EQ(outcomes.size(), 5u);
+  for (const auto& o : outcomes) ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(outcomes[0]->verdict, HoldVerdict::kHeld);
+  EXPECT_EQ(outcomes[1]->verdict, HoldVerdict::kHeld);
+  EXPECT_EQ(outcomes[2]->verdict, HoldVerdict::kInsufficientBalance);
+  EXPECT_EQ(outcomes[2]->available_micro_usd, 10);
+  EXPECT_EQ(outcomes[3]->verdict, HoldVerdict::kAlreadyHeld);
+  EXPECT_EQ(outcomes[4]->verdict, HoldVerdict::kBalanceNotLoaded);
+  EXPECT_EQ(Int("tg:res:org-a"), 90);
+  EXPECT_EQ(Int("tg:conc:org-a"), 2);
+  EXPECT_TRUE(store.HoldMany({}).empty());
+}
+
 TEST_F(BalanceStoreTest, SettleLeavesAnUnloadedOwnerToItsLoad) {
   BalanceStore store = Store();
   ASSERT_TRUE(store.Load("org-a", 1000).ok());

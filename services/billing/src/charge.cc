@@ -9,6 +9,7 @@ namespace toolgate::billing {
 namespace {
 
 constexpr std::string_view kSettlePrefix = "tg.billing.settle.";
+constexpr std::string_view kUnservedPrefix = "tg.billing.unserved.";
 
 // The length of the valid UTF-8 sequence at the start of s (RFC 3629: no overlong forms, no
 // surrogates, nothing above U+10FFFF), or 0 when it is not one.
@@ -170,9 +171,13 @@ std::string SettleSubject(std::string_view execution_id) {
   return std::string(kSettlePrefix) + std::string(execution_id);
 }
 
-std::string ExecutionIdOfSettleSubject(std::string_view subject) {
-  if (subject.substr(0, kSettlePrefix.size()) != kSettlePrefix) return "";
-  std::string_view id = subject.substr(kSettlePrefix.size());
+std::string UnservedSubject(std::string_view execution_id) {
+  return std::string(kUnservedPrefix) + std::string(execution_id);
+}
+
+std::string ExecutionIdOfUnservedSubject(std::string_view subject) {
+  if (subject.substr(0, kUnservedPrefix.size()) != kUnservedPrefix) return "";
+  std::string_view id = subject.substr(kUnservedPrefix.size());
   return IsValidExecutionId(id) ? std::string(id) : "";
 }
 

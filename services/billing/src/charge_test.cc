@@ -196,9 +196,11 @@ TEST(ChargeTest, ExecSubjectNamesPoolAndRuntime) {
 TEST(ChargeTest, SettleSubjectRoundTrips) {
   std::string id = "0b7e6a3c-2f1d-4c55-9a57-3c1f6b0d9e21";
   EXPECT_EQ(SettleSubject(id), "tg.billing.settle." + id);
-  EXPECT_EQ(ExecutionIdOfSettleSubject(SettleSubject(id)), id);
-  EXPECT_EQ(ExecutionIdOfSettleSubject("tg.billing.settle.a.b"), "");
-  EXPECT_EQ(ExecutionIdOfSettleSubject("tg.billing.other.a"), "");
+  EXPECT_EQ(UnservedSubject(id), "tg.billing.unserved." + id);
+  EXPECT_EQ(ExecutionIdOfUnservedSubject(UnservedSubject(id)), id);
+  EXPECT_EQ(ExecutionIdOfUnservedSubject(SettleSubject(id)), "");
+  EXPECT_EQ(ExecutionIdOfUnservedSubject("tg.billing.unserved.a.b"), "");
+  EXPECT_EQ(ExecutionIdOfUnservedSubject("tg.billing.other.a"), "");
   EXPECT_FALSE(IsValidExecutionId(""));
   EXPECT_FALSE(IsValidExecutionId("a*"));
   EXPECT_FALSE(IsValidExecutionId(std::string(129, 'a')));

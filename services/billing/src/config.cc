@@ -32,7 +32,9 @@ void DefineBillingFlags(Flags& flags) {
   flags.Define("hold-grace-ms", "60000",
                "a hold older than its timeout plus this is settled or released by the reaper");
   flags.Define("reaper-interval-ms", "5000", "how often abandoned holds are looked for");
-  flags.Define("settle-batch", "256", "settlements committed in one transaction at most");
+  flags.Define("settle-batch", "256",
+               "settlements committed in one transaction, and holds placed in one Redis round "
+               "trip, at most");
 }
 
 Result<Config> ConfigFromFlags(const Flags& flags) {

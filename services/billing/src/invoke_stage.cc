@@ -55,19 +55,30 @@ std::optional<v1::Problem> ProblemFor(const HoldOutcome& outcome, int64_t hold_m
 }
 
 InvokeStage::InvokeStage(bus::Bus& bus, BalanceStore& balances, LedgerStore& ledger,
-                         const Config& config)
-    : bus_(bus), balances_(balances), ledger_(ledger), config_(config) {}
+                         ThreadPool& pool, const Config& config)
+    : bus_(bus),
+      balances_(balances),
+      ledger_(ledger),
+      pool_(pool),
+      config_(config),
+      holds_(config.settle_batch,
+             [this](std::vector<CallPtr> batch) { HoldBatch(std::move(batch)); }) {}
+
+void InvokeStage::Stop() {
+  holds_.Stop();
+}
 
 void InvokeStage::Handle(bus::Message&& message) {
-  v1::InvokeJob job;
+  auto call = std::make_unique<Call>();
+  v1::InvokeJob& job = call->job;
   if (!job.ParseFromString(message.data) || job.edge_reply().empty()) {
     log::Error("malformed invoke job dropped").Str("subject", message.subject);
     return;
   }
-  trace::Span span(
+  call->span = std::make_unique<trace::Span>(
       trace::ContinueOrStart(message.traceparent.empty() ? job.traceparent() : message.traceparent),
       "billing.hold");
-  const std::string traceparent = span.traceparent();
+  const std::string traceparent = call->span->traceparent();
   auto exec_subject = ExecSubject(job.function());
   if (!job.has_principal() || !job.has_function() || !exec_subject ||
       !IsValidExecutionId(job.execution_id())) {
@@ -76,8 +87,9 @@ void InvokeStage::Handle(bus::Message&& message) {
            traceparent);
     return;
   }
+  call->exec_subject = std::move(*exec_subject);
 
-  HoldRecord hold;
+  HoldRecord& hold = call->hold;
   hold.execution_id = job.execution_id();
   hold.org_id = job.principal().org_id();
   hold.owner_org_id = job.function().owner_org_id();
@@ -90,7 +102,36 @@ void InvokeStage::Handle(bus::Message&& message) {
   hold.created_ms = NowMs();
   hold.expiry_ms = hold.created_ms + job.function().timeout_ms() + config_.hold_grace_ms;
 
-  auto outcome = PlaceHold(hold);
+  // Kept to answer with, should the queue refuse the call (it is stopping).
+  const std::string edge_reply = job.edge_reply();
+  if (!holds_.Push(std::move(call))) {
+    v1::InvokeReply reply;
+    *reply.mutable_problem() = Unavailable();
+    bus_.Publish(edge_reply, reply.SerializeAsString(), {}, traceparent);
+  }
+}
+
+void InvokeStage::HoldBatch(std::vector<CallPtr> batch) {
+  std::vector<HoldRecord> holds;
+  holds.reserve(batch.size());
+  for (const CallPtr& call : batch) holds.push_back(call->hold);
+  std::vector<Result<HoldOutcome>> outcomes = balances_.HoldMany(holds);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (outcomes[i].ok() && outcomes[i]->verdict == HoldVerdict::kBalanceNotLoaded) {
+      // Rare (the organization's first call since Redis lost or never had its balance): the
+      // load reads PostgreSQL, so it runs on the pool rather than stalling this batch's peers.
+      std::shared_ptr<Call> call = std::move(batch[i]);
+      pool_.Submit([this, call] { Proceed(*call, PlaceHold(call->hold)); });
+      continue;
+    }
+    Proceed(*batch[i], outcomes[i]);
+  }
+}
+
+void InvokeStage::Proceed(Call& call, const Result<HoldOutcome>& outcome) {
+  v1::InvokeJob& job = call.job;
+  const HoldRecord& hold = call.hold;
+  const std::string traceparent = call.span->traceparent();
   if (!outcome.ok()) {
     log::Error("hold failed").Str("error", outcome.status().ToString());
     // Redis may have applied the hold and lost only its reply: undo it (a no-op when nothing
@@ -111,12 +152,8 @@ void InvokeStage::Handle(bus::Message&& message) {
   job.mutable_hold()->set_amount_micro_usd(hold.amount_micro_usd);
   job.mutable_hold()->set_function_micro_usd(FeeFor(job));
   job.set_traceparent(traceparent);
-  // The notice goes first, so that it never arrives after the answer it announces.
-  v1::InvokeReply dispatched;
-  dispatched.mutable_dispatched()->set_timeout_ms(job.function().timeout_ms());
-  bus_.Publish(job.edge_reply(), dispatched.SerializeAsString(), {}, traceparent);
-  Status sent = bus_.Publish(*exec_subject, job.SerializeAsString(),
-                             SettleSubject(job.execution_id()), traceparent);
+  Status sent = bus_.Publish(call.exec_subject, job.SerializeAsString(),
+                             UnservedSubject(job.execution_id()), traceparent);
   if (!sent.ok()) {
     log::Error("cannot forward the job to the executors").Str("error", sent.ToString());
     auto released = balances_.Release(hold.execution_id, hold.org_id, ReleaseMode::kDelete);

@@ -38,19 +38,14 @@ Settler::Settler(bus::Bus& bus, LedgerStore& ledger, BalanceStore& balances, Ret
       balances_(balances),
       retries_(retries),
       config_(config),
-      thread_([this] { Loop(); }) {}
+      queue_(config.settle_batch, [this](Batch batch) { Commit(std::move(batch)); }) {}
 
 Settler::~Settler() {
   Stop();
 }
 
 void Settler::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  queue_.Stop();
 }
 
 void Settler::OnResult(bus::Message&& message) {
@@ -71,17 +66,13 @@ void Settler::OnResult(bus::Message&& message) {
       std::make_unique<trace::Span>(trace::ContinueOrStart(traceparent), "billing.settle");
   pending->settlement = SettlementFor(config_.rates, pending->result);
   pending->ack_reply = std::move(message.reply);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_) return;  // unacked: the executor retries on another replica
-    queue_.push_back(std::move(pending));
-  }
-  cv_.notify_one();
+  // Refused once stopping: unacked, the executor retries on another replica.
+  queue_.Push(std::move(pending));
 }
 
 void Settler::OnNoResponders(const bus::Message& message) {
   if (!message.no_responders) return;
-  std::string execution_id = ExecutionIdOfSettleSubject(message.subject);
+  std::string execution_id = ExecutionIdOfUnservedSubject(message.subject);
   if (execution_id.empty()) return;
   auto hold = balances_.GetHold(execution_id);
   if (!hold.ok()) {
@@ -108,22 +99,6 @@ void Settler::OnNoResponders(const bus::Message& message) {
                                            " right now; nothing was charged. Retry later.");
   if (!h.edge_reply.empty()) {
     bus_.Publish(h.edge_reply, reply.SerializeAsString(), {}, span.traceparent());
-  }
-}
-
-void Settler::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-    if (queue_.empty()) return;  // stopping, and everything queued is settled
-    Batch batch;
-    while (!queue_.empty() && batch.size() < config_.settle_batch) {
-      batch.push_back(std::move(queue_.front()));
-      queue_.pop_front();
-    }
-    lock.unlock();
-    Commit(std::move(batch));
-    lock.lock();
   }
 }
 
@@ -179,13 +154,27 @@ void Settler::Commit(Batch batch) {
                                e.charge.owner_revenue_micro_usd});
   }
   std::vector<Result<bool>> captures = balances_.SettleMany(steps);
+  v1::ExecutionsRecorded recorded_events;
   for (size_t i = 0; i < batch.size(); ++i) {
     bool newly_recorded = fresh.erase(batch[i]->settlement.execution.execution_id) > 0;
-    Finish(*batch[i], newly_recorded, step_of[i] == SIZE_MAX ? nullptr : &captures[step_of[i]]);
+    Finish(*batch[i], step_of[i] == SIZE_MAX ? nullptr : &captures[step_of[i]]);
+    // Only the first recording counts, so a retried result never counts twice.
+    if (newly_recorded && batch[i]->result.handler_ran()) {
+      const ExecutionRecord& execution = batch[i]->settlement.execution;
+      v1::ExecutionRecorded* event = recorded_events.add_executions();
+      event->set_execution_id(execution.execution_id);
+      event->set_function_id(execution.function_id);
+      event->set_caller_org_id(execution.org_id);
+      event->set_created_at_ms(NowMs());
+    }
+  }
+  // One message for the whole batch: the registry's counters need no per-call event.
+  if (recorded_events.executions_size() > 0) {
+    bus_.Publish(kExecutionEvents, recorded_events.SerializeAsString());
   }
 }
 
-void Settler::Finish(Pending& pending, bool newly_recorded, const Result<bool>* capture) {
+void Settler::Finish(Pending& pending, const Result<bool>* capture) {
   const v1::ExecutionResult& result = pending.result;
   const v1::InvokeJob& job = result.job();
   const ExecutionRecord& execution = pending.settlement.execution;
@@ -224,15 +213,6 @@ void Settler::Finish(Pending& pending, bool newly_recorded, const Result<bool>* 
   }
   if (!pending.ack_reply.empty()) {
     bus_.Publish(pending.ack_reply, Ack(true).SerializeAsString(), {}, traceparent);
-  }
-  // Only the first recording counts, so a retried result never counts twice.
-  if (newly_recorded && result.handler_ran()) {
-    v1::ExecutionRecorded event;
-    event.set_execution_id(execution.execution_id);
-    event.set_function_id(execution.function_id);
-    event.set_caller_org_id(execution.org_id);
-    event.set_created_at_ms(NowMs());
-    bus_.Publish(kExecutionEvents, event.SerializeAsString(), {}, traceparent);
   }
   pending.span.reset();
 }

@@ -81,27 +81,36 @@ v1::ExecutionResult JobExecutor::Execute(v1::InvokeJob job, std::string_view tra
 }
 
 Status ServeJobs(bus::Service& service, const std::string& pool, JobExecutor& executor,
-                 Settler& settler) {
+                 Settler& settler, DispatchNotices& notices) {
   for (Runtime* runtime : executor.runtimes()) {
     std::string name(runtime->name());
     std::string subject = "tg.exec." + pool + "." + name;
     std::string span_name = "executor." + name;
-    Status s = service.Handle(
+    // Arrival is noted on the delivery thread, so that time queued for a pool thread counts
+    // towards the dispatch notice; the run itself happens on the pool.
+    Status s = service.HandleInline(
         subject, "executor-" + pool + "-" + name,
-        [&executor, &settler, span_name](bus::Message&& m) {
+        [&service, &executor, &settler, &notices, span_name](bus::Message&& m) {
           v1::InvokeJob job;
           if (!job.ParseFromString(m.data)) {
             log::Error("dropped a message that is not an InvokeJob").Str("subject", m.subject);
             return;
           }
-          trace::Span span(
-              trace::ContinueOrStart(m.traceparent.empty() ? job.traceparent() : m.traceparent),
-              span_name);
-          std::string traceparent = span.traceparent();
-          std::string reply = m.reply.empty() ? "tg.billing.settle." + job.execution_id() : m.reply;
-          job.set_traceparent(traceparent);
-          v1::ExecutionResult result = executor.Execute(std::move(job), traceparent);
-          settler.Settle(reply, result, traceparent);
+          trace::TraceContext parent =
+              trace::ContinueOrStart(m.traceparent.empty() ? job.traceparent() : m.traceparent);
+          uint64_t ticket = notices.Arrived(job, parent.ToTraceparent());
+          // The job's NATS reply subject belongs to billing's "no responders" notices; results
+          // go to the settle subject, which any billing replica serves.
+          std::string reply = "tg.billing.settle." + job.execution_id();
+          service.pool().Submit([&executor, &settler, &notices, span_name, job = std::move(job),
+                                 parent, ticket, reply = std::move(reply)]() mutable {
+            trace::Span span(parent, span_name);
+            std::string traceparent = span.traceparent();
+            job.set_traceparent(traceparent);
+            v1::ExecutionResult result = executor.Execute(std::move(job), traceparent);
+            notices.Done(ticket);
+            settler.Settle(reply, result, traceparent);
+          });
         });
     if (!s.ok()) return s;
   }

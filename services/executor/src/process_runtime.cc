@@ -40,7 +40,44 @@ std::string PoolKey(std::string_view runtime, const Invocation& inv, int device)
   return key;
 }
 
+// What a worker process depends on before its first call (WorkerSandboxSpec, and the options
+// StartWorker derives from the same values): "python 128MB", "python 128MB gpu0".
+std::string WorkerShape(std::string_view runtime, int64_t memory_mb, int device) {
+  std::string shape(runtime);
+  shape += " " + std::to_string(memory_mb) + "MB";
+  if (device >= 0) shape += " gpu" + std::to_string(device);
+  return shape;
+}
+
+// A worker of language with memory_mb on device (-1: none), holding pool slot.
+Result<std::unique_ptr<Worker>> StartWorker(Language language, const ProcessRuntimeConfig& config,
+                                            const RuntimeLimits& limits, int64_t memory_mb,
+                                            int device, int slot) {
+  const SandboxSpec spec = WorkerSandboxSpec(language, config, memory_mb, slot, device);
+  auto plan = BuildSandboxPlan(spec);
+  if (!plan.ok()) return plan.status();
+  ProcessWorkerOptions options;
+  options.memory_mb = memory_mb;
+  options.cpu_seconds = spec.limits.cpu_seconds;
+  // Room for a body of the largest size with every byte escaped (\u00XX), and the envelope.
+  options.max_result_bytes = limits.max_response_bytes * 6 + 4096;
+  options.max_response_bytes = limits.max_response_bytes;
+  options.max_log_bytes = limits.max_log_bytes;
+  options.watch_memory = config.gpu;
+  if (language == Language::kLua) {
+    options.stops_at_deadline = true;
+    options.kill_grace_ms = kLuaKillGraceMs;
+  }
+  auto worker = ProcessWorker::Start(*plan, options);
+  if (!worker.ok()) return worker.status();
+  return std::unique_ptr<Worker>(std::move(*worker));
+}
+
 }  // namespace
+
+int64_t DefaultMemoryMb(Language language) {
+  return language == Language::kPython ? 256 : 128;
+}
 
 SandboxSpec WorkerSandboxSpec(Language language, const ProcessRuntimeConfig& config,
                               int64_t memory_mb, int slot, int device) {
@@ -87,7 +124,16 @@ SandboxSpec WorkerSandboxSpec(Language language, const ProcessRuntimeConfig& con
 
 ProcessRuntime::ProcessRuntime(Language language, ProcessRuntimeConfig config, RuntimeLimits limits,
                                WorkerPool& pool, GpuSlots* gpu)
-    : language_(language), config_(std::move(config)), limits_(limits), pool_(pool), gpu_(gpu) {}
+    : language_(language), config_(std::move(config)), limits_(limits), pool_(pool), gpu_(gpu) {
+  const int64_t memory_mb = DefaultMemoryMb(language);
+  const std::vector<int> devices = gpu_ != nullptr ? gpu_->devices() : std::vector<int>{-1};
+  for (int device : devices) {
+    pool_.KeepSpares(WorkerShape(name(), memory_mb, device),
+                     [language, config = config_, limits, memory_mb, device](int slot) {
+                       return StartWorker(language, config, limits, memory_mb, device, slot);
+                     });
+  }
+}
 
 std::string_view ProcessRuntime::name() const {
   switch (language_) {
@@ -112,31 +158,15 @@ ExecutionOutcome ProcessRuntime::Run(const Invocation& inv) {
   const int device = gpu_slot ? gpu_slot->device() : -1;
 
   const std::string key = PoolKey(name(), inv, device);
-  auto start = [&](int slot) -> Result<std::unique_ptr<Worker>> {
-    const SandboxSpec spec = WorkerSandboxSpec(language_, config_, inv.memory_mb, slot, device);
-    auto plan = BuildSandboxPlan(spec);
-    if (!plan.ok()) return plan.status();
-    ProcessWorkerOptions options;
-    options.memory_mb = inv.memory_mb;
-    options.cpu_seconds = spec.limits.cpu_seconds;
-    // Room for a body of the largest size with every byte escaped (\u00XX), and the envelope.
-    options.max_result_bytes = limits_.max_response_bytes * 6 + 4096;
-    options.max_response_bytes = limits_.max_response_bytes;
-    options.max_log_bytes = limits_.max_log_bytes;
-    options.watch_memory = config_.gpu;
-    if (language_ == Language::kLua) {
-      options.stops_at_deadline = true;
-      options.kill_grace_ms = kLuaKillGraceMs;
-    }
-    auto worker = ProcessWorker::Start(*plan, inv.code, options);
-    if (!worker.ok()) return worker.status();
-    return std::unique_ptr<Worker>(std::move(*worker));
+  const std::string shape = WorkerShape(name(), inv.memory_mb, device);
+  auto start = [&](int slot) {
+    return StartWorker(language_, config_, limits_, inv.memory_mb, device, slot);
   };
 
   WorkerReply reply;
   // A worker found dead before the call reached it is replaced once; the call never ran.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    auto lease = pool_.Acquire(key, start, deadline_us / 1000);
+    auto lease = pool_.Acquire(key, shape, start, deadline_us / 1000);
     if (!lease.ok()) return PlatformFailure("no worker: " + lease.status().ToString());
     reply = lease->worker->Call(inv, deadline_us);
     pool_.Release(std::move(*lease), reply.reusable);

@@ -1,9 +1,16 @@
 // Python and JavaScript handlers through ProcessRuntime: real sandboxed worker processes, no bus.
 #include "toolgate/executor/process_runtime.h"
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -25,8 +32,11 @@ struct Call {
 
 class ProcessRuntimeTest : public ::testing::Test {
  protected:
-  ProcessRuntimeTest()
-      : pool_(WorkerPoolOptions{.max_workers = 8, .reap_interval_ms = 0}),
+  // No spares unless a test asks: every worker is started for its call.
+  explicit ProcessRuntimeTest(WorkerPoolOptions options = {.max_workers = 8,
+                                                           .spares_per_shape = 0,
+                                                           .upkeep_interval_ms = 0})
+      : pool_(options),
         python_(Language::kPython, Config(), RuntimeLimits{}, pool_, nullptr),
         node_(Language::kJavaScript, Config(), RuntimeLimits{}, pool_, nullptr),
         lua_(Language::kLua, Config(), RuntimeLimits{}, pool_, nullptr) {}
@@ -395,6 +405,110 @@ TEST_F(ProcessRuntimeTest, LuaBacktrackingPatternIsStoppedAtTheDeadline) {
   EXPECT_EQ(out.kind, Kind::kTimeout);
   EXPECT_EQ(Lua({.code = code}).body, "\"fast\"");
   EXPECT_EQ(pool_.stats().started, 2u);  // the stuck worker was replaced
+}
+
+// Spares: interpreters started in their sandboxes ahead of need, taken by cold calls.
+class SpareWorkerTest : public ProcessRuntimeTest {
+ protected:
+  SpareWorkerTest()
+      : ProcessRuntimeTest({.max_workers = 8, .spares_per_shape = 1, .upkeep_interval_ms = 0}) {}
+
+  // The pids of this process's children whose command is comm: the workers, each the init of
+  // its sandbox.
+  static std::vector<pid_t> Children(const std::string& comm) {
+    std::vector<pid_t> pids;
+    DIR* proc = ::opendir("/proc");
+    if (proc == nullptr) return pids;
+    while (dirent* entry = ::readdir(proc)) {
+      pid_t pid = static_cast<pid_t>(std::atoi(entry->d_name));
+      if (pid <= 0) continue;
+      std::ifstream file("/proc/" + std::to_string(pid) + "/stat");
+      std::stringstream text;
+      text << file.rdbuf();
+      std::string stat = text.str();
+      // "pid (comm) state ppid ..."
+      size_t open = stat.find('('), close = stat.rfind(')');
+      if (open == std::string::npos || close == std::string::npos) continue;
+      char state = 0;
+      pid_t ppid = 0;
+      std::istringstream rest(stat.substr(close + 1));
+      rest >> state >> ppid;
+      if (ppid == ::getpid() && stat.substr(open + 1, close - open - 1) == comm) {
+        pids.push_back(pid);
+      }
+    }
+    ::closedir(proc);
+    return pids;
+  }
+};
+
+TEST_F(SpareWorkerTest, ColdCallsTakeSparesAndEachServesOnlyItsOwnKey) {
+  // Lua and JavaScript at 128 MB, Python at 256 MB: the contract's defaults.
+  EXPECT_EQ(pool_.StartSpares(), 3u);
+  const char* code =
+      "import os\n"
+      "calls = 0\n"
+      "def service_handler(event, context):\n"
+      "    global calls\n"
+      "    calls += 1\n"
+      "    return [calls, context.caller_org_id, os.environ.get('API_TOKEN')]\n";
+  auto out = Py({.code = code, .env = {{"API_TOKEN", "s3cret"}}, .memory_mb = 256});
+  ASSERT_EQ(out.kind, Kind::kCompleted) << out.failure;
+  EXPECT_EQ(out.body, R"([1,"org-a","s3cret"])");
+  auto stats = pool_.stats();
+  EXPECT_EQ(stats.spares_taken, 1u);
+  EXPECT_EQ(stats.started, 0u);
+
+  EXPECT_EQ(pool_.StartSpares(), 1u);  // the Python spare's replacement
+  // Another organization: another spare, which shares nothing with the first.
+  EXPECT_EQ(Py({.code = code, .org = "org-b", .memory_mb = 256}).body, R"([1,"org-b",null])");
+  // The first, warm, its secret gone.
+  EXPECT_EQ(Py({.code = code, .memory_mb = 256}).body, R"([2,"org-a",null])");
+  EXPECT_EQ(Js({.code = kJsEcho}).body, R"({"x":1})");
+  EXPECT_EQ(Lua({.code = "function service_handler(e) return e.x + 1 end"}).body, "2");
+  stats = pool_.stats();
+  EXPECT_EQ(stats.spares_taken, 4u);
+  EXPECT_EQ(stats.reused, 1u);
+  EXPECT_EQ(stats.started, 0u);
+
+  // A version with another memory limit is another shape: its worker is started for it.
+  EXPECT_EQ(Py({.code = kPyEcho, .version = "2", .memory_mb = 128}).body, R"({"x":1})");
+  EXPECT_EQ(pool_.stats().started, 1u);
+}
+
+TEST_F(SpareWorkerTest, ASpareThatDiedIsDroppedAndTheCallServed) {
+  EXPECT_EQ(pool_.StartSpares(), 3u);
+  std::vector<pid_t> pythons = Children("python3");
+  ASSERT_EQ(pythons.size(), 1u);
+  ASSERT_EQ(::kill(pythons[0], SIGKILL), 0);
+  siginfo_t info;
+  // Dead, but left for the worker to reap.
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(pythons[0]), &info, WEXITED | WNOWAIT), 0);
+  auto out = Py({.code = kPyEcho, .memory_mb = 256});
+  ASSERT_EQ(out.kind, Kind::kCompleted) << out.failure;
+  EXPECT_EQ(out.body, R"({"x":1})");
+  auto stats = pool_.stats();
+  EXPECT_EQ(stats.spares_lost, 1u);
+  EXPECT_EQ(stats.spares_taken, 0u);
+  EXPECT_EQ(stats.started, 1u);
+  EXPECT_EQ(pool_.StartSpares(), 1u);  // its replacement
+}
+
+TEST_F(SpareWorkerTest, AGpuExecutorKeepsSparesForEachDevice) {
+  // Devices this machine may lack: the sandbox skips absent device nodes.
+  WorkerPool pool({.max_workers = 8, .spares_per_shape = 1, .upkeep_interval_ms = 0});
+  GpuSlots gpus({0, 1}, 1);
+  ProcessRuntimeConfig config = Config();
+  config.gpu = true;
+  ProcessRuntime python(Language::kPython, config, RuntimeLimits{}, pool, &gpus);
+  EXPECT_EQ(pool.StartSpares(), 2u);
+  const char* code =
+      "import os\n"
+      "def service_handler(event, context):\n"
+      "    return os.environ.get('CUDA_VISIBLE_DEVICES')\n";
+  EXPECT_EQ(Run(python, {.code = code, .memory_mb = 256}).body, R"("0")");
+  EXPECT_EQ(pool.stats().spares_taken, 1u);
+  EXPECT_EQ(pool.stats().started, 0u);
 }
 
 }  // namespace

@@ -95,23 +95,14 @@ std::string DescribeDeath(int wait_status) {
 }
 
 Result<std::unique_ptr<ProcessWorker>> ProcessWorker::Start(const SandboxPlan& plan,
-                                                            std::string_view code,
                                                             const ProcessWorkerOptions& options) {
   auto process = SpawnSandboxed(plan);
   if (!process.ok()) return process.status();
-  RuntimeLimits limits;
-  limits.max_response_bytes = options.max_response_bytes;
-  limits.max_log_bytes = options.max_log_bytes;
-  std::string init = protocol::EncodeFrame(
-      FrameKind::kInit,
-      protocol::InitPayload(code, options.memory_mb, options.max_result_bytes, limits));
-  return std::unique_ptr<ProcessWorker>(
-      new ProcessWorker(std::move(*process), std::move(init), options));
+  return std::unique_ptr<ProcessWorker>(new ProcessWorker(std::move(*process), options));
 }
 
-ProcessWorker::ProcessWorker(SandboxedProcess process, std::string init_frame,
-                             ProcessWorkerOptions options)
-    : process_(std::move(process)), init_frame_(std::move(init_frame)), options_(options) {
+ProcessWorker::ProcessWorker(SandboxedProcess process, ProcessWorkerOptions options)
+    : process_(std::move(process)), options_(options) {
   ::fcntl(process_.requests, F_SETFL, O_NONBLOCK);
   clear_refs_fd_ = OpenProc(process_.pid, "clear_refs", O_WRONLY);
   status_fd_ = OpenProc(process_.pid, "status", O_RDONLY);
@@ -192,8 +183,16 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
   protocol::FrameReader reader(options_.max_result_bytes + kReplyOverheadBytes);
 
   // What goes out: the module first when it has not been sent, then the call.
-  std::string out = std::move(init_frame_);
-  init_frame_.clear();
+  std::string out;
+  if (!init_sent_) {
+    RuntimeLimits limits;
+    limits.max_response_bytes = options_.max_response_bytes;
+    limits.max_log_bytes = options_.max_log_bytes;
+    out = protocol::EncodeFrame(FrameKind::kInit,
+                                protocol::InitPayload(invocation.code, options_.memory_mb,
+                                                      options_.max_result_bytes, limits));
+    init_sent_ = true;
+  }
   const size_t call_at = out.size();
   {
     int64_t left_ms = std::max<int64_t>(0, (deadline_us - MonotonicUs()) / 1000);
@@ -241,8 +240,10 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
         written += static_cast<size_t>(n);
       } else if (n < 0 && errno == EPIPE) {
         ConsumeSigpipe();
-        // Dead before the call reached it: another worker can take the call.
-        if (ready_ && written <= call_at) {
+        // Dead before the call reached it: another worker can take the call. Not yet loaded,
+        // it died of nothing its module did if it did not get all of it: a worker reads its
+        // whole module before it runs any (a spare that died waiting).
+        if (ready_ ? written <= call_at : written < call_at) {
           sodium_memzero(out.data(), out.size());
           Kill();
           reply.kind = WorkerReply::Kind::kNotDelivered;

@@ -23,8 +23,9 @@ bool Visible(const FunctionRecord& f, const v1::Principal& caller) {
 
 }  // namespace
 
-RegistryApi::RegistryApi(RegistryStore& store, bus::Bus& bus, SyntaxChecker check)
-    : store_(store), bus_(bus), check_(std::move(check)) {}
+RegistryApi::RegistryApi(RegistryStore& store, bus::Bus& bus, SyntaxChecker check,
+                         FunctionCache& cache)
+    : store_(store), cache_(cache), bus_(bus), check_(std::move(check)) {}
 
 void RegistryApi::AddRoutes(core::Router& router) {
   router.Add("POST", "/functions", [this](const core::Request& r) { return CreateFunction(r); });
@@ -43,6 +44,7 @@ void RegistryApi::AddRoutes(core::Router& router) {
 }
 
 void RegistryApi::AnnounceFunction(const std::string& function_id) {
+  cache_.DropFunction(function_id);
   v1::FunctionChanged event;
   event.set_function_id(function_id);
   Status s = bus_.Publish(kFunctionChangedSubject, event.SerializeAsString());
@@ -50,6 +52,7 @@ void RegistryApi::AnnounceFunction(const std::string& function_id) {
 }
 
 void RegistryApi::AnnounceWorkspace(const std::string& org_id, const std::string& function_id) {
+  cache_.DropWorkspace(org_id);
   v1::WorkspaceChanged event;
   event.set_org_id(org_id);
   event.set_function_id(function_id);

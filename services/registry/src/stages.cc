@@ -3,10 +3,10 @@
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
+#include "toolgate/core/invoke_stage.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/registry/invoke_decision.h"
 #include "toolgate/registry/subjects.h"
-#include "toolgate/core/invoke_stage.h"
 #include "toolgate/trace/trace.h"
 
 namespace toolgate::registry {
@@ -33,16 +33,17 @@ RegistryStages::RegistryStages(bus::Bus& bus, FunctionCache& functions, CodeCach
     : bus_(bus), functions_(functions), code_(code), executions_(executions) {}
 
 Status RegistryStages::Subscribe(bus::Service& service) {
+  pool_ = &service.pool();
   struct Subscription {
     const char* subject;
     const char* queue;  // "": every replica gets every message
-    // Inline handlers only touch memory; the others may read PostgreSQL on a cache miss, so they
-    // run on the worker pool.
+    // Inline handlers only touch memory (HandleInvoke moves a cache miss to the worker pool
+    // itself); the others may read PostgreSQL on a cache miss, so they run on the worker pool.
     bool inline_handler;
     void (RegistryStages::*handle)(bus::Message&&);
   };
   static constexpr Subscription kSubscriptions[] = {
-      {kInvokeSubject, kQueueGroup, false, &RegistryStages::HandleInvoke},
+      {kInvokeSubject, kQueueGroup, true, &RegistryStages::HandleInvoke},
       {kCodeSubject, kQueueGroup, false, &RegistryStages::HandleCode},
       {kExecutionSubject, kQueueGroup, true, &RegistryStages::HandleExecution},
       {kFunctionChangedSubject, "", true, &RegistryStages::HandleFunctionChanged},
@@ -60,9 +61,20 @@ Status RegistryStages::Subscribe(bus::Service& service) {
 void RegistryStages::HandleInvoke(bus::Message&& m) {
   auto in = core::OpenInvokeJob(m);
   if (!in) return;
-  v1::InvokeJob& job = in->job;
-  const std::string& reply = in->reply;
-  trace::Span span(core::StageTrace(m, job), "registry");
+  trace::TraceContext parent = core::StageTrace(m, in->job);
+  // A warm call is decided here, on the delivery thread: a hop to the worker pool would cost
+  // more than the lookups. A miss reads PostgreSQL, which must not stall the subscription.
+  if (pool_ == nullptr ||
+      functions_.IsWarm(NormalizeFunctionId(in->job.function_id()), in->job.principal().org_id())) {
+    return Resolve(std::move(*in), parent);
+  }
+  pool_->Submit([this, in = std::move(*in), parent]() mutable { Resolve(std::move(in), parent); });
+}
+
+void RegistryStages::Resolve(core::StageInput in, const trace::TraceContext& parent) {
+  v1::InvokeJob& job = in.job;
+  const std::string& reply = in.reply;
+  trace::Span span(parent, "registry");
   const std::string traceparent = span.traceparent();
 
   const std::string id = NormalizeFunctionId(job.function_id());
@@ -87,7 +99,9 @@ void RegistryStages::HandleInvoke(bus::Message&& m) {
   }
   *job.mutable_function() = std::move(std::get<v1::FunctionVersion>(decision));
   job.set_traceparent(traceparent);
-  Status s = bus_.Publish(kNextStageSubject, job.SerializeAsString(), reply, traceparent);
+  const char* next =
+      job.function().declared_keys_size() > 0 ? kSecretsStageSubject : kBillingStageSubject;
+  Status s = bus_.Publish(next, job.SerializeAsString(), reply, traceparent);
   if (!s.ok()) {
     log::Error("cannot forward the invocation").Str("error", s.ToString());
     AnswerEdge(bus_, reply, job,
@@ -117,10 +131,12 @@ void RegistryStages::HandleCode(bus::Message&& m) {
 }
 
 void RegistryStages::HandleExecution(bus::Message&& m) {
-  v1::ExecutionRecorded event;
-  if (!event.ParseFromString(m.data)) return;
-  executions_.Add(NormalizeFunctionId(event.function_id()), event.caller_org_id(),
-                  event.created_at_ms() > 0 ? event.created_at_ms() : NowMs());
+  v1::ExecutionsRecorded events;
+  if (!events.ParseFromString(m.data)) return;
+  for (const v1::ExecutionRecorded& event : events.executions()) {
+    executions_.Add(NormalizeFunctionId(event.function_id()), event.caller_org_id(),
+                    event.created_at_ms() > 0 ? event.created_at_ms() : NowMs());
+  }
 }
 
 void RegistryStages::HandleFunctionChanged(bus::Message&& m) {

@@ -91,6 +91,9 @@ class BalanceStore {
   // available = balance - reserved >= amount. Held: reserved += amount, in flight += 1, and the
   // hold is recorded.
   Result<HoldOutcome> Hold(const HoldRecord& hold);
+  // Hold for many holds in one round trip (see redis::Client::EvalMany), applied in order; one
+  // Result each.
+  std::vector<Result<HoldOutcome>> HoldMany(const std::vector<HoldRecord>& holds);
 
   // Captures a charge: balance -= total, the hold's amount leaves reserved, in flight -= 1, the
   // owner's balance += revenue, and the hold is deleted. On a tombstone only the balances move.

@@ -86,10 +86,15 @@ std::optional<std::string> ExecSubject(const v1::FunctionVersion& function);
 // True for 1 to 128 characters of [A-Za-z0-9_-] (a UUID is one): safe as a subject token and a
 // Redis key part.
 bool IsValidExecutionId(std::string_view id);
-// "tg.billing.settle.<execution_id>": where the executor sends the result.
+// "tg.billing.settle.<execution_id>": where the executor sends the result (queue group
+// "billing": any replica settles it).
 std::string SettleSubject(std::string_view execution_id);
-// The execution id of a settle subject; empty when subject is not one.
-std::string ExecutionIdOfSettleSubject(std::string_view subject);
+// "tg.billing.unserved.<execution_id>": the reply subject of an executor job. Nothing is ever
+// published there; it only receives the NATS server's "no responders" notice when no executor
+// serves the job's subject, and the server sends that to the publishing replica alone.
+std::string UnservedSubject(std::string_view execution_id);
+// The execution id of an unserved subject; empty when subject is not one.
+std::string ExecutionIdOfUnservedSubject(std::string_view subject);
 
 // text as PostgreSQL accepts it: NUL bytes dropped and invalid UTF-8 replaced by U+FFFD.
 std::string SanitizeText(std::string_view text);

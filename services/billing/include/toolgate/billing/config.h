@@ -25,7 +25,8 @@ struct Config {
   // never delivered); the reaper then settles or releases it.
   int64_t hold_grace_ms = 60'000;
   int64_t reaper_interval_ms = 5'000;
-  // Settlements written in one PostgreSQL transaction at most (group commit).
+  // Settlements written in one PostgreSQL transaction at most (group commit), and holds placed
+  // in one pipelined Redis round trip at most.
   size_t settle_batch = 256;
 };
 

@@ -4,27 +4,26 @@
 // retries until a billing replica acks. The settler queues results; one batcher thread takes
 // every result waiting (up to Config::settle_batch) and writes their ledger entries and
 // executions rows in ONE PostgreSQL transaction (group commit), then captures each hold in Redis,
-// answers each edge, acks each executor, and announces each new execution on
-// tg.events.execution. Nothing is acked before it is durable: when PostgreSQL (or Redis, before
-// the commit) is unreachable, the batch is dropped unacked and the executors' retries bring it
-// back. A Redis capture that fails after the commit is retried in the background (RetryQueue);
-// the charge is durable, so the edge is answered anyway.
+// answers each edge, acks each executor, and announces the batch's new executions in one
+// ExecutionsRecorded on tg.events.execution. Nothing is acked before it is durable: when PostgreSQL
+// (or Redis, before the commit) is unreachable, the batch is dropped unacked and the executors'
+// retries bring it back. A Redis capture that fails after the commit is retried in the background
+// (RetryQueue); the charge is durable, so the edge is answered anyway.
 //
 // The NATS server tells the publisher of an executor job that nobody serves its subject by a
-// "no responders" notice on the job's reply subject, delivered only to a plain (non-queue)
-// subscription of the publishing connection: OnNoResponders releases the hold and answers the
-// edge 503 no_capacity.
+// "no responders" notice on the job's reply subject (tg.billing.unserved.<execution_id>),
+// delivered only to a plain (non-queue) subscription of the publishing connection:
+// OnNoResponders releases the hold and answers the edge 503 no_capacity. That reply subject is
+// not the settle subject, so results are delivered once, to the queue group, not also to every
+// replica's plain subscription.
 //
 // Thread-safe: OnResult and OnNoResponders may run on any thread.
 #pragma once
 
-#include <condition_variable>
-#include <deque>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <vector>
 
+#include "toolgate/base/batch_queue.h"
 #include "toolgate/billing/balance_store.h"
 #include "toolgate/billing/config.h"
 #include "toolgate/billing/ledger_store.h"
@@ -45,8 +44,8 @@ class Settler {
 
   // An ExecutionResult from an executor (the queue subscription of tg.billing.settle.*).
   void OnResult(bus::Message&& message);
-  // A no-responders notice for an executor job (the plain subscription of tg.billing.settle.*);
-  // every other message is ignored.
+  // A no-responders notice for an executor job (the plain subscription of
+  // tg.billing.unserved.*); every other message is ignored.
   void OnNoResponders(const bus::Message& message);
 
   // Settles what is queued, then stops the batcher. Results arriving later are left unacked.
@@ -56,12 +55,11 @@ class Settler {
   struct Pending;
   using Batch = std::vector<std::unique_ptr<Pending>>;
 
-  void Loop();
   // Records batch durably, then applies, answers and acks each settlement.
   void Commit(Batch batch);
   // capture: the outcome of the batch's capture of this hold, when the handler ran (captures
   // of a batch are applied together, one Redis round trip); absent: release the hold here.
-  void Finish(Pending& pending, bool newly_recorded, const Result<bool>* capture);
+  void Finish(Pending& pending, const Result<bool>* capture);
 
   bus::Bus& bus_;
   LedgerStore& ledger_;
@@ -69,11 +67,7 @@ class Settler {
   RetryQueue& retries_;
   const Config& config_;
 
-  std::mutex mu_;
-  std::condition_variable cv_;                  // a result was queued, or stopping_
-  std::deque<std::unique_ptr<Pending>> queue_;  // guarded by mu_
-  bool stopping_ = false;                       // guarded by mu_
-  std::thread thread_;
+  BatchQueue<std::unique_ptr<Pending>> queue_;  // last: its thread calls Commit
 };
 
 }  // namespace toolgate::billing

@@ -14,6 +14,7 @@
 
 #include "toolgate/bus/service.h"
 #include "toolgate/executor/code_store.h"
+#include "toolgate/executor/dispatch_notices.h"
 #include "toolgate/executor/executor_keys.h"
 #include "toolgate/executor/runtime.h"
 #include "toolgate/executor/settler.h"
@@ -48,9 +49,10 @@ class JobExecutor {
 // Serves tg.exec.<pool>.<runtime> for every runtime of executor, in queue group
 // "executor-<pool>-<runtime>", on the service's worker pool (never on the NATS delivery
 // thread). Each job runs under a span "executor.<runtime>" continuing the incoming traceparent,
-// and its result is settled on the job message's reply subject (tg.billing.settle.<id>) with the
-// span's traceparent. service, executor and settler must outlive the subscriptions.
+// and its result is settled on tg.billing.settle.<execution_id> with the span's traceparent.
+// notices hears of each job's arrival and end. service, executor, settler and notices must outlive
+// the subscriptions.
 Status ServeJobs(bus::Service& service, const std::string& pool, JobExecutor& executor,
-                 Settler& settler);
+                 Settler& settler, DispatchNotices& notices);
 
 }  // namespace toolgate::executor

@@ -10,6 +10,10 @@
 // value as JSON; naming an exception's class); the rest (normalisation, the deadline, memory,
 // crashes) is here.
 //
+// Cold starts: the runtime names to the pool the shape of the workers most calls need (its
+// language at DefaultMemoryMb, on each GPU device), so the pool keeps spares of it: a version's
+// first call then takes an interpreter already started in its sandbox and only loads its module.
+//
 // Memory: a CPU worker's memory is held by rlimits (Python: RLIMIT_AS at memory_mb plus room for
 // the interpreter; node: V8's heap limit at memory_mb, and RLIMIT_DATA, since V8 reserves far
 // more address space than it uses). A GPU worker has no address-space limit (the CUDA driver
@@ -48,6 +52,10 @@ struct ProcessRuntimeConfig {
 // Where the worker runtimes live inside every sandbox.
 constexpr const char* kSandboxRuntimeDir = "/runtime";
 
+// The memory limit a version of language has when its publisher names none (contract section
+// 5: 256 MB for Python, 128 MB otherwise): the one most versions keep, so spares have it.
+int64_t DefaultMemoryMb(Language language);
+
 // The sandbox of a worker of language for a version with memory_mb, in pool slot, on GPU
 // device (-1 on a CPU executor).
 SandboxSpec WorkerSandboxSpec(Language language, const ProcessRuntimeConfig& config,
@@ -56,7 +64,8 @@ SandboxSpec WorkerSandboxSpec(Language language, const ProcessRuntimeConfig& con
 class ProcessRuntime : public Runtime {
  public:
   // pool and gpu (null on a CPU executor) must outlive the runtime; several runtimes may share
-  // a pool.
+  // a pool. Names this runtime's spare shapes to pool (whose factories own copies of what they
+  // use, so the pool may outlive the runtime).
   ProcessRuntime(Language language, ProcessRuntimeConfig config, RuntimeLimits limits,
                  WorkerPool& pool, GpuSlots* gpu);
 

@@ -1,9 +1,10 @@
 // ProcessWorker: a Worker that is a sandboxed interpreter process (runtimes/*/worker.*) speaking
 // the frame protocol of worker_protocol.h.
 //
-// Start spawns the process and queues the module's code; the first Call sends it ahead of the
-// call, so loading the module (and anything it prints) belongs to the first call and its
-// deadline. Each call:
+// Start spawns the process, which then waits for its module: until its first call, it holds
+// nothing of a version or an organization, so the pool may keep it as a spare (worker_pool.h).
+// The first Call sends the invocation's code (the kInit frame) ahead of the call, so loading the
+// module (and anything it prints) belongs to the first call and its deadline. Each call:
 // - sends the event, the context and the caller's secrets, and wipes that frame from memory;
 // - collects what the process prints into the call's log, bounded, while it waits;
 // - measures runtime_ms from the handler's start to its reply, and the peak resident memory of
@@ -23,7 +24,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <string_view>
 
 #include "toolgate/base/status.h"
 #include "toolgate/executor/sandbox.h"
@@ -49,21 +49,22 @@ struct ProcessWorkerOptions {
 
 class ProcessWorker : public Worker {
  public:
-  // Spawns plan's program and queues the kInit frame holding code. Internal when the sandbox
-  // cannot be set up.
+  // Spawns plan's program. Internal when the sandbox cannot be set up.
   static Result<std::unique_ptr<ProcessWorker>> Start(const SandboxPlan& plan,
-                                                      std::string_view code,
                                                       const ProcessWorkerOptions& options);
   // Kills the process (if it still runs) and reaps it.
   ~ProcessWorker() override;
 
-  // One call at a time (the pool guarantees it). Never throws.
+  // One call at a time (the pool guarantees it). The first loads invocation.code; later calls
+  // ignore it. Never throws.
   WorkerReply Call(const Invocation& invocation, int64_t deadline_us) override;
+  // Reaps the process when it has exited. Not during a Call.
+  bool Alive() override { return !Exited(); }
 
   pid_t pid() const { return process_.pid; }
 
  private:
-  ProcessWorker(SandboxedProcess process, std::string init_frame, ProcessWorkerOptions options);
+  ProcessWorker(SandboxedProcess process, ProcessWorkerOptions options);
   // True once the process has been reaped; reaps it when it has exited.
   bool Exited();
   // Kills the process and reaps it.
@@ -76,9 +77,9 @@ class ProcessWorker : public Worker {
   int64_t CpuSeconds();
 
   SandboxedProcess process_;
-  std::string init_frame_;  // sent with the first call
   ProcessWorkerOptions options_;
-  bool ready_ = false;  // the module loaded
+  bool init_sent_ = false;  // the kInit frame went out, with the first call
+  bool ready_ = false;      // the module loaded
   bool exited_ = false;
   int wait_status_ = 0;     // once exited_
   struct rusage usage_ {};  // once exited_

@@ -7,6 +7,7 @@
 
 #include "toolgate/bus/bus.h"
 #include "toolgate/core/http.h"
+#include "toolgate/registry/function_cache.h"
 #include "toolgate/registry/store.h"
 #include "toolgate/registry/syntax_check.h"
 
@@ -14,8 +15,10 @@ namespace toolgate::registry {
 
 class RegistryApi {
  public:
-  // store and bus must outlive the api. Thread-safe.
-  RegistryApi(RegistryStore& store, bus::Bus& bus, SyntaxChecker check);
+  // store, bus and cache must outlive the api. Thread-safe. cache is this replica's invoke
+  // cache: a change drops its entries here before the answer, so that a call right after the
+  // change never sees the old state on this replica (other replicas hear the broadcast event).
+  RegistryApi(RegistryStore& store, bus::Bus& bus, SyntaxChecker check, FunctionCache& cache);
 
   // Adds POST/PATCH/GET /functions..., POST /functions/{id}/versions and /workspace/tools.
   // GET /functions/{id} also answers without authentication, for public functions (the
@@ -39,6 +42,7 @@ class RegistryApi {
   void AnnounceWorkspace(const std::string& org_id, const std::string& function_id);
 
   RegistryStore& store_;
+  FunctionCache& cache_;
   bus::Bus& bus_;
   SyntaxChecker check_;
 };

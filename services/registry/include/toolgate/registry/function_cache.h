@@ -54,6 +54,10 @@ class FunctionCache {
   Result<std::shared_ptr<const CachedFunction>> Function(const std::string& function_id);
   // Whether org_id has added function_id, or the source's error.
   Result<bool> IsAdded(const std::string& org_id, const std::string& function_id);
+  // Whether an invocation of function_id by caller_org_id can be decided from memory: the
+  // function is cached and, when it is another organization's public function, so is the
+  // caller's workspace. A hint for choosing a thread: a drop may still race the lookups after it.
+  bool IsWarm(const std::string& function_id, const std::string& caller_org_id);
 
   // Event handlers: forget what a change made stale.
   void DropFunction(const std::string& function_id);

@@ -1,0 +1,70 @@
+// DispatchNotices: tells the edge that a job reached an executor, but only for jobs that take a
+// while.
+//
+// The edge waits --chain-timeout-ms (15 s by default) for an invocation to be answered, so that a
+// stage that dies holding a job costs the caller seconds rather than the version's whole timeout.
+// A job still queued or running here notice_after_ms after it arrived gets an interim
+// InvokeReply{dispatched{timeout_ms}} on its edge reply subject, and the edge then extends its
+// wait to the version's timeout plus its settle margin. A job that finishes sooner (nearly all of
+// them) costs no message at all. notice_after_ms must stay well below the edges' chain timeout.
+//
+// Due times follow arrival order (a fixed delay after each arrival), so the pending notices are
+// kept in ticket order and the timer thread only ever looks at the first one.
+//
+// Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "toolgate/v1/toolgate.pb.h"
+
+namespace toolgate::executor {
+
+class DispatchNotices {
+ public:
+  // Publishes an InvokeReply to an edge reply subject (in production, Bus::Publish).
+  using Send = std::function<void(const std::string& edge_reply, const std::string& reply_bytes,
+                                  const std::string& traceparent)>;
+
+  // Starts the timer thread, which calls send for each notice that falls due.
+  DispatchNotices(Send send, int64_t notice_after_ms);
+  // Stops the timer thread; notices not yet due are not sent.
+  ~DispatchNotices();
+  DispatchNotices(const DispatchNotices&) = delete;
+  DispatchNotices& operator=(const DispatchNotices&) = delete;
+
+  // A job arrived; returns the ticket to pass to Done() once its result is sent.
+  uint64_t Arrived(const v1::InvokeJob& job, const std::string& traceparent);
+  // The job's result is on its way: no notice is needed any more (a no-op after the notice).
+  void Done(uint64_t ticket);
+
+  // Notices sent so far (for tests and metrics).
+  uint64_t sent() const;
+
+ private:
+  struct Notice {
+    int64_t due_us;
+    std::string edge_reply;
+    std::string traceparent;
+    int64_t timeout_ms;
+  };
+  void Loop();
+
+  const Send send_;
+  const int64_t notice_after_us_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;          // a first notice was added, or stopping_
+  uint64_t next_ticket_ = 1;            // guarded by mu_
+  std::map<uint64_t, Notice> pending_;  // guarded by mu_; ticket order is due order
+  uint64_t sent_ = 0;                   // guarded by mu_
+  bool stopping_ = false;               // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace toolgate::executor

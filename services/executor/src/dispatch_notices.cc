@@ -1,0 +1,73 @@
+#include "toolgate/executor/dispatch_notices.h"
+
+#include <chrono>
+
+#include "toolgate/base/time.h"
+
+namespace toolgate::executor {
+
+DispatchNotices::DispatchNotices(Send send, int64_t notice_after_ms)
+    : send_(std::move(send)),
+      notice_after_us_(notice_after_ms * 1000),
+      thread_([this] { Loop(); }) {}
+
+DispatchNotices::~DispatchNotices() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_one();
+  thread_.join();
+}
+
+uint64_t DispatchNotices::Arrived(const v1::InvokeJob& job, const std::string& traceparent) {
+  Notice notice{MonotonicUs() + notice_after_us_, job.edge_reply(), traceparent,
+                job.function().timeout_ms()};
+  bool first;
+  uint64_t ticket;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ticket = next_ticket_++;
+    first = pending_.empty();
+    pending_.emplace(ticket, std::move(notice));
+  }
+  if (first) cv_.notify_one();  // otherwise the timer already waits for an earlier due time
+  return ticket;
+}
+
+void DispatchNotices::Done(uint64_t ticket) {
+  std::lock_guard<std::mutex> lock(mu_);
+  pending_.erase(ticket);
+}
+
+uint64_t DispatchNotices::sent() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sent_;
+}
+
+void DispatchNotices::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    if (pending_.empty()) {
+      cv_.wait(lock);
+      continue;
+    }
+    auto first = pending_.begin();
+    int64_t wait_us = first->second.due_us - MonotonicUs();
+    if (wait_us > 0) {
+      // Done() may remove the first notice meanwhile; the loop then looks again.
+      cv_.wait_for(lock, std::chrono::microseconds(wait_us));
+      continue;
+    }
+    Notice notice = std::move(first->second);
+    pending_.erase(first);
+    ++sent_;
+    lock.unlock();
+    v1::InvokeReply dispatched;
+    dispatched.mutable_dispatched()->set_timeout_ms(notice.timeout_ms);
+    send_(notice.edge_reply, dispatched.SerializeAsString(), notice.traceparent);
+    lock.lock();
+  }
+}
+
+}  // namespace toolgate::executor
