@@ -58,10 +58,19 @@ wrk -t1 -c4 -d2s -s bench/post.lua "http://127.0.0.1:$bare_port/echo" >/dev/null
 echo "# $(date -u +%FT%TZ) $(nproc) cores, ${duration}s per run, wrk keep-alive, durable writes: $durable"
 echo "## throughput, $connections connections"
 run "bare pistache echo" "http://127.0.0.1:$bare_port/echo" "$connections" 2
-run "toolgate invoke (lua echo)" "$invoke_url" "$connections" 2
+# The system's CPU during the invoke run, per process kind: on 2 cores this, not any one hop's
+# latency, is what bounds throughput.
+bench/cpu_by_process.py snapshot "$up_pid" >"$data/cpu.before"
+invoke_result=$(run "toolgate invoke (lua echo)" "$invoke_url" "$connections" 2)
+bench/cpu_by_process.py snapshot "$up_pid" >"$data/cpu.after"
+echo "$invoke_result"
 echo "## latency, 1 connection (one request at a time)"
 run "bare pistache echo" "http://127.0.0.1:$bare_port/echo" 1 1
 run "toolgate invoke (lua echo)" "$invoke_url" 1 1
+
+echo "## system CPU during the invoke run at $connections connections, per request"
+bench/cpu_by_process.py report "$data/cpu.before" "$data/cpu.after" \
+  "$(echo "$invoke_result" | sed -n 's/.*requests=\([0-9]*\).*/\1/p')"
 
 # Where the time goes: the spans of one call, hop by hop.
 trace=$(curl -s -D - -o /dev/null -X POST "$invoke_url" -H "Authorization: $key" \
