@@ -37,6 +37,10 @@ void InvokeStage::OnJob(bus::Message&& m) {
     Decide(job, &*cached, span);
     return;
   }
+  if (keys_.KnownUnknown(job.api_key_sha256())) {
+    Decide(job, nullptr, span);
+    return;
+  }
   service_.pool().Submit([this, job = std::move(job), span]() mutable {
     auto loaded = keys_.Load(job.api_key_sha256());
     if (!loaded.ok()) {

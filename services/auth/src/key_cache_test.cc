@@ -65,5 +65,33 @@ TEST(KeyCacheTest, PruneDropsOnlyStaleEntries) {
   EXPECT_TRUE(cache.Get("new", kTtlUs));
 }
 
+TEST(KeyCacheTest, UnknownHashesAreRememberedForTheTtl) {
+  KeyCache cache(kTtlUs);
+  EXPECT_FALSE(cache.KnownUnknown("bad", 0));
+  cache.PutUnknown("bad", cache.generation(), 1000);
+  EXPECT_TRUE(cache.KnownUnknown("bad", 1000 + kTtlUs - 1));
+  EXPECT_FALSE(cache.KnownUnknown("bad", 1000 + kTtlUs));  // must be read again
+  EXPECT_FALSE(cache.Get("bad", 1000));                    // absent is not a record
+  cache.Prune(1000 + kTtlUs);
+  EXPECT_EQ(cache.unknown_size(), 0u);
+}
+
+TEST(KeyCacheTest, UnknownSetIsBoundedAndInvalidated) {
+  KeyCache cache(kTtlUs, /*max_unknown=*/3);
+  for (const char* h : {"a", "b", "c"}) cache.PutUnknown(h, cache.generation(), 0);
+  EXPECT_EQ(cache.unknown_size(), 3u);
+  cache.PutUnknown("d", cache.generation(), 0);  // full: the set starts over
+  EXPECT_EQ(cache.unknown_size(), 1u);
+  EXPECT_TRUE(cache.KnownUnknown("d", 1));
+  EXPECT_FALSE(cache.KnownUnknown("a", 1));
+  cache.Invalidate("d");
+  EXPECT_FALSE(cache.KnownUnknown("d", 1));
+  // A lookup that raced with an invalidation is not remembered.
+  uint64_t before = cache.generation();
+  cache.Invalidate("e");
+  cache.PutUnknown("e", before, 1);
+  EXPECT_FALSE(cache.KnownUnknown("e", 2));
+}
+
 }  // namespace
 }  // namespace toolgate::auth

@@ -10,17 +10,24 @@ std::optional<KeyRecord> KeyDirectory::Cached(std::string_view key_sha256) const
   return cache_.Get(key_sha256, MonotonicUs());
 }
 
+bool KeyDirectory::KnownUnknown(std::string_view key_sha256) const {
+  return cache_.KnownUnknown(key_sha256, MonotonicUs());
+}
+
 Result<std::optional<KeyRecord>> KeyDirectory::Load(std::string_view key_sha256) {
   uint64_t generation = cache_.generation();
   auto found = store_.FindByHash(key_sha256);
   if (found.ok() && found->has_value()) {
     cache_.Put(std::string(key_sha256), **found, generation, MonotonicUs());
+  } else if (found.ok()) {
+    cache_.PutUnknown(std::string(key_sha256), generation, MonotonicUs());
   }
   return found;
 }
 
 Result<std::optional<KeyRecord>> KeyDirectory::Find(std::string_view key_sha256) {
   if (auto cached = Cached(key_sha256)) return std::optional<KeyRecord>(std::move(*cached));
+  if (KnownUnknown(key_sha256)) return std::optional<KeyRecord>();
   return Load(key_sha256);
 }
 

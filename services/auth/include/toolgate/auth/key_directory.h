@@ -28,9 +28,11 @@ class KeyDirectory {
   // The cached record of key_sha256 when fresh; nullopt means "not cached", not "unknown".
   // Never blocks on PostgreSQL.
   std::optional<KeyRecord> Cached(std::string_view key_sha256) const;
+  // Whether key_sha256 recently matched no key (cached too, see KeyCache). Never blocks.
+  bool KnownUnknown(std::string_view key_sha256) const;
   // Reads PostgreSQL (blocking) and caches what it finds. The inner nullopt: no such key.
   Result<std::optional<KeyRecord>> Load(std::string_view key_sha256);
-  // Cached(), else Load().
+  // Cached() (nullopt inside when KnownUnknown()), else Load().
   Result<std::optional<KeyRecord>> Find(std::string_view key_sha256);
 
   // Drops key_sha256 from this replica's cache and broadcasts KeyRevoked so every replica
