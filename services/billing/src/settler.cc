@@ -27,7 +27,7 @@ struct Settler::Pending {
   v1::ExecutionResult result;
   Settlement settlement;
   std::string ack_reply;
-  // From arrival to the executor's ack.
+  // From arrival to the edge's answer.
   std::unique_ptr<trace::Span> span;
 };
 
@@ -168,6 +168,7 @@ void Settler::Commit(Batch batch) {
       event->set_created_at_ms(NowMs());
     }
   }
+  AckAll(batch);
   // One message for the whole batch: the registry's counters need no per-call event.
   if (recorded_events.executions_size() > 0) {
     bus_.Publish(kExecutionEvents, recorded_events.SerializeAsString());
@@ -211,10 +212,32 @@ void Settler::Finish(Pending& pending, const Result<bool>* capture) {
     v1::InvokeReply reply = ReplyFor(result, execution.charge);
     bus_.Publish(job.edge_reply(), reply.SerializeAsString(), {}, traceparent);
   }
-  if (!pending.ack_reply.empty()) {
-    bus_.Publish(pending.ack_reply, Ack(true).SerializeAsString(), {}, traceparent);
-  }
   pending.span.reset();
+}
+
+BatchAcks GroupAcks(const std::vector<std::string>& replies) {
+  BatchAcks out;
+  for (const std::string& reply : replies) {
+    size_t dot = reply.rfind('.');
+    if (reply.empty()) continue;
+    if (dot == std::string::npos || dot == 0 || dot + 1 == reply.size()) {
+      out.singles.push_back(reply);
+      continue;
+    }
+    out.batches[reply.substr(0, dot + 1) + "acks"].add_attempts(reply.substr(dot + 1));
+  }
+  return out;
+}
+
+void Settler::AckAll(const Batch& batch) {
+  std::vector<std::string> replies;
+  replies.reserve(batch.size());
+  for (const auto& p : batch) replies.push_back(p->ack_reply);
+  BatchAcks acks = GroupAcks(replies);
+  for (const auto& [subject, attempts] : acks.batches) {
+    bus_.Publish(subject, attempts.SerializeAsString());
+  }
+  for (const std::string& reply : acks.singles) bus_.Publish(reply, Ack(true).SerializeAsString());
 }
 
 }  // namespace toolgate::billing

@@ -1,6 +1,7 @@
 #include "toolgate/executor/settler.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 
@@ -19,6 +20,16 @@ uint64_t PendingSettlements::Add(Attempt attempt, int64_t now_ms) {
 
 bool PendingSettlements::Ack(uint64_t id) {
   return items_.erase(id) != 0;
+}
+
+size_t PendingSettlements::Ack(const v1::SettleAcks& acks) {
+  size_t acked = 0;
+  for (const std::string& attempt : acks.attempts()) {
+    uint64_t id = 0;
+    auto [end, ec] = std::from_chars(attempt.data(), attempt.data() + attempt.size(), id);
+    if (ec == std::errc() && end == attempt.data() + attempt.size() && Ack(id)) ++acked;
+  }
+  return acked;
 }
 
 bool PendingSettlements::Fail(uint64_t id, int64_t now_ms) {
@@ -117,6 +128,16 @@ void Settler::Send(const PendingSettlements::Attempt& attempt) {
 }
 
 void Settler::OnReply(bus::Message&& m) {
+  if (std::string_view(m.subject).substr(prefix_.size()) == kBatchAckToken) {
+    v1::SettleAcks acks;
+    if (!acks.ParseFromString(m.data)) {
+      log::Warn("malformed settle acks dropped");  // the attempts time out and are sent again
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pending_.Ack(acks) > 0 && pending_.size() == 0) drained_cv_.notify_all();
+    return;
+  }
   uint64_t id = std::strtoull(m.subject.c_str() + prefix_.size(), nullptr, 10);
   if (m.no_responders) {
     Failed(id, "no billing replica is running");

@@ -19,6 +19,23 @@ TEST(PendingSettlements, AnAckedResultIsForgotten) {
   EXPECT_FALSE(pending.next_due_ms().has_value());
 }
 
+TEST(PendingSettlements, ABatchAckAcksEachPendingAttemptOnce) {
+  PendingSettlements pending(SettleTiming{});
+  uint64_t a = pending.Add(AttemptFor("a"), 0);
+  uint64_t b = pending.Add(AttemptFor("b"), 0);
+  uint64_t c = pending.Add(AttemptFor("c"), 0);
+  v1::SettleAcks acks;
+  acks.add_attempts(std::to_string(a));
+  acks.add_attempts(std::to_string(c));
+  acks.add_attempts(std::to_string(c));  // a duplicate counts once
+  acks.add_attempts("999");              // not pending
+  acks.add_attempts("12x");              // not an id
+  EXPECT_EQ(pending.Ack(acks), 2u);
+  EXPECT_EQ(pending.size(), 1u);
+  EXPECT_EQ(pending.execution_id(b), "b");
+  EXPECT_EQ(pending.execution_id(a), "");
+}
+
 TEST(PendingSettlements, FailedAttemptsBackOffDoublingToTheCap) {
   PendingSettlements pending(
       {.ack_timeout_ms = 5000, .first_backoff_ms = 100, .max_backoff_ms = 5000});

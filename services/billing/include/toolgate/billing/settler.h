@@ -4,11 +4,11 @@
 // retries until a billing replica acks. The settler queues results; one batcher thread takes
 // every result waiting (up to Config::settle_batch) and writes their ledger entries and
 // executions rows in ONE PostgreSQL transaction (group commit), then captures each hold in Redis,
-// answers each edge, acks each executor, and announces the batch's new executions in one
-// ExecutionsRecorded on tg.events.execution. Nothing is acked before it is durable: when PostgreSQL
-// (or Redis, before the commit) is unreachable, the batch is dropped unacked and the executors'
-// retries bring it back. A Redis capture that fails after the commit is retried in the background
-// (RetryQueue); the charge is durable, so the edge is answered anyway.
+// answers each edge, acks the executors (one SettleAcks per executor connection), and announces the
+// batch's new executions in one ExecutionsRecorded on tg.events.execution. Nothing is acked before
+// it is durable: when PostgreSQL (or Redis, before the commit) is unreachable, the batch is dropped
+// unacked and the executors' retries bring it back. A Redis capture that fails after the commit is
+// retried in the background (RetryQueue); the charge is durable, so the edge is answered anyway.
 //
 // The NATS server tells the publisher of an executor job that nobody serves its subject by a
 // "no responders" notice on the job's reply subject (tg.billing.unserved.<execution_id>),
@@ -20,7 +20,9 @@
 // Thread-safe: OnResult and OnNoResponders may run on any thread.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "toolgate/base/batch_queue.h"
@@ -31,6 +33,15 @@
 #include "toolgate/bus/bus.h"
 
 namespace toolgate::billing {
+
+// The acks of one batch, by destination. An executor's attempt replies on "<inbox>.<attempt>":
+// the attempts sharing an inbox are acked in one v1::SettleAcks on "<inbox>.acks" (batches);
+// a reply subject of any other form gets its own SettleAck (singles).
+struct BatchAcks {
+  std::map<std::string, v1::SettleAcks> batches;
+  std::vector<std::string> singles;
+};
+BatchAcks GroupAcks(const std::vector<std::string>& replies);
 
 class Settler {
  public:
@@ -60,6 +71,7 @@ class Settler {
   // capture: the outcome of the batch's capture of this hold, when the handler ran (captures
   // of a batch are applied together, one Redis round trip); absent: release the hold here.
   void Finish(Pending& pending, const Result<bool>* capture);
+  void AckAll(const Batch& batch);
 
   bus::Bus& bus_;
   LedgerStore& ledger_;

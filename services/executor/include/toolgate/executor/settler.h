@@ -49,6 +49,8 @@ class PendingSettlements {
   uint64_t Add(Attempt attempt, int64_t now_ms);
   // Billing acked id. False when id is not pending (a second ack).
   bool Ack(uint64_t id);
+  // Billing acked a batch (the attempts are decimal ids); returns how many were pending.
+  size_t Ack(const v1::SettleAcks& acks);
   // The attempt in flight for id failed: the next is due after the backoff, which then doubles
   // up to its cap. False, and nothing changes, when id is not in flight (acked, or a late answer
   // to an older attempt).
@@ -75,6 +77,10 @@ class PendingSettlements {
   uint64_t next_id_ = 1;
   std::map<uint64_t, Item> items_;
 };
+
+// The last token of the subject on which billing acks a whole batch (v1::SettleAcks); an
+// attempt's own reply subject ends in its decimal id instead.
+inline constexpr std::string_view kBatchAckToken = "acks";
 
 // Sends results and re-sends them from a thread of its own until acked. It uses a NATS
 // connection of its own, so that draining the service's subscriptions at shutdown leaves the
