@@ -307,6 +307,31 @@ Result<bool> BalanceStore::Release(const std::string& execution_id, const std::s
   return reply->integer == 1;
 }
 
+std::vector<Result<bool>> BalanceStore::ReleaseMany(const std::vector<const HoldRecord*>& holds) {
+  std::vector<redis::Client::ScriptCall> calls;
+  calls.reserve(holds.size());
+  for (const HoldRecord* h : holds) {
+    calls.push_back(
+        {{HoldKey(h->execution_id), ReservedKey(h->org_id), InFlightKey(h->org_id), kHolds},
+         {h->execution_id, h->org_id, "0"}});
+  }
+  auto replies = redis_.EvalMany(kReleaseScript, calls);
+  std::vector<Result<bool>> out;
+  out.reserve(holds.size());
+  for (size_t i = 0; i < holds.size(); ++i) {
+    if (!replies.ok()) {
+      out.push_back(replies.status());
+    } else if (!(*replies)[i].ok()) {
+      out.push_back((*replies)[i].status());
+    } else if ((*replies)[i]->type != redis::Reply::Type::kInteger) {
+      out.push_back(Unexpected("release"));
+    } else {
+      out.push_back((*replies)[i]->integer == 1);
+    }
+  }
+  return out;
+}
+
 Result<std::optional<HoldRecord>> BalanceStore::GetHold(const std::string& execution_id) {
   auto reply = redis_.Command({"HGETALL", HoldKey(execution_id)});
   if (!reply.ok()) return reply.status();

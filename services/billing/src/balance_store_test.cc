@@ -290,6 +290,23 @@ TEST_F(BalanceStoreTest, HoldManyAppliesEachInOrderInOneRoundTrip) {
   EXPECT_TRUE(store.HoldMany({}).empty());
 }
 
+TEST_F(BalanceStoreTest, ReleaseManyUndoesHoldsInOneRoundTrip) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 100).ok());
+  HoldRecord e1 = HoldOf("e1", 30), e2 = HoldOf("e2", 20), never = HoldOf("never", 5);
+  ASSERT_EQ(VerdictOf(store, e1), HoldVerdict::kHeld);
+  ASSERT_EQ(VerdictOf(store, e2), HoldVerdict::kHeld);
+  auto released = store.ReleaseMany({&e1, &never, &e2});
+  ASSERT_EQ(released.size(), 3u);
+  for (const auto& r : released) ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(*released[0]);
+  EXPECT_FALSE(*released[1]);  // nothing was held: a no-op
+  EXPECT_TRUE(*released[2]);
+  EXPECT_EQ(Int("tg:res:org-a"), 0);
+  EXPECT_EQ(Int("tg:conc:org-a"), 0);
+  EXPECT_TRUE(store.ReleaseMany({}).empty());
+}
+
 TEST_F(BalanceStoreTest, SettleLeavesAnUnloadedOwnerToItsLoad) {
   BalanceStore store = Store();
   ASSERT_TRUE(store.Load("org-a", 1000).ok());

@@ -116,7 +116,27 @@ void InvokeStage::HoldBatch(std::vector<CallPtr> batch) {
   holds.reserve(batch.size());
   for (const CallPtr& call : batch) holds.push_back(call->hold);
   std::vector<Result<HoldOutcome>> outcomes = balances_.HoldMany(holds);
+  // Redis may have applied a failed hold and lost only its reply: undo them all in one round
+  // trip (a no-op where nothing was held), so that a Redis that hangs costs this thread one
+  // timeout per batch, not one per call. What cannot be undone now, the reaper releases.
+  std::vector<const HoldRecord*> failed;
+  std::string first_error;
   for (size_t i = 0; i < batch.size(); ++i) {
+    if (outcomes[i].ok()) continue;
+    if (failed.empty()) first_error = outcomes[i].status().ToString();
+    failed.push_back(&batch[i]->hold);
+  }
+  if (!failed.empty()) {
+    log::Error("holds failed")
+        .Int("count", static_cast<int64_t>(failed.size()))
+        .Str("error", first_error);
+    balances_.ReleaseMany(failed);
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!outcomes[i].ok()) {
+      Answer(batch[i]->job, Unavailable(), batch[i]->span->traceparent());
+      continue;
+    }
     if (outcomes[i].ok() && outcomes[i]->verdict == HoldVerdict::kBalanceNotLoaded) {
       // Rare (the organization's first call since Redis lost or never had its balance): the
       // load reads PostgreSQL, so it runs on the pool rather than stalling this batch's peers.

@@ -106,6 +106,8 @@ class BalanceStore {
   // Returns false, changing nothing, when it was already released or settled.
   Result<bool> Release(const std::string& execution_id, const std::string& org_id,
                        ReleaseMode mode);
+  // Release (kDelete) of many holds, given as HoldRecords, in one round trip; one Result each.
+  std::vector<Result<bool>> ReleaseMany(const std::vector<const HoldRecord*>& holds);
 
   // nullopt when no such hold (or tombstone) exists.
   Result<std::optional<HoldRecord>> GetHold(const std::string& execution_id);
