@@ -24,18 +24,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The system as shipped (info logs: one span line per hop), with limits off: the bench measures
-# the platform, not the rate limiter.
-$bin/toolgate up --data-dir "$data" --http-port 0 --demo --durable-writes "$durable" \
-  --rate-limit-per-key 0 --concurrency-per-org 0 >"$data/up.log" 2>&1 &
-up_pid=$!
-for _ in $(seq 1 600); do
-  grep -q "Press Ctrl-C" "$data/up.log" 2>/dev/null && break
-  kill -0 $up_pid 2>/dev/null || { cat "$data/up.log"; exit 1; }
-  sleep 0.1
-done
-url=$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' "$data/run/state.json")
-key=$(sed -n 's/.*"api_key":"\([^"]*\)".*/\1/p' "$data/run/demo.json")
+source bench/system.sh
+start_system "$data" --durable-writes "$durable"
 echo_id=$(sed -n 's/.*"echo_id":"\([^"]*\)".*/\1/p' "$data/run/demo.json")
 
 bare_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

@@ -1,0 +1,22 @@
+# Sourced by the bench scripts: starts the whole system as shipped (info logs: one span line per
+# hop), with rate and concurrency limits off, since a bench measures the platform, not the rate
+# limiter. Extra arguments go to `toolgate up`.
+#
+#   start_system DATA_DIR [toolgate up flags...]
+#
+# Sets up_pid, url (the edge) and key (the demo organization's API key, scopes invoke and
+# manage); exits with the launcher's log when the system does not come up.
+start_system() {
+  local data=$1
+  shift
+  build/bin/toolgate up --data-dir "$data" --http-port 0 --demo \
+    --rate-limit-per-key 0 --concurrency-per-org 0 "$@" >"$data/up.log" 2>&1 &
+  up_pid=$!
+  for _ in $(seq 1 600); do
+    grep -q "Press Ctrl-C" "$data/up.log" 2>/dev/null && break
+    kill -0 "$up_pid" 2>/dev/null || { cat "$data/up.log"; exit 1; }
+    sleep 0.1
+  done
+  url=$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' "$data/run/state.json")
+  key=$(sed -n 's/.*"api_key":"\([^"]*\)".*/\1/p' "$data/run/demo.json")
+}
