@@ -142,22 +142,34 @@ void Settler::Commit(Batch batch) {
     return;
   }
   std::set<std::string> fresh(recorded->begin(), recorded->end());
-  // Capture every hold of the batch in one Redis round trip: under `appendfsync always` one
-  // fsync then covers the whole batch instead of one per settlement.
+  // Capture every hold of the batch whose handler ran, and release every other, in one Redis
+  // round trip each: under `appendfsync always` one fsync then covers the whole batch instead
+  // of one per settlement, and a Redis that hangs costs one timeout, not one per settlement.
   std::vector<SettleStep> steps;
-  std::vector<size_t> step_of(batch.size(), SIZE_MAX);
+  std::vector<HoldRecord> unrun;
+  std::vector<size_t> index_of(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) {
-    if (!batch[i]->result.handler_ran()) continue;
     const ExecutionRecord& e = batch[i]->settlement.execution;
-    step_of[i] = steps.size();
-    steps.push_back(SettleStep{e.execution_id, e.org_id, e.owner_org_id, e.charge.total_micro_usd,
-                               e.charge.owner_revenue_micro_usd});
+    if (batch[i]->result.handler_ran()) {
+      index_of[i] = steps.size();
+      steps.push_back(SettleStep{e.execution_id, e.org_id, e.owner_org_id, e.charge.total_micro_usd,
+                                 e.charge.owner_revenue_micro_usd});
+    } else {
+      index_of[i] = unrun.size();
+      unrun.push_back(HoldRecord{});
+      unrun.back().execution_id = e.execution_id;
+      unrun.back().org_id = e.org_id;
+    }
   }
   std::vector<Result<bool>> captures = balances_.SettleMany(steps);
+  std::vector<const HoldRecord*> to_release;
+  for (const HoldRecord& h : unrun) to_release.push_back(&h);
+  std::vector<Result<bool>> releases = balances_.ReleaseMany(to_release);
   v1::ExecutionsRecorded recorded_events;
   for (size_t i = 0; i < batch.size(); ++i) {
     bool newly_recorded = fresh.erase(batch[i]->settlement.execution.execution_id) > 0;
-    Finish(*batch[i], step_of[i] == SIZE_MAX ? nullptr : &captures[step_of[i]]);
+    Finish(*batch[i],
+           batch[i]->result.handler_ran() ? captures[index_of[i]] : releases[index_of[i]]);
     // Only the first recording counts, so a retried result never counts twice.
     if (newly_recorded && batch[i]->result.handler_ran()) {
       const ExecutionRecord& execution = batch[i]->settlement.execution;
@@ -175,15 +187,14 @@ void Settler::Commit(Batch batch) {
   }
 }
 
-void Settler::Finish(Pending& pending, const Result<bool>* capture) {
+void Settler::Finish(Pending& pending, const Result<bool>& applied) {
   const v1::ExecutionResult& result = pending.result;
   const v1::InvokeJob& job = result.job();
   const ExecutionRecord& execution = pending.settlement.execution;
 
-  // Capture (or release) the hold. The ledger is durable already, so a Redis failure only
-  // delays this step, never the answer.
+  // The hold was captured (or released) with the batch. The ledger is durable already, so a
+  // Redis failure only delays this step, never the answer: it is retried in the background.
   RetryQueue::Step step;
-  Status s;
   if (result.handler_ran()) {
     SettleStep settle{execution.execution_id, execution.org_id, execution.owner_org_id,
                       execution.charge.total_micro_usd, execution.charge.owner_revenue_micro_usd};
@@ -191,14 +202,13 @@ void Settler::Finish(Pending& pending, const Result<bool>* capture) {
       auto r = balances_.Settle(settle);
       return r.ok() ? Status::Ok() : r.status();
     };
-    s = capture && capture->ok() ? Status::Ok() : capture ? capture->status() : step();
   } else {
     step = [this, id = execution.execution_id, org = execution.org_id] {
       auto r = balances_.Release(id, org, ReleaseMode::kDelete);
       return r.ok() ? Status::Ok() : r.status();
     };
-    s = step();
   }
+  const Status s = applied.ok() ? Status::Ok() : applied.status();
   if (RetryQueue::IsTransient(s)) {
     retries_.Add("capture " + execution.execution_id, std::move(step));
   } else if (!s.ok()) {

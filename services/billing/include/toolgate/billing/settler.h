@@ -68,9 +68,10 @@ class Settler {
 
   // Records batch durably, then applies, answers and acks each settlement.
   void Commit(Batch batch);
-  // capture: the outcome of the batch's capture of this hold, when the handler ran (captures
-  // of a batch are applied together, one Redis round trip); absent: release the hold here.
-  void Finish(Pending& pending, const Result<bool>* capture);
+  // applied: the outcome of the batch's capture of this hold (the handler ran) or release (it
+  // did not); a batch applies each kind in one Redis round trip. A transient failure goes to
+  // the retry queue.
+  void Finish(Pending& pending, const Result<bool>& applied);
   void AckAll(const Batch& batch);
 
   bus::Bus& bus_;
