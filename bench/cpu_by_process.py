@@ -45,12 +45,12 @@ def snapshot(root):
     children = {}
     for pid, (ppid, _, _) in procs.items():
         children.setdefault(ppid, []).append(pid)
-    todo, seen = [root], []
-    while todo:
-        pid = todo.pop()
+    stack, seen = [root], []
+    while stack:
+        pid = stack.pop()
         if pid in procs:
             seen.append(pid)
-            todo.extend(children.get(pid, []))
+            stack.extend(children.get(pid, []))
     for pid in seen:
         _, name, ticks = procs[pid]
         print(pid, ticks, name)
