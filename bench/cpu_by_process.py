@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
 """CPU time of a process tree, by process name, for "where the time goes" in bench/invoke.sh.
 
-  cpu_by_process.py snapshot ROOT_PID > FILE      # utime+stime of ROOT_PID and its descendants
-  cpu_by_process.py report BEFORE AFTER REQUESTS  # CPU microseconds per request, by name
+  cpu_by_process.py snapshot ROOT_PID > FILE      # CPU time and context switches of ROOT_PID
+                                                  # and of its descendants
+  cpu_by_process.py report BEFORE AFTER REQUESTS  # CPU microseconds and context switches per
+                                                  # request, by name
+
+A context switch is a thread going to sleep (or being preempted): on the invoke path nearly every
+one is a thread that will be woken for the next message, and on this VM waking a thread costs
+more than handling the message it brings.
 
 Names group the processes of one kind (every PostgreSQL backend is "postgres", every Lua worker
 "toolgate-lua-worker"). Processes that exited between the snapshots are not counted (a worker
@@ -12,6 +18,22 @@ import os
 import sys
 
 TICK = os.sysconf("SC_CLK_TCK")
+
+
+def context_switches(pid):
+    """Voluntary plus involuntary context switches, summed over the threads of pid."""
+    total = 0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/status") as f:
+                total += sum(int(line.split()[1]) for line in f if "ctxt_switches:" in line)
+        except OSError:
+            pass
+    return total
 
 
 def processes():
@@ -53,26 +75,30 @@ def snapshot(root):
             stack.extend(children.get(pid, []))
     for pid in seen:
         _, name, ticks = procs[pid]
-        print(pid, ticks, name)
+        print(pid, ticks, context_switches(pid), name)
 
 
 def load(path):
     with open(path) as f:
-        return {int(p): (int(t), n) for p, t, n in (line.split(" ", 2) for line in f)}
+        return {int(p): (int(t), int(c), n.strip())
+                for p, t, c, n in (line.split(" ", 3) for line in f)}
 
 
 def report(before_path, after_path, requests):
     before, after = load(before_path), load(after_path)
-    by_name = {}
-    for pid, (ticks, name) in after.items():
-        used = ticks - before.get(pid, (0, name))[0]
-        by_name[name.strip()] = by_name.get(name.strip(), 0) + used
-    total = sum(by_name.values())
-    per_request = lambda ticks: ticks * 1e6 / TICK / max(requests, 1)
-    for name, ticks in sorted(by_name.items(), key=lambda kv: -kv[1]):
-        if ticks > 0:
-            print(f"  {name:<24} {per_request(ticks):7.0f} us/request")
-    print(f"  {'total':<24} {per_request(total):7.0f} us/request")
+    ticks_by_name, switches_by_name = {}, {}
+    for pid, (ticks, switches, name) in after.items():
+        old_ticks, old_switches, _ = before.get(pid, (0, 0, name))
+        ticks_by_name[name] = ticks_by_name.get(name, 0) + ticks - old_ticks
+        switches_by_name[name] = switches_by_name.get(name, 0) + switches - old_switches
+    requests = max(requests, 1)
+    micros = lambda ticks: ticks * 1e6 / TICK / requests
+    print(f"  {'process':<24} {'CPU us':>7} {'switches':>9}   (per request)")
+    for name, ticks in sorted(ticks_by_name.items(), key=lambda kv: -kv[1]):
+        if ticks > 0 or switches_by_name[name] > 0:
+            print(f"  {name:<24} {micros(ticks):7.0f} {switches_by_name[name] / requests:9.1f}")
+    print(f"  {'total':<24} {micros(sum(ticks_by_name.values())):7.0f}"
+          f" {sum(switches_by_name.values()) / requests:9.1f}")
 
 
 if __name__ == "__main__":

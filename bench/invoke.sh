@@ -2,7 +2,8 @@
 # Invoke throughput and latency: the Lua echo tool through the whole system (edge -> auth ->
 # registry -> secrets -> billing -> executor -> billing -> edge, with a durable ledger write per
 # call) against a bare Pistache route on the same machine, in the same run, with the same wrk
-# settings. Prints a table; docs/benchmarks.md records a run.
+# settings, and against the architecture's floor (bench/chain.sh: the same edge front handing the
+# request to 1, 3 or 5 no-op services over NATS). Prints a table; docs/benchmarks.md records a run.
 #
 #   bench/invoke.sh [duration_s=10] [connections=32] [durable_writes=true]
 #
@@ -16,10 +17,12 @@ durable=${3:-true}
 bin=build/bin
 [ -x $bin/toolgate ] && [ -x $bin/bench_bare_pistache ] || scripts/build.sh >/dev/null
 
+source bench/chain.sh
 data=$(mktemp -d /tmp/toolgate-bench-XXXXXX)
 cleanup() {
   [ -n "${up_pid:-}" ] && kill "$up_pid" 2>/dev/null && wait "$up_pid" 2>/dev/null || true
   [ -n "${bare_pid:-}" ] && kill "$bare_pid" 2>/dev/null && wait "$bare_pid" 2>/dev/null || true
+  stop_chain
   rm -rf "$data"
 }
 trap cleanup EXIT
@@ -45,9 +48,21 @@ invoke_url="$url/api/v1/functions/$echo_id/1.0.0/invoke"
 TOOLGATE_BENCH_KEY=$key wrk -t1 -c4 -d2s -s bench/post.lua "$invoke_url" >/dev/null
 wrk -t1 -c4 -d2s -s bench/post.lua "http://127.0.0.1:$bare_port/echo" >/dev/null
 
+# The floor, by number of stages: each runs while the system is idle, on the system's NATS.
+floor() {  # connections threads
+  local hops
+  for hops in 1 3 5; do
+    start_chain "$nats_url" "$hops"
+    TOOLGATE_BENCH_KEY=$key wrk -t1 -c4 -d1s -s bench/post.lua "$chain_url" >/dev/null
+    run "bus chain floor, $hops stage$([ "$hops" = 1 ] || echo s)" "$chain_url" "$1" "$2"
+    stop_chain
+  done
+}
+
 echo "# $(date -u +%FT%TZ) $(nproc) cores, ${duration}s per run, wrk keep-alive, durable writes: $durable"
 echo "## throughput, $connections connections"
 run "bare pistache echo" "http://127.0.0.1:$bare_port/echo" "$connections" 2
+floor "$connections" 2
 # The system's CPU during the invoke run, per process kind: on 2 cores this, not any one hop's
 # latency, is what bounds throughput.
 bench/cpu_by_process.py snapshot "$up_pid" >"$data/cpu.before"
@@ -56,6 +71,7 @@ bench/cpu_by_process.py snapshot "$up_pid" >"$data/cpu.after"
 echo "$invoke_result"
 echo "## latency, 1 connection (one request at a time)"
 run "bare pistache echo" "http://127.0.0.1:$bare_port/echo" 1 1
+floor 1 1
 run "toolgate invoke (lua echo)" "$invoke_url" 1 1
 
 echo "## system CPU during the invoke run at $connections connections, per request"

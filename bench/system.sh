@@ -4,7 +4,7 @@
 #
 #   start_system DATA_DIR [toolgate up flags...]
 #
-# Sets up_pid, url (the edge) and key (the demo organization's API key, scopes invoke and
+# Sets up_pid, url (the edge), nats_url and key (the demo organization's API key, scopes invoke and
 # manage); exits with the launcher's log when the system does not come up.
 start_system() {
   local data=$1
@@ -18,5 +18,6 @@ start_system() {
     sleep 0.1
   done
   url=$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' "$data/run/state.json")
+  nats_url=$(sed -n 's/.*"nats_url":"\([^"]*\)".*/\1/p' "$data/run/state.json")
   key=$(sed -n 's/.*"api_key":"\([^"]*\)".*/\1/p' "$data/run/demo.json")
 }

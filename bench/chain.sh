@@ -1,0 +1,37 @@
+# Sourced by the bench scripts: the architecture's floor, a peer that pays for what the owner's
+# shape costs and for nothing else. An HTTP front (the edge's Pistache, Bus and ReplyMux) hands
+# each request to HOPS no-op stage processes over NATS, one after another, and the last one
+# answers (bench/bus_chain.cc). A request is HOPS + 1 bus messages: the Lua echo's invoke path
+# is 6 (HOPS=5); the fewest any chain with separate billing and executor services can be is 4
+# (edge, billing's hold, executor, billing's settlement: HOPS=3).
+#
+#   start_chain NATS_URL HOPS   # sets chain_url (POST it) and chain_pids
+#   stop_chain
+chain_pids=()
+
+start_chain() {
+  local nats=$1 hops=$2 port i
+  chain_pids=()
+  for i in $(seq 1 "$hops"); do
+    build/bin/bench_bus_chain stage "$nats" "$i" "$hops" >/dev/null &
+    chain_pids+=($!)
+  done
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  build/bin/bench_bus_chain front "$port" 2 "$nats" >/dev/null &
+  chain_pids+=($!)
+  chain_url="http://127.0.0.1:$port/echo"
+  # Stages subscribe before they print "ready", but the front may be up first: wait for an answer.
+  for _ in $(seq 1 200); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' -d '{}' "$chain_url")" = 200 ] && return 0
+    sleep 0.05
+  done
+  echo "the bus chain with $hops stages did not answer" >&2
+  return 1
+}
+
+stop_chain() {
+  local pid
+  for pid in "${chain_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${chain_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  chain_pids=()
+}
