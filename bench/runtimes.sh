@@ -7,8 +7,10 @@
 #     (bench/runtimes/workerd/).
 # Toolgate's side pays for authentication, billing (a durable ledger write per call) and a
 # sandboxed worker process per tool; the peers pay for none of it. The script also times cold
-# starts: the first call of a freshly published version. Prints the runs and a table against
-# the targets; exits non-zero when any request failed.
+# starts: the first call of a freshly published version. Beside them runs the architecture's
+# floor (bench/chain.sh): the edge's front handing each request to 1 or 3 no-op services over
+# NATS, the most any design of separate services could reach here. Prints the runs and a table
+# against the targets; exits non-zero when any request failed.
 #
 #   bench/runtimes.sh [duration_s=10] [connections=32]
 #
@@ -31,11 +33,13 @@ $python -c 'import uvicorn, uvloop, httptools' 2>/dev/null ||
 workerd=$(cd bench && node -p 'require("workerd").default' 2>/dev/null || true)
 [ -x "$workerd" ] || { echo "workerd missing: run scripts/install-deps.sh" >&2; exit 1; }
 
+source bench/chain.sh
 data=$(mktemp -d /tmp/toolgate-bench-XXXXXX)
 stop() {  # pid: end it and reap it
   [ -n "$1" ] && kill "$1" 2>/dev/null && wait "$1" 2>/dev/null || true
 }
 cleanup() {
+  stop_chain
   stop "${up_pid:-}"
   stop "${uvicorn_pid:-}"
   stop "${workerd_pid:-}"
@@ -136,6 +140,13 @@ run "uvicorn echo (peer)" uvicorn_t "$uvicorn_url" "$connections" 2
 run "toolgate python echo" python_t "$python_url" "$connections" 2
 run "workerd echo (peer)" workerd_t "$workerd_url" "$connections" 2
 run "toolgate javascript echo" javascript_t "$javascript_url" "$connections" 2
+for hops in 1 3; do
+  start_chain "$nats_url" "$hops"
+  wrk -t1 -c4 -d1s -s bench/post.lua "$chain_url" >/dev/null
+  run "bus chain floor, $hops stage$([ "$hops" = 1 ] || echo s)" "floor${hops}_t" "$chain_url" \
+    "$connections" 2
+  stop_chain
+done
 echo "## latency, 1 connection (one request at a time)"
 run "uvicorn echo (peer)" uvicorn_l "$uvicorn_url" 1 1
 run "toolgate python echo" python_l "$python_url" 1 1
@@ -167,6 +178,10 @@ row "python req/s, toolgate / uvicorn ($connections connections)" \
   "$(ratio "${rps[python_t]:-}" "${rps[uvicorn_t]:-}")" x ">= 0.5x" 0.5 ge
 row "javascript req/s, toolgate / workerd ($connections connections)" \
   "$(ratio "${rps[javascript_t]:-}" "${rps[workerd_t]:-}")" x ">= 1.0x" 1.0 ge
+row "  the floor's: 1 no-op NATS stage / uvicorn" \
+  "$(ratio "${rps[floor1_t]:-}" "${rps[uvicorn_t]:-}")" x ">= 0.5x" 0.5 ge
+row "  the floor's: 3 no-op NATS stages / workerd" \
+  "$(ratio "${rps[floor3_t]:-}" "${rps[workerd_t]:-}")" x ">= 1.0x" 1.0 ge
 row "python cold start, median of $cold_versions" "$py_cold" " ms" "< 150 ms" 150 lt
 row "javascript cold start, median of $cold_versions" "$js_cold" " ms" "< 100 ms" 100 lt
 row "python warm overhead, p50 toolgate - p50 uvicorn" \

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <unordered_map>
 
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
@@ -18,25 +19,36 @@ int64_t Rows::Int(int row, int col) const {
   return std::strtoll(PQgetvalue(res_.get(), row, col), nullptr, 10);
 }
 
-bool Rows::Bool(int row, int col) const { return PQgetvalue(res_.get(), row, col)[0] == 't'; }
+bool Rows::Bool(int row, int col) const {
+  return PQgetvalue(res_.get(), row, col)[0] == 't';
+}
 
 int64_t Rows::affected() const {
   const char* n = PQcmdTuples(res_.get());
   return n && *n ? std::strtoll(n, nullptr, 10) : 0;
 }
 
+struct Session {
+  explicit Session(PGconn* c) : conn(c) {}
+  ~Session() { PQfinish(conn); }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  PGconn* conn;
+  // SQL text -> the name it was prepared under on this connection.
+  std::unordered_map<std::string, std::string> prepared;
+  uint64_t next_name = 1;  // names are never reused, even after a statement is forgotten
+};
+
 namespace {
 
-Result<Rows> Run(PGconn* conn, std::string_view sql, const Params& params) {
-  std::vector<const char*> values;
-  values.reserve(params.size());
-  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
-  std::string text(sql);
-  // Without parameters the simple protocol is used, which also runs multi-statement scripts
-  // (migrations); with parameters, the extended protocol keeps values out of the SQL text.
-  PGresult* res = params.empty() ? PQexec(conn, text.c_str())
-                                 : PQexecParams(conn, text.c_str(), static_cast<int>(params.size()),
-                                                nullptr, values.data(), nullptr, nullptr, 0);
+// SQLSTATEs that mean a prepared statement is gone or stale (a DEALLOCATE, or a table whose
+// columns changed under a cached plan): prepared afresh, the statement would run.
+bool IsStalePreparedStatement(const char* state) {
+  return state && (std::strcmp(state, "26000") == 0 || std::strcmp(state, "0A000") == 0);
+}
+
+Result<Rows> StatusOf(PGconn* conn, PGresult* res) {
   ExecStatusType st = PQresultStatus(res);
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return Rows(res);
   const char* state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
@@ -53,25 +65,70 @@ Result<Rows> Run(PGconn* conn, std::string_view sql, const Params& params) {
   return Status::Internal("postgres: " + msg);
 }
 
+// The name sql is prepared under on this session, preparing it first if need be; empty when
+// the session holds its maximum (the statement then runs unnamed). Fails as the statement would
+// (a syntax error, an unknown table) when PostgreSQL refuses to prepare it.
+Result<std::string> PreparedName(Session& s, const std::string& sql, int nparams) {
+  auto it = s.prepared.find(sql);
+  if (it != s.prepared.end()) return it->second;
+  if (s.prepared.size() >= kMaxPreparedPerConnection) return std::string();
+  std::string name = "tg_" + std::to_string(s.next_name++);
+  auto ready = StatusOf(s.conn, PQprepare(s.conn, name.c_str(), sql.c_str(), nparams, nullptr));
+  if (!ready.ok()) return ready.status();
+  s.prepared.emplace(sql, name);
+  return name;
+}
+
+Result<Rows> Run(Session& s, std::string_view sql, const Params& params) {
+  std::string text(sql);
+  // Without parameters the simple protocol is used, which also runs multi-statement scripts
+  // (migrations); with parameters, the extended protocol keeps values out of the SQL text.
+  if (params.empty()) return StatusOf(s.conn, PQexec(s.conn, text.c_str()));
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  const int n = static_cast<int>(params.size());
+  for (int attempt = 0;; ++attempt) {
+    auto name = PreparedName(s, text, n);
+    if (!name.ok()) return name.status();
+    PGresult* res =
+        name->empty()
+            ? PQexecParams(s.conn, text.c_str(), n, nullptr, values.data(), nullptr, nullptr, 0)
+            : PQexecPrepared(s.conn, name->c_str(), n, values.data(), nullptr, nullptr, 0);
+    if (!name->empty() && attempt == 0 &&
+        IsStalePreparedStatement(PQresultErrorField(res, PG_DIAG_SQLSTATE))) {
+      // Forget it; outside a transaction, prepare it again and run it once more (inside one,
+      // the error has aborted the transaction, and the caller's retry prepares it again).
+      s.prepared.erase(text);
+      PQclear(PQexec(s.conn, ("DEALLOCATE " + *name).c_str()));
+      if (PQtransactionStatus(s.conn) == PQTRANS_IDLE) {
+        PQclear(res);
+        continue;
+      }
+    }
+    return StatusOf(s.conn, res);
+  }
+}
+
 }  // namespace
 
 Result<Rows> Conn::Exec(std::string_view sql, const Params& params) {
-  return Run(conn_, sql, params);
+  return Run(*session_, sql, params);
 }
 
 Pool::Pool(std::string conninfo, size_t size) : conninfo_(std::move(conninfo)), size_(size) {}
 
 Pool::~Pool() {
-  for (PGconn* c : idle_) PQfinish(c);
+  for (Session* s : idle_) delete s;
 }
 
-Result<PGconn*> Pool::Acquire() {
+Result<Session*> Pool::Acquire() {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [this] { return !idle_.empty() || open_ < size_; });
   if (!idle_.empty()) {
-    PGconn* c = idle_.back();
+    Session* s = idle_.back();
     idle_.pop_back();
-    return c;
+    return s;
   }
   ++open_;
   lock.unlock();
@@ -84,34 +141,34 @@ Result<PGconn*> Pool::Acquire() {
     cv_.notify_one();
     return Status::Unavailable("postgres connect: " + msg);
   }
-  return c;
+  return new Session(c);
 }
 
-void Pool::Release(PGconn* conn) {
+void Pool::Release(Session* session) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (PQstatus(conn) != CONNECTION_OK) {
+  if (PQstatus(session->conn) != CONNECTION_OK) {
     // The server went away: every idle connection is as stale as this one.
-    PQfinish(conn);
+    delete session;
     --open_;
-    for (PGconn* idle : idle_) PQfinish(idle);
+    for (Session* idle : idle_) delete idle;
     open_ -= idle_.size();
     idle_.clear();
-  } else if (PQtransactionStatus(conn) != PQTRANS_IDLE) {
-    PQfinish(conn);  // left mid-transaction: never hand it out again
+  } else if (PQtransactionStatus(session->conn) != PQTRANS_IDLE) {
+    delete session;  // left mid-transaction: never hand it out again
     --open_;
   } else {
-    idle_.push_back(conn);
+    idle_.push_back(session);
   }
   cv_.notify_one();
 }
 
 Result<Rows> Pool::Exec(std::string_view sql, const Params& params) {
   for (int attempt = 0;; ++attempt) {
-    auto conn = Acquire();
-    if (!conn.ok()) return conn.status();
-    auto rows = Run(*conn, sql, params);
-    bool broken = PQstatus(*conn) != CONNECTION_OK;
-    Release(*conn);
+    auto session = Acquire();
+    if (!session.ok()) return session.status();
+    auto rows = Run(**session, sql, params);
+    bool broken = PQstatus((*session)->conn) != CONNECTION_OK;
+    Release(*session);
     // A statement on a connection that died before the server saw it is safe to retry once:
     // PostgreSQL restarted under us and the pool held a stale connection.
     if (rows.ok() || !broken || attempt > 0) return rows;
@@ -121,11 +178,11 @@ Result<Rows> Pool::Exec(std::string_view sql, const Params& params) {
 Status Pool::Transaction(const std::function<Status(Conn&)>& fn) {
   auto acquired = Acquire();
   if (!acquired.ok()) return acquired.status();
-  PGconn* raw = *acquired;
-  Conn conn(raw);
+  Session* session = *acquired;
+  Conn conn(session);
   auto begin = conn.Exec("BEGIN");
   if (!begin.ok()) {
-    Release(raw);
+    Release(session);
     return begin.status();
   }
   Status s = fn(conn);
@@ -133,8 +190,8 @@ Status Pool::Transaction(const std::function<Status(Conn&)>& fn) {
     auto commit = conn.Exec("COMMIT");
     if (!commit.ok()) s = commit.status();
   }
-  if (!s.ok() && PQstatus(raw) == CONNECTION_OK) conn.Exec("ROLLBACK");
-  Release(raw);
+  if (!s.ok() && PQstatus(session->conn) == CONNECTION_OK) conn.Exec("ROLLBACK");
+  Release(session);
   return s;
 }
 

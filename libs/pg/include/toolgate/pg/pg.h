@@ -2,6 +2,10 @@
 // schema migrations.
 //
 // Every query uses server-side parameters ($1, $2, ...): values are never spliced into SQL.
+// A statement with parameters is prepared on a connection the first time that connection runs
+// it, and executed by name from then on, so PostgreSQL parses and plans a hot statement once
+// per connection instead of once per call. Each connection keeps at most
+// kMaxPreparedPerConnection statements; others run unnamed.
 // A connection found broken is reset and the statement retried once when it is safe to do so
 // (outside a transaction), so a PostgreSQL restart costs the callers in flight an Unavailable
 // status, not the process. Thread-safe.
@@ -26,6 +30,12 @@ namespace toolgate::pg {
 using Param = std::optional<std::string>;  // nullopt is SQL NULL
 using Params = std::vector<Param>;
 
+// Bounds the server memory a connection's prepared statements take, should a caller build SQL
+// text from data (statement texts are otherwise a fixed set in the code).
+inline constexpr size_t kMaxPreparedPerConnection = 256;
+
+struct Session;  // a libpq connection and the statements prepared on it
+
 // The rows of one statement. Movable; owns the libpq result.
 class Rows {
  public:
@@ -49,12 +59,11 @@ class Conn {
   // Conflict for a unique or exclusion violation, InvalidArgument for other data errors
   // (SQLSTATE class 22 and 23), Unavailable when the server is unreachable.
   Result<Rows> Exec(std::string_view sql, const Params& params = {});
-  PGconn* raw() { return conn_; }
 
  private:
   friend class Pool;
-  explicit Conn(PGconn* conn) : conn_(conn) {}
-  PGconn* conn_;
+  explicit Conn(Session* session) : session_(session) {}
+  Session* session_;
 };
 
 class Pool {
@@ -74,14 +83,14 @@ class Pool {
   Status WaitReady(int timeout_ms);
 
  private:
-  Result<PGconn*> Acquire();
-  void Release(PGconn* conn);
+  Result<Session*> Acquire();
+  void Release(Session* session);
   std::string conninfo_;
   size_t size_;
   std::mutex mu_;
-  std::condition_variable cv_;      // a connection was returned
-  std::vector<PGconn*> idle_;       // guarded by mu_
-  size_t open_ = 0;                 // guarded by mu_
+  std::condition_variable cv_;  // a connection was returned
+  std::vector<Session*> idle_;  // guarded by mu_
+  size_t open_ = 0;             // guarded by mu_
 };
 
 // Applies the numbered migrations of a schema once each, in order, under an advisory lock so
