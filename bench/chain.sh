@@ -7,6 +7,8 @@
 #
 #   start_chain NATS_URL HOPS   # sets chain_url (POST it) and chain_pids
 #   stop_chain
+#
+# The front runs 2 reactor threads, like the edge; TOOLGATE_CHAIN_FRONT_THREADS changes that.
 chain_pids=()
 
 start_chain() {
@@ -17,7 +19,7 @@ start_chain() {
     chain_pids+=($!)
   done
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  build/bin/bench_bus_chain front "$port" 2 "$nats" >/dev/null &
+  build/bin/bench_bus_chain front "$port" "${TOOLGATE_CHAIN_FRONT_THREADS:-2}" "$nats" >/dev/null &
   chain_pids+=($!)
   chain_url="http://127.0.0.1:$port/echo"
   # Stages subscribe before they print "ready", but the front may be up first: wait for an answer.
