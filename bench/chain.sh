@@ -9,6 +9,7 @@
 #   stop_chain
 #
 # The front runs 2 reactor threads, like the edge; TOOLGATE_CHAIN_FRONT_THREADS changes that.
+# Needs bench/system.sh (free_port).
 chain_pids=()
 
 start_chain() {
@@ -18,7 +19,7 @@ start_chain() {
     build/bin/bench_bus_chain stage "$nats" "$i" "$hops" >/dev/null &
     chain_pids+=($!)
   done
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  port=$(free_port)
   build/bin/bench_bus_chain front "$port" "${TOOLGATE_CHAIN_FRONT_THREADS:-2}" "$nats" >/dev/null &
   chain_pids+=($!)
   chain_url="http://127.0.0.1:$port/echo"

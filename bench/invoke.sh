@@ -34,7 +34,7 @@ source bench/system.sh
 start_system "$data" --durable-writes "$durable"
 echo_id=$(sed -n 's/.*"echo_id":"\([^"]*\)".*/\1/p' "$data/run/demo.json")
 
-bare_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+bare_port=$(free_port)
 $bin/bench_bare_pistache "$bare_port" 2 >/dev/null &
 bare_pid=$!
 until curl -s -o /dev/null "http://127.0.0.1:$bare_port/"; do sleep 0.05; done

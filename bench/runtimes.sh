@@ -47,10 +47,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-  $python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
 source bench/system.sh
 start_system "$data"
 # The CLI acts as the demo organization through its key, which has the manage scope.

@@ -1,6 +1,6 @@
 # Sourced by the bench scripts: starts the whole system as shipped (info logs: one span line per
 # hop), with rate and concurrency limits off, since a bench measures the platform, not the rate
-# limiter. Extra arguments go to `toolgate up`.
+# limiter. Extra arguments go to `toolgate up`. Also free_port, for the peers.
 #
 #   start_system DATA_DIR [toolgate up flags...]
 #
@@ -20,4 +20,9 @@ start_system() {
   url=$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' "$data/run/state.json")
   nats_url=$(sed -n 's/.*"nats_url":"\([^"]*\)".*/\1/p' "$data/run/state.json")
   key=$(sed -n 's/.*"api_key":"\([^"]*\)".*/\1/p' "$data/run/demo.json")
+}
+
+# Prints a TCP port that is free on 127.0.0.1 now.
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
