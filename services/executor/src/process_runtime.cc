@@ -63,7 +63,14 @@ Result<std::unique_ptr<Worker>> StartWorker(Language language, const ProcessRunt
   options.max_result_bytes = limits.max_response_bytes * 6 + 4096;
   options.max_response_bytes = limits.max_response_bytes;
   options.max_log_bytes = limits.max_log_bytes;
-  options.watch_memory = config.gpu;
+  options.watch_memory = config.gpu && config.cgroups == nullptr;
+  options.cgroups = config.cgroups;
+  // The whole sandbox together: the version's memory (tmpfs pages and page cache included),
+  // its process limit, and its CPU quota.
+  options.cgroup_limits.memory_bytes = static_cast<uint64_t>(std::max<int64_t>(memory_mb, 1)) << 20;
+  options.cgroup_limits.pids = spec.limits.processes;
+  options.cgroup_limits.cpus = config.sandbox_cpus;
+  options.allow_new_threads = config.gpu;
   if (language == Language::kLua) {
     options.stops_at_deadline = true;
     options.kill_grace_ms = kLuaKillGraceMs;
@@ -173,8 +180,26 @@ ExecutionOutcome ProcessRuntime::Run(const Invocation& inv) {
     if (reply.kind != WorkerReply::Kind::kNotDelivered) break;
   }
 
+  // A failure before the tool's code started (the worker's own decoding of the call, a
+  // bootstrap that died) is the platform's: 502, not charged (contract section 4).
+  const bool failed = reply.kind == WorkerReply::Kind::kError ||
+                      reply.kind == WorkerReply::Kind::kCrashed ||
+                      reply.kind == WorkerReply::Kind::kMemory;
+  if (failed && !reply.started) {
+    log::Warn("a worker failed before the tool's code started")
+        .Str("execution_id", inv.execution_id)
+        .Str("function_id", inv.function_id)
+        .Str("error", reply.kind == WorkerReply::Kind::kError
+                          ? reply.error_type + ": " + reply.error_message
+                          : reply.failure);
+    ExecutionOutcome out = PlatformFailure("the worker failed before the handler started");
+    out.logs = std::move(reply.logs);
+    return out;
+  }
+
   ExecutionOutcome out;
   out.runtime_ms = reply.runtime_ms;
+  out.cpu_ms = reply.cpu_ms;
   out.memory_used_mb = reply.memory_used_mb;
   out.logs = std::move(reply.logs);
   switch (reply.kind) {
