@@ -24,8 +24,9 @@ int main(int argc, char** argv) {
   core::DefinePostgresFlags(flags);
   flags.Define("code-cache-mb", "256", "memory for cached handler code, in MiB");
   flags.Define("syntax-checks-at-once", "2",
-               "publish-time syntax checks running at the same time; a publish that waits longer "
-               "than --syntax-check-timeout-ms for a turn is answered 503");
+               "publish-time syntax checks running at the same time (as many more publishes may "
+               "wait for a turn); a publish that waits longer than --syntax-check-timeout-ms, or "
+               "finds that many waiting, is answered 503");
   flags.Define("syntax-check-memory-mb", "256",
                "memory one syntax check may use, interpreter and code included, in MiB");
   flags.Define("syntax-check-timeout-ms", "10000", "wall time of one syntax check");
@@ -66,8 +67,10 @@ int main(int argc, char** argv) {
               "--syntax-checks-at-once must be at least 1, --syntax-check-memory-mb at least 16, "
               "--syntax-check-timeout-ms at least 1 and --syntax-check-uid other than 0");
   }
+  // As many publishes may wait for a turn as may run: together they hold at most twice
+  // --syntax-checks-at-once of the worker threads that invocations share.
   registry::SyntaxCheckTurns syntax_checks(
-      static_cast<size_t>(at_once), limits.timeout_ms,
+      static_cast<size_t>(at_once), static_cast<size_t>(at_once), limits.timeout_ms,
       [limits](std::string_view runtime, std::string_view code) {
         return registry::CheckSyntax(runtime, code, limits);
       });

@@ -220,14 +220,25 @@ Status CheckSyntax(std::string_view runtime, std::string_view code,
   return Status::InvalidArgument("unknown runtime " + std::string(runtime));
 }
 
-SyntaxCheckTurns::SyntaxCheckTurns(size_t at_once, int max_wait_ms, SyntaxChecker check)
-    : max_wait_ms_(max_wait_ms), check_(std::move(check)), free_turns_(at_once) {}
+SyntaxCheckTurns::SyntaxCheckTurns(size_t at_once, size_t max_waiting, int max_wait_ms,
+                                   SyntaxChecker check)
+    : max_wait_ms_(max_wait_ms),
+      check_(std::move(check)),
+      free_turns_(at_once),
+      max_waiting_(max_waiting) {}
 
 Status SyntaxCheckTurns::Check(std::string_view runtime, std::string_view code) {
   {
     std::unique_lock<std::mutex> lock(mu_);
-    if (!freed_.wait_for(lock, std::chrono::milliseconds(max_wait_ms_),
-                         [this] { return free_turns_ > 0; })) {
+    if (free_turns_ == 0 && waiting_ >= max_waiting_) {
+      return Status::Timeout("every syntax check turn is busy and " + std::to_string(waiting_) +
+                             " publishes already wait for one");
+    }
+    ++waiting_;
+    const bool turn = freed_.wait_for(lock, std::chrono::milliseconds(max_wait_ms_),
+                                      [this] { return free_turns_ > 0; });
+    --waiting_;
+    if (!turn) {
       return Status::Timeout("every syntax check turn stayed busy for " +
                              std::to_string(max_wait_ms_) + " ms");
     }

@@ -128,7 +128,7 @@ TEST(SyntaxCheckTurns, WaitingPastTheLimitForATurnIsTimeout) {
   std::promise<void> started, release;
   std::shared_future<void> released = release.get_future().share();
   int runs = 0;  // only ever touched by the caller that holds the one turn
-  SyntaxCheckTurns turns(1, 50, [&](std::string_view runtime, std::string_view) {
+  SyntaxCheckTurns turns(1, 1, 50, [&](std::string_view runtime, std::string_view) {
     ++runs;
     if (runtime == "slow") {
       started.set_value();
@@ -144,6 +144,27 @@ TEST(SyntaxCheckTurns, WaitingPastTheLimitForATurnIsTimeout) {
   holder.join();
   EXPECT_TRUE(turns.Check("lua", "").ok());  // the turn came back
   EXPECT_EQ(runs, 2);                        // the refused caller never ran the check
+}
+
+TEST(SyntaxCheckTurns, NoWaitingPastTheWaitingLimit) {
+  std::promise<void> started, release;
+  std::shared_future<void> released = release.get_future().share();
+  SyntaxCheckTurns turns(1, 0, 600'000, [&](std::string_view runtime, std::string_view) {
+    if (runtime == "slow") {
+      started.set_value();
+      released.wait();
+    }
+    return Status::Ok();
+  });
+  std::thread holder([&] { EXPECT_TRUE(turns.Check("slow", "").ok()); });
+  started.get_future().wait();
+  // No one may wait: refused at once, not after the ten minutes' wait.
+  Status refused = turns.Check("lua", "");
+  EXPECT_EQ(refused.code(), Status::Code::kTimeout);
+  EXPECT_NE(refused.message().find("already wait"), std::string::npos) << refused.message();
+  release.set_value();
+  holder.join();
+  EXPECT_TRUE(turns.Check("lua", "").ok());
 }
 
 TEST(CheckSyntax, DispatchesOnRuntime) {

@@ -59,11 +59,13 @@ using SyntaxChecker = std::function<Status(std::string_view runtime, std::string
 
 // Runs `check` for at most `at_once` callers at a time (a counting semaphore), so that
 // concurrent publishes cannot together take more than at_once times a check's memory. A caller
-// that waits longer than max_wait_ms for a turn gets Timeout without running the check.
-// Thread-safe; `check` must be thread-safe too.
+// that waits longer than max_wait_ms for a turn gets Timeout without running the check, and so
+// does one that finds max_waiting callers already waiting: a waiting caller holds one of the
+// service's worker threads, which invocations need too. Thread-safe; `check` must be
+// thread-safe too.
 class SyntaxCheckTurns {
  public:
-  SyntaxCheckTurns(size_t at_once, int max_wait_ms, SyntaxChecker check);
+  SyntaxCheckTurns(size_t at_once, size_t max_waiting, int max_wait_ms, SyntaxChecker check);
   SyntaxCheckTurns(const SyntaxCheckTurns&) = delete;
   SyntaxCheckTurns& operator=(const SyntaxCheckTurns&) = delete;
 
@@ -75,6 +77,8 @@ class SyntaxCheckTurns {
   std::mutex mu_;
   std::condition_variable freed_;  // guarded by mu_: a turn was given back
   size_t free_turns_;              // guarded by mu_
+  const size_t max_waiting_;
+  size_t waiting_ = 0;  // guarded by mu_
 };
 
 }  // namespace toolgate::registry
