@@ -50,7 +50,8 @@ std::string CleanNodeMessage(std::string output, const std::string& path) {
 
 // A private directory holding one file, removed with it. When the check runs as another user
 // (the registry runs as root), both belong to that user, so that it can read the file and no
-// one else can.
+// one else can; $TMPDIR (default /tmp) must then let that user through. The file is handed over
+// before its directory, so no one else can swap it meanwhile.
 class TempFile {
  public:
   static Result<std::unique_ptr<TempFile>> Create(std::string_view name, std::string_view data,
