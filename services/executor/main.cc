@@ -251,7 +251,8 @@ int main(int argc, char** argv) {
   std::unique_ptr<CgroupTree> cgroups;
   if (!flags.GetBool("insecure-no-cgroups")) {
     CgroupTree::Options tree;
-    tree.name = "toolgate-sandboxes-" + std::to_string(::getpid());
+    tree.stale_prefix = "toolgate-sandboxes-";
+    tree.name = tree.stale_prefix + std::to_string(::getpid());
     double per_org = CoresFlag(flags, "cpus-per-org");
     tree.group_cpus = per_org > 0
                           ? per_org

@@ -1,5 +1,6 @@
 #include "toolgate/executor/cgroup.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -126,6 +127,40 @@ std::string Below(const std::string& path, const std::string& mount_root) {
   return path == "/" ? "" : path;  // outside the mounted subtree: take it as given
 }
 
+// Removes dir and the directories below it, deepest first (a cgroup directory goes only once
+// it has no children and no processes). Best effort: what the kernel still holds stays.
+void RemoveTree(const std::string& dir, int depth = 0) {
+  if (depth > 4) return;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    std::vector<std::string> children;
+    while (dirent* e = ::readdir(d)) {
+      if (e->d_type == DT_DIR && e->d_name[0] != '.') children.push_back(dir + "/" + e->d_name);
+    }
+    ::closedir(d);
+    for (const std::string& child : children) RemoveTree(child, depth + 1);
+  }
+  ::rmdir(dir.c_str());
+}
+
+// Removes the trees of executors that are gone: "<prefix><pid>" beside ours whose pid no
+// longer runs (an executor killed with SIGKILL cannot clean up after itself).
+void RemoveStaleTrees(const std::string& parent, const std::string& prefix) {
+  DIR* d = ::opendir(parent.c_str());
+  if (d == nullptr) return;
+  std::vector<std::string> stale;
+  while (dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    std::string pid = name.substr(prefix.size());
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (::kill(static_cast<pid_t>(std::atol(pid.c_str())), 0) != 0 && errno == ESRCH) {
+      stale.push_back(parent + "/" + name);
+    }
+  }
+  ::closedir(d);
+  for (const std::string& dir : stale) RemoveTree(dir);
+}
+
 void Pause() {
   timespec ts{0, 500 * 1000};  // the kernel finishes a freeze in microseconds
   ::nanosleep(&ts, nullptr);
@@ -216,6 +251,7 @@ Result<std::unique_ptr<CgroupTree>> CgroupTree::Open(const Options& options,
       }
       Status s = WriteFile(own + "/cgroup.subtree_control", kV2Controllers);
       const std::string root = own + "/" + options.name;
+      if (!options.stale_prefix.empty()) RemoveStaleTrees(own, options.stale_prefix);
       if (s.ok()) s = MakeDir(root);
       if (s.ok()) s = WriteFile(root + "/cgroup.subtree_control", kV2Controllers);
       if (!s.ok()) return Status::Unavailable("cgroup v2: " + s.message());
@@ -242,6 +278,9 @@ Result<std::unique_ptr<CgroupTree>> CgroupTree::Open(const Options& options,
     if (it != mounts.v1.end()) roots[c] = it->second + "/" + options.name;
   }
   for (const auto& [controller, dir] : roots) {
+    if (!options.stale_prefix.empty()) {
+      RemoveStaleTrees(dir.substr(0, dir.rfind('/')), options.stale_prefix);
+    }
     Status s = MakeDir(dir);
     if (!s.ok()) return Status::Unavailable("cgroup v1 " + controller + ": " + s.message());
   }

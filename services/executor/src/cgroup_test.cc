@@ -4,15 +4,25 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace toolgate::executor {
 namespace {
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 TEST(CgroupMountsTest, ReadsV1ControllersSeparateAndTogether) {
   const char* mountinfo =
@@ -215,6 +225,36 @@ TEST_F(CgroupTest, KillsEveryProcessButTheOneKept) {
   EXPECT_EQ(running(), 0);
   ::close(ready[0]);
   ::close(ready[1]);
+}
+
+TEST_F(CgroupTest, TheTreesOfExecutorsThatAreGoneAreRemoved) {
+  // A tree left by an executor that was killed: its pid is gone, a group and a leaf remain.
+  pid_t gone = ::fork();
+  if (gone == 0) ::_exit(0);
+  ::waitpid(gone, nullptr, 0);
+  const std::string prefix = "toolgate-stale-test-";
+  CgroupTree::Options left;
+  left.name = prefix + std::to_string(gone);
+  auto old = CgroupTree::Open(left);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  auto leaf = (*old)->Create("org-left", {});
+  ASSERT_TRUE(leaf.ok());
+  CgroupMounts mounts =
+      ParseCgroupMounts(ReadText("/proc/self/mountinfo"), ReadText("/proc/self/cgroup"));
+  const std::string base =
+      (mounts.v1.count("freezer") ? mounts.v1["freezer"] : mounts.v2) + "/" + left.name;
+  // Leak it as a killed executor would.
+  (void)leaf->release();
+  (void)old->release();
+  struct stat st;
+  ASSERT_EQ(::stat((base + "/org-left").c_str(), &st), 0);
+
+  CgroupTree::Options next;
+  next.name = prefix + std::to_string(::getpid());
+  next.stale_prefix = prefix;
+  auto fresh = CgroupTree::Open(next);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_NE(::stat(base.c_str(), &st), 0) << base << " was left";
 }
 
 TEST_F(CgroupTest, MovesASandboxToAnotherGroupWithItsProcesses) {

@@ -111,7 +111,7 @@ Result<std::unique_ptr<ProcessWorker>> ProcessWorker::Start(const SandboxPlan& p
   std::unique_ptr<Cgroup> cgroup;
   BeforeStart adopt;
   if (options.cgroups != nullptr) {
-    auto made = options.cgroups->Create("spare", options.cgroup_limits);
+    auto made = options.cgroups->Create(options.cgroup_group, options.cgroup_limits);
     if (!made.ok()) return made.status();
     cgroup = std::move(*made);
     adopt = [&cgroup](pid_t pid) { return cgroup->Adopt(pid); };

@@ -124,6 +124,9 @@ class CgroupTree {
   struct Options {
     std::string name = "toolgate-sandboxes";  // the directory under the executor's cgroup
     double group_cpus = 0;  // CPU quota of each tenant group; 0: no quota (weights only)
+    // Trees beside this one named "<stale_prefix><pid>" whose pid no longer runs are removed
+    // on Open (those of executors killed before they could clean up); "" keeps them.
+    std::string stale_prefix;
   };
   // Finds the hierarchy and creates the tree's directory. Unavailable, naming what is missing,
   // when neither v2 with memory, pids and cpu nor v1 with memory, pids, cpuacct and freezer can

@@ -3,8 +3,8 @@
 //
 // Start spawns the process, which then waits for its module: until its first call, it holds
 // nothing of a version or an organization, so the pool may keep it as a spare (worker_pool.h).
-// With a CgroupTree, the process is born in a cgroup of its own (cgroup.h) in the "spare" group,
-// and its first call moves that cgroup into the caller's organization's group.
+// With a CgroupTree, the process is born in a cgroup of its own (cgroup.h), in its
+// organization's group, or in the "spare" group until its first call moves it there.
 // The first Call sends the invocation's code (the kInit frame) ahead of the call, so loading the
 // module (and anything it prints) belongs to the first call and its deadline. Each call:
 // - refuses a worker with bytes waiting on its reply pipe (the handler wrote frames of its own
@@ -63,6 +63,9 @@ struct ProcessWorkerOptions {
   // limits. The tree must outlive the worker.
   CgroupTree* cgroups = nullptr;
   CgroupLimits cgroup_limits;
+  // The group the cgroup is made in: "spare" for a worker no call has taken yet (its first call
+  // moves it), else the organization's (CgroupTree::GroupFor).
+  std::string cgroup_group = "spare";
   // Threads a call starts and leaves idle do not retire the worker (CUDA starts its threads
   // with a handler's first use of the GPU); one that used CPU between calls still does, at the
   // next call, which then goes to another worker.
