@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "toolgate/core/json_schema.h"
 #include "toolgate/core/version.h"
 
 namespace toolgate::registry {
@@ -19,6 +21,8 @@ struct PublishedVersion {
   int32_t timeout_ms = 0;
   int32_t memory_mb = 0;
   std::vector<std::string> declared_keys;
+  // The compiled input_schema every event is checked against (row 5); null accepts any event.
+  std::shared_ptr<const core::JsonSchema> input_schema;
 };
 
 struct CachedFunction {
