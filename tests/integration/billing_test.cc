@@ -192,7 +192,9 @@ TEST_F(BillingTest, TopUpIdempotencyKeyCreditsOnce) {
       auto client = g_system->Client();
       auto again = payer.session().Cookie("tg_session");
       auto r = client->Post("/api/v1/billing/top-ups", R"({"amount_micro_usd":5000})",
-                            {{"Idempotency-Key", "order-42"}, {"Cookie", "tg_session=" + again}});
+                            {{"Idempotency-Key", "order-42"},
+                             {"Cookie", "tg_session=" + again},
+                             {"X-Toolgate-CSRF", "1"}});
       if (r.ok()) ids[i] = StringField(r->body, "top_up_id");
     });
   }
