@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
   auth::Authenticator authenticator(directory, accounts, usage);
   auth::InvokeStage invoke(service, directory, accounts, usage);
   // Declared after everything it uses, so it stops (and writes the last batch) first.
-  auth::Housekeeper housekeeper(keys, accounts, cache, usage);
+  auth::Housekeeper housekeeper(keys, accounts, cache, usage, throttle);
 
   for (Status s : {directory.ListenForRevocations(), authenticator.Serve(service), invoke.Start(),
                    core::ServeHttp(service, router)}) {

@@ -11,9 +11,9 @@
 //   * its body, if any, is declared `application/json` (a form or `text/plain` body is what a
 //     cross-site form or a "simple" fetch can send without a preflight).
 // Requests with an API key never depend on ambient credentials and pass untouched. Signup and
-// login carry no cookie yet but set one: they need the JSON content type and must not come from
-// a foreign Origin, so a page elsewhere cannot sign the browser into the attacker's account,
-// while scripts (no Origin) keep working without the header.
+// login carry no cookie yet but set one: they must not come from a foreign Origin (browsers
+// send Origin with every cross-site POST), so a page elsewhere cannot sign the browser into the
+// attacker's account, while scripts (no Origin) keep working without the header.
 //
 // Pure functions; thread-safe.
 #pragma once

@@ -20,7 +20,8 @@ namespace {
 
 const auto* const kEnv = ::testing::AddGlobalTestEnvironment(
     new SharedSystem({}, {"TOOLGATE_HEADER_TIMEOUT_MS=1500", "TOOLGATE_LOGIN_MAX_FAILURES=5",
-                          "TOOLGATE_LOGIN_BACKOFF_MS=2000", "TOOLGATE_LOGIN_BACKOFF_MAX_MS=4000"}));
+                          "TOOLGATE_LOGIN_BACKOFF_MS=2000", "TOOLGATE_LOGIN_BACKOFF_MAX_MS=4000",
+                          "TOOLGATE_MAX_CONNECTIONS_PER_CLIENT=16"}));
 
 using Clock = std::chrono::steady_clock;
 
@@ -70,6 +71,22 @@ class RawConnection {
         *closed = true;
         break;
       }
+      if (n > 0) out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+  }
+
+  // What the edge sends until a whole response head has arrived, it closes the connection, or
+  // deadline_ms passes.
+  std::string ReadHead(int deadline_ms) {
+    std::string out;
+    auto deadline = Clock::now() + std::chrono::milliseconds(deadline_ms);
+    while (Clock::now() < deadline && out.find("\r\n\r\n") == std::string::npos) {
+      timeval tv{0, 100 * 1000};
+      setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+      char buf[4096];
+      ssize_t n = recv(fd_, buf, sizeof buf, 0);
+      if (n == 0 || (n < 0 && errno == ECONNRESET)) break;
       if (n > 0) out.append(buf, static_cast<size_t>(n));
     }
     return out;
@@ -192,6 +209,34 @@ TEST(EdgeFront, SlowHeadIsCutAtTheHeaderTimeout) {
   EXPECT_TRUE(closed);
   // The edge still serves.
   EXPECT_EQ(g_system->Client()->Get("/healthz")->status, 200);
+}
+
+TEST(EdgeFront, ConnectionsPerClientAreLimited) {
+  // The system allows 16 connections per address: of 20 at once, some are refused.
+  std::vector<std::unique_ptr<RawConnection>> connections;
+  int served = 0, refused = 0;
+  for (int i = 0; i < 20; ++i) {
+    connections.push_back(std::make_unique<RawConnection>());
+    connections.back()->Send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    std::string head = connections.back()->ReadHead(10000);
+    if (head.starts_with("HTTP/1.1 200")) ++served;
+    if (head.starts_with("HTTP/1.1 429")) {
+      ++refused;
+      EXPECT_NE(head.find("application/problem+json"), std::string::npos) << head;
+    }
+  }
+  EXPECT_LE(served, 16);
+  EXPECT_GE(refused, 4);
+  EXPECT_EQ(served + refused, 20);
+  // Closed connections free their places.
+  connections.clear();
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  int status = 0;
+  while (status != 200 && Clock::now() < deadline) {
+    auto r = g_system->Client()->Get("/healthz");
+    status = r.ok() ? r->status : 0;
+  }
+  EXPECT_EQ(status, 200);
 }
 
 // A client with the account's session cookie and nothing else: what a page on another site

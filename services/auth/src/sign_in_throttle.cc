@@ -95,4 +95,14 @@ Status SignInThrottle::ClearAccount(std::string_view email) {
       .status();
 }
 
+Status SignInThrottle::Prune() {
+  return pool_
+      .Exec(
+          "DELETE FROM auth.sign_in_throttle "
+          "WHERE last_attempt_at < now() - $1::bigint * interval '1 millisecond' "
+          "AND (locked_until IS NULL OR locked_until < now())",
+          {std::to_string(policy_.window_ms)})
+      .status();
+}
+
 }  // namespace toolgate::auth

@@ -58,6 +58,8 @@ class SignInThrottle {
   Status RecordSignup(std::string_view client);
   // A successful login: the account's count starts over.
   Status ClearAccount(std::string_view email);
+  // Deletes the rows that no longer count: window passed since the last attempt, no lock.
+  Status Prune();
   // Attempts refused while locked, since start (for the logs).
   int64_t refused() const { return refused_.load(); }
   void CountRefusal() { ++refused_; }
