@@ -18,10 +18,10 @@
 namespace toolgate::testing {
 namespace {
 
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(
-    new SharedSystem({}, {"TOOLGATE_HEADER_TIMEOUT_MS=1500", "TOOLGATE_LOGIN_MAX_FAILURES=5",
-                          "TOOLGATE_LOGIN_BACKOFF_MS=2000", "TOOLGATE_LOGIN_BACKOFF_MAX_MS=4000",
-                          "TOOLGATE_MAX_CONNECTIONS_PER_CLIENT=16"}));
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SharedSystem(
+    {}, {"TOOLGATE_HEADER_TIMEOUT_MS=1500", "TOOLGATE_LOGIN_MAX_FAILURES=5",
+         "TOOLGATE_LOGIN_BACKOFF_MS=2000", "TOOLGATE_LOGIN_BACKOFF_MAX_MS=4000",
+         "TOOLGATE_MAX_CONNECTIONS_PER_CLIENT=16", "TOOLGATE_BODY_TIMEOUT_MS=3000"}));
 
 using Clock = std::chrono::steady_clock;
 
@@ -209,6 +209,18 @@ TEST(EdgeFront, SlowHeadIsCutAtTheHeaderTimeout) {
   EXPECT_TRUE(closed);
   // The edge still serves.
   EXPECT_EQ(g_system->Client()->Get("/healthz")->status, 200);
+}
+
+TEST(EdgeFront, SlowBodyIsCutAtTheBodyTimeout) {
+  RawConnection c;
+  c.Send(
+      "POST /api/v1/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+      "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"email\":");
+  bool closed = false;
+  std::string answer = c.ReadUntilClosed(15000, &closed);
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 408")) << answer;
+  EXPECT_NE(answer.find(R"("code":"request_timeout")"), std::string::npos) << answer;
+  EXPECT_TRUE(closed);
 }
 
 TEST(EdgeFront, ConnectionsPerClientAreLimited) {
