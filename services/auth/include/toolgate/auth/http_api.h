@@ -20,8 +20,7 @@ namespace toolgate::auth {
 
 class HttpApi {
  public:
-  HttpApi(AccountStore& accounts, KeyStore& keys, KeyDirectory& directory,
-          SignInThrottle& throttle)
+  HttpApi(AccountStore& accounts, KeyStore& keys, KeyDirectory& directory, SignInThrottle& throttle)
       : accounts_(accounts), keys_(keys), directory_(directory), throttle_(throttle) {}
 
   void Register(core::Router& router);
