@@ -223,6 +223,19 @@ TEST(EdgeFront, SlowBodyIsCutAtTheBodyTimeout) {
   EXPECT_TRUE(closed);
 }
 
+TEST(EdgeFront, AClientLeavingMidBodyLeavesNothingBusy) {
+  Account acct(*g_system, "Leaver");
+  std::string key = acct.CreateKey();
+  std::string fn = acct.CreateFunction("echo");
+  for (int i = 0; i < 2; ++i) {
+    RawConnection c;
+    c.Send(InvokeHead(fn, key, "Content-Length: 4194304\r\n"));
+    c.Send(std::string(1 << 20, 'x'));
+  }  // both gone, their bodies unfinished
+  EXPECT_TRUE(BecomesIdle(g_system->Pid("edge"), 10000));
+  EXPECT_EQ(g_system->Client()->Get("/healthz")->status, 200);
+}
+
 TEST(EdgeFront, ConnectionsPerClientAreLimited) {
   // The system allows 16 connections per address: of 20 at once, some are refused.
   std::vector<std::unique_ptr<RawConnection>> connections;
