@@ -28,16 +28,18 @@ constexpr Runtime kRuntimes[] = {
     {"lua", "handler.lua", TemplateLuaTool, TemplateLuaMcp},
 };
 
-// The event of an MCP tool is a JSON-RPC request.
+// The event of an MCP tool is a JSON-RPC request. The schema only describes it: Toolgate checks
+// events against input schemas, and a malformed request must reach the tool, whose JSON-RPC
+// answer (-32600) the client expects, rather than be refused before it.
 constexpr std::string_view kMcpInputSchema = R"({
     "type": "object",
+    "description": "A JSON-RPC 2.0 request of the Model Context Protocol",
     "properties": {
-      "jsonrpc": { "const": "2.0" },
-      "id": { "type": ["string", "integer"] },
-      "method": { "type": "string" },
-      "params": { "type": "object" }
-    },
-    "required": ["jsonrpc", "method"]
+      "jsonrpc": { "description": "\"2.0\"" },
+      "id": { "description": "A string or an integer; absent in a notification" },
+      "method": { "description": "initialize, ping, tools/list or tools/call" },
+      "params": { "description": "The method's parameters, an object" }
+    }
   })";
 
 constexpr std::string_view kMcpExamples = R"([

@@ -419,6 +419,16 @@ void McpEndpoint::WorkspaceCall(std::shared_ptr<Call> call, v1::WorkspaceToolsRe
   SetEnvKeys(call->request, f, &job);
   backend_.Invoke(std::move(job), [this, call, forwarded](v1::InvokeReply answer) {
     HttpAnswer a = RenderInvokeReply(answer, call->request.request_id, Now());
+    if (answer.has_problem() && answer.problem().code() == "invalid_event" && !forwarded) {
+      // The arguments broke the tool's input_schema (nothing ran, nothing was charged): a tool
+      // error the model reads and can correct, with each error's pointer, not an HTTP 400.
+      a.status = 200;
+      a.content_type = "application/json";
+      a.body = JsonRpcResult(
+          call->message.id_json,
+          ToolCallResult(400, core::RenderProblem(answer.problem(), call->request.request_id)));
+      return call->respond(std::move(a));
+    }
     if (answer.has_problem()) return call->respond(std::move(a));
     const v1::InvokeSuccess& result = answer.result();
     const std::string& id = call->message.id_json;

@@ -456,8 +456,11 @@ TEST_F(WorkspaceEndpoint, CallsAreInvocations) {
   EXPECT_EQ(Member(hello.body, "/result/isError"), "false");
   EXPECT_NE(Member(hello.body, "/result/content/0/text").find("Hello, Ada!"), std::string::npos);
 
+  // Arguments that break the tool's input_schema: a tool error naming the member, nothing run.
   auto bad = mcp.CallTool("greeter", R"({"name":5})");
   EXPECT_EQ(Member(bad.body, "/result/isError"), "true");
+  EXPECT_NE(Member(bad.body, "/result/content/0/text").find("/event/name"), std::string::npos)
+      << bad.body;
 
   auto nested = mcp.CallTool("calc__divide", R"({"a":7,"b":2})");
   EXPECT_EQ(Member(nested.body, "/result/content/0/text"), R"("3.5")");
@@ -467,9 +470,9 @@ TEST_F(WorkspaceEndpoint, CallsAreInvocations) {
   EXPECT_EQ(Member(unknown.body, "/error/code"), "-32602");
   EXPECT_EQ(Member(mcp.CallTool("nothing", "{}").body, "/error/code"), "-32602");
 
-  // Four calls ran a function (calc__nope ran the MCP function, which answered -32602); the
-  // unknown "nothing" ran none.
-  EXPECT_EQ(Charges(*account_), before + 4);
+  // Three calls ran a function (calc__nope ran the MCP function, which answered -32602); the
+  // arguments the schema refused and the unknown "nothing" ran none.
+  EXPECT_EQ(Charges(*account_), before + 3);
 }
 
 }  // namespace

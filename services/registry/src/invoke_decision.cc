@@ -65,7 +65,11 @@ std::optional<v1::Problem> CheckBody(v1::BodyCheck check) {
 // Pointer of the offending value in the request body ("/event/city").
 std::optional<v1::Problem> CheckEvent(std::string_view event_json,
                                       const PublishedVersion& version) {
-  if (version.input_schema == nullptr || version.input_schema->accepts_anything_of_its_type()) {
+  // A string event is a payload the tool parses itself (the MCP endpoints send JSON-RPC text
+  // so): the schema describes object events.
+  const size_t first = event_json.find_first_not_of(" \t\r\n");
+  if (version.input_schema == nullptr || version.input_schema->accepts_anything_of_its_type() ||
+      first == std::string_view::npos || event_json[first] == '"') {
     return std::nullopt;
   }
   std::vector<core::SchemaError> errors = version.input_schema->Validate(event_json);

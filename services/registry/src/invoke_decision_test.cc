@@ -236,6 +236,9 @@ TEST(DecideInvoke, Row5TheEventMustMatchTheVersionsInputSchema) {
   EXPECT_EQ(Outcome(job, &f, false), "missing_env_key");
   SetEnvKeys(&job, "API_TOKEN=a1b2c3d4-0000-4000-8000-000000000000");
   EXPECT_EQ(Outcome(job, &f, false), "ok:1.0");
+  // A string event is the tool's to parse: the schema describes object events.
+  job.set_event_json(R"("{\"jsonrpc\":\"2.0\"}")");
+  EXPECT_EQ(Outcome(job, &f, false), "ok:1.0");
   // A version without a schema it can check takes any event.
   f.versions[0].input_schema = nullptr;
   job.set_event_json(R"("anything")");
