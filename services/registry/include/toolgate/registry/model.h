@@ -19,6 +19,7 @@ struct PublishedVersion {
   int32_t timeout_ms = 0;
   int32_t memory_mb = 0;
   std::vector<std::string> declared_keys;
+  int64_t price_micro_usd = 0;  // fixed when the version was published
 };
 
 struct CachedFunction {
