@@ -3,8 +3,10 @@
 // the same data directory comes up with the data of the first.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -98,6 +100,65 @@ TEST(Launcher, KilledLauncherLeavesNoChildAndTheNextOneComesUp) {
   system.Restart();  // aborts the binary when the second launcher does not come up
   auto r = Invoke(system, key, fn, "1.0.0", R"({"event":{"n":2}})");
   EXPECT_EQ(r.status, 200) << r.body;
+}
+
+std::pair<int, std::string> RunCommand(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  char buf[4096];
+  while (pipe && fgets(buf, sizeof buf, pipe)) out += buf;
+  int status = pipe ? ::pclose(pipe) : -1;
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+pid_t PidFromFile(const fs::path& file) {
+  std::string text = Slurp(file);
+  return text.empty() ? -1 : static_cast<pid_t>(std::stoi(text));
+}
+
+// Servers that outlived whatever started them (a launcher of an older version, killed; an
+// operator's manual start) still hold the data directory: the next launcher stops them first.
+TEST(Launcher, StaleServersOnTheDataDirectoryAreStoppedByTheNextLauncher) {
+  System system;
+  Account owner(system, "stale");
+  owner.TopUp(777);
+  // The ports the first launcher used, free again once it stopped.
+  auto port_of = [&](const std::string& field) {
+    std::string url = system.State(field);
+    size_t colon = url.rfind(':');
+    return url.substr(colon + 1, url.find('/', colon) - colon - 1);
+  };
+  std::string pg_port = port_of("postgres_url");
+  std::string redis_port = port_of("redis_url");
+  system.KillLauncher(SIGTERM);
+  fs::path data = system.data_dir();
+  // PostgreSQL and Redis on this directory, detached, as no launcher of ours would leave them.
+  auto pg = RunCommand(
+      "setpriv --reuid=postgres --regid=postgres --clear-groups "
+      "/usr/lib/postgresql/15/bin/pg_ctl -D " +
+      (data / "pg").string() + " -l /dev/null -w -o \"-p " + pg_port +
+      " -c listen_addresses=127.0.0.1 -c unix_socket_directories=\" start");
+  ASSERT_EQ(pg.first, 0) << pg.second;
+  auto redis = RunCommand("redis-server " + (data / "redis" / "redis.conf").string() +
+                          " --daemonize yes --port " + redis_port + " --logfile /dev/null");
+  ASSERT_EQ(redis.first, 0) << redis.second;
+  pid_t stale_pg = 0, stale_redis = 0;
+  int64_t deadline = NowMs() + 30000;
+  while ((stale_pg <= 0 || stale_redis <= 0) && NowMs() < deadline) {
+    stale_pg = PidFromFile(data / "pg" / "postmaster.pid");
+    stale_redis = PidFromFile(data / "run" / "redis.pid");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // waiting for the pid files
+  }
+  ASSERT_GT(stale_pg, 0);
+  ASSERT_GT(stale_redis, 0);
+
+  system.Restart();  // aborts the binary when it does not come up
+  EXPECT_EQ(LiveParent(stale_pg), 0) << "the stale PostgreSQL still runs";
+  EXPECT_EQ(LiveParent(stale_redis), 0) << "the stale Redis still runs";
+  EXPECT_NE(system.Pid("postgres"), stale_pg);
+  Account after(system, "fresh");
+  after.TopUp(5);
+  EXPECT_EQ(after.Balance(), 5);
 }
 
 }  // namespace
