@@ -340,6 +340,9 @@ int RunUp(const std::vector<std::string>& args) {
   fs::path bin_dir = flags.Get("bin-dir").empty() ? fs::read_symlink("/proc/self/exe").parent_path()
                                                   : fs::path(flags.Get("bin-dir"));
   for (const char* sub : {"logs", "redis", "nats", "run"}) fs::create_directories(data / sub);
+  // Redis's AOF (balances, holds), the configurations with passwords and the services' logs are
+  // the launcher's user's only, like PostgreSQL's cluster (0700 by initdb).
+  for (const char* sub : {"logs", "redis", "nats"}) ::chmod((data / sub).c_str(), 0700);
   LockDataDir(data / "run");
   StopLeftovers(data);
   // Before any thread: the reaper is a fork that runs on without exec.

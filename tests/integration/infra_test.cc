@@ -192,6 +192,13 @@ TEST(InfraTest, CredentialsAreOwnerOnlyAndNothingListensBeyondLoopback) {
     EXPECT_EQ(st.st_mode & 077, 0u) << file;
   }
   EXPECT_NE(RunAsNobody("cat " + (data / "keys" / "redis.password").string()).first, 0);
+  // Nor the data and logs behind the servers: Redis's AOF, PostgreSQL's cluster.
+  for (const char* dir : {"keys", "redis", "nats", "logs", "pg"}) {
+    struct stat st {};
+    ASSERT_EQ(::stat((data / dir).c_str(), &st), 0) << dir;
+    EXPECT_EQ(st.st_mode & 077, 0u) << dir;
+  }
+  EXPECT_NE(RunAsNobody("ls " + (data / "redis").string()).first, 0);
   // /proc/net/tcp: local address 0100007F is 127.0.0.1; state 0A is LISTEN.
   for (int port : {PortOf(g_system->State("nats_url")), PortOf(g_system->State("redis_url")),
                    PortOf(g_system->State("postgres_url")), PortOf(g_system->url())}) {
