@@ -263,7 +263,8 @@ void StopLeftovers(const fs::path& data) {
       auto it = programs.find(std::string(name));
       std::string program = it == programs.end() ? "toolgate-" : it->second;
       if (program == "postgres") continue;  // through postmaster.pid below, with its data dir
-      Result<bool> stopped = StopStale(static_cast<pid_t>(pid), program, SIGTERM, 10000);
+      Result<bool> stopped =
+          StopStale(static_cast<pid_t>(pid), program, data.string(), SIGTERM, 10000);
       if (!stopped.ok()) Fail(stopped.status().ToString());
     }
   }
@@ -272,7 +273,7 @@ void StopLeftovers(const fs::path& data) {
            {data / "run" / "redis.pid", "redis-server", SIGTERM},
            // SIGINT: PostgreSQL's fast shutdown, which leaves a clean cluster behind.
            {data / "pg" / "postmaster.pid", "postgres", SIGINT}}) {
-    Result<bool> stopped = StopStaleFromPidFile(file, program, sig, 15000);
+    Result<bool> stopped = StopStaleFromPidFile(file, program, data.string(), sig, 15000);
     if (!stopped.ok()) Fail(stopped.status().ToString());
   }
 }

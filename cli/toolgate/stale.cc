@@ -31,6 +31,17 @@ bool Alive(pid_t pid) {
   return stat[paren + 2] != 'Z';
 }
 
+// /proc/<pid>/cmdline or environ, NUL-separated, or the working directory.
+bool Mentions(pid_t pid, const std::string& dir) {
+  const std::string proc = "/proc/" + std::to_string(pid);
+  for (const char* file : {"/cmdline", "/environ"}) {
+    if (ReadSmall(proc + file).find(dir) != std::string::npos) return true;
+  }
+  std::error_code ec;
+  fs::path cwd = fs::read_symlink(proc + "/cwd", ec);
+  return !ec && cwd.string().rfind(dir, 0) == 0;
+}
+
 }  // namespace
 
 std::optional<PidFile> ParsePidFile(std::string_view text) {
@@ -47,16 +58,18 @@ std::optional<PidFile> ParsePidFile(std::string_view text) {
   return out;
 }
 
-bool RunsProgram(pid_t pid, std::string_view program) {
+bool RunsProgram(pid_t pid, std::string_view program, const std::string& dir) {
   if (pid <= 0 || !Alive(pid)) return false;
   std::string comm = ReadSmall("/proc/" + std::to_string(pid) + "/comm");
   // comm is cut at 15 characters ("toolgate-regist"), so compare no further.
   std::string_view want = program.substr(0, 15);
-  return std::string_view(comm).substr(0, want.size()) == want;
+  if (std::string_view(comm).substr(0, want.size()) != want) return false;
+  return dir.empty() || Mentions(pid, dir);
 }
 
-Result<bool> StopStale(pid_t pid, std::string_view program, int sig, int grace_ms) {
-  if (!RunsProgram(pid, program)) return false;
+Result<bool> StopStale(pid_t pid, std::string_view program, const std::string& dir, int sig,
+                       int grace_ms) {
+  if (!RunsProgram(pid, program, dir)) return false;
   log::Warn("stopping a server left running by an earlier launcher")
       .Str("program", std::string(program))
       .Int("pid", pid);
@@ -77,17 +90,17 @@ Result<bool> StopStale(pid_t pid, std::string_view program, int sig, int grace_m
   return true;
 }
 
-Result<bool> StopStaleFromPidFile(const fs::path& pid_file, std::string_view program, int sig,
-                                  int grace_ms) {
+Result<bool> StopStaleFromPidFile(const fs::path& pid_file, std::string_view program,
+                                  const std::string& dir, int sig, int grace_ms) {
   std::error_code ec;
   if (!fs::exists(pid_file, ec)) return false;
   auto parsed = ParsePidFile(ReadSmall(pid_file));
   Result<bool> stopped = false;
-  if (parsed) stopped = StopStale(parsed->pid, program, sig, grace_ms);
+  if (parsed) stopped = StopStale(parsed->pid, program, dir, sig, grace_ms);
   if (!stopped.ok()) return stopped;
   // A server stopped the fast way removes its own file; one killed, or a pid since reused by
   // another program, leaves it behind.
-  if (!parsed || !RunsProgram(parsed->pid, program)) fs::remove(pid_file, ec);
+  if (!parsed || !RunsProgram(parsed->pid, program, dir)) fs::remove(pid_file, ec);
   return stopped;
 }
 

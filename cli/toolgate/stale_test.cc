@@ -27,10 +27,12 @@ TEST(ParsePidFile, FirstLinePidSecondLineKept) {
   }
 }
 
-// A child that sleeps until signalled, named like the program it stands for.
-pid_t SleepingChild() {
+// A child that sleeps until signalled; deaf to SIGTERM when asked (an ignored signal stays
+// ignored across exec), like a hung server.
+pid_t SleepingChild(bool ignore_sigterm = false) {
   pid_t pid = ::fork();
   if (pid == 0) {
+    if (ignore_sigterm) ::signal(SIGTERM, SIG_IGN);
     ::execl("/bin/sleep", "sleep", "600", nullptr);
     ::_exit(127);
   }
@@ -45,15 +47,19 @@ bool WaitRunning(pid_t pid, const char* program) {
   return false;
 }
 
-TEST(StopStale, StopsOnlyAProcessRunningTheProgram) {
+TEST(StopStale, StopsOnlyAProcessRunningTheProgramOnTheDirectory) {
   pid_t pid = SleepingChild();
   ASSERT_TRUE(WaitRunning(pid, "sleep"));
-  // Another program's pid is never signalled.
-  auto other = StopStale(pid, "postgres", SIGTERM, 1000);
+  const std::string here = fs::current_path().string();  // the child's working directory
+  // Another program's pid, or the program on another directory, is never signalled.
+  auto other = StopStale(pid, "postgres", here, SIGTERM, 1000);
   ASSERT_TRUE(other.ok());
   EXPECT_FALSE(*other);
+  auto elsewhere = StopStale(pid, "sleep", "/no/such/data/dir", SIGTERM, 1000);
+  ASSERT_TRUE(elsewhere.ok());
+  EXPECT_FALSE(*elsewhere);
   EXPECT_TRUE(RunsProgram(pid, "sleep"));
-  auto stopped = StopStale(pid, "sleep", SIGTERM, 5000);
+  auto stopped = StopStale(pid, "sleep", here, SIGTERM, 5000);
   ASSERT_TRUE(stopped.ok()) << stopped.status().ToString();
   EXPECT_TRUE(*stopped);
   EXPECT_FALSE(RunsProgram(pid, "sleep"));  // a zombie until reaped: holds nothing
@@ -63,10 +69,9 @@ TEST(StopStale, StopsOnlyAProcessRunningTheProgram) {
 }
 
 TEST(StopStale, KillsWhatIgnoresTheSignalAfterTheGrace) {
-  pid_t pid = SleepingChild();
+  pid_t pid = SleepingChild(/*ignore_sigterm=*/true);
   ASSERT_TRUE(WaitRunning(pid, "sleep"));
-  ::kill(pid, SIGSTOP);  // a stopped process does not act on SIGTERM
-  auto stopped = StopStale(pid, "sleep", SIGTERM, 100);
+  auto stopped = StopStale(pid, "sleep", "", SIGTERM, 100);
   ASSERT_TRUE(stopped.ok()) << stopped.status().ToString();
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
@@ -78,11 +83,11 @@ TEST(StopStaleFromPidFile, RemovesAFileWhosePidRunsSomethingElse) {
   fs::path dir = fs::temp_directory_path() / ("stale-test-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   std::ofstream(dir / "redis.pid") << ::getpid() << "\n";  // this test, not redis-server
-  auto r = StopStaleFromPidFile(dir / "redis.pid", "redis-server", SIGTERM, 100);
+  auto r = StopStaleFromPidFile(dir / "redis.pid", "redis-server", dir.string(), SIGTERM, 100);
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(*r);
   EXPECT_FALSE(fs::exists(dir / "redis.pid"));
-  auto none = StopStaleFromPidFile(dir / "missing.pid", "redis-server", SIGTERM, 100);
+  auto none = StopStaleFromPidFile(dir / "missing.pid", "redis-server", dir.string(), SIGTERM, 100);
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(*none);
   fs::remove_all(dir);
