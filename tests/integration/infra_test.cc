@@ -100,14 +100,47 @@ class RawNats {
   int fd_ = -1;
 };
 
+// First: every hop of the chain (secrets included, and another organization's tool) runs under
+// the per-service NATS users, and neither the server nor a service saw a subject refused, so the
+// permission lists miss nothing the services use.
 TEST(InfraTest, TheSystemWorksWithCredentials) {
   Account owner(*g_system, "Credentialed");
-  std::string key = owner.CreateKey();
+  Account caller(*g_system, "Caller");
+  std::string owner_key = owner.CreateKey();
+  std::string caller_key = caller.CreateKey();
   owner.TopUp(1000000);
-  std::string fn = owner.CreateFunction("echo");
-  ASSERT_EQ(owner.PublishLua(fn, "1.0.0", "function service_handler(e) return e end").status, 201);
-  auto r = Invoke(*g_system, key, fn, "", R"({"event":{"n":1}})");
-  EXPECT_EQ(r.status, 200) << r.body;
+  caller.TopUp(1000000);
+  std::string fn = owner.CreateFunction("env", R"("visibility":"public","price_micro_usd":3)");
+  ASSERT_EQ(owner
+                .PublishLua(fn, "1.0.0",
+                            "function service_handler(e, c) return {token = c.env.TOKEN} end",
+                            R"("declared_keys":["TOKEN"])")
+                .status,
+            201);
+  std::string secret = owner.CreateSecret("token", "s3cret");
+  auto r =
+      Invoke(*g_system, owner_key, fn, "", R"({"event":{}})", {{"X-Env-Keys", "TOKEN=" + secret}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_NE(r.body.find("s3cret"), std::string::npos) << r.body;
+  caller.AddToWorkspace(fn);
+  std::string other_secret = caller.CreateSecret("token", "theirs");
+  auto paid = Invoke(*g_system, caller_key, fn, "1.0.0", R"({"event":{}})",
+                     {{"X-Env-Keys", "TOKEN=" + other_secret}});
+  ASSERT_EQ(paid.status, 200) << paid.body;
+  auto doc = Json(paid.body);
+  EXPECT_EQ(int64_t(doc.root["summary"]["cost"]["function_micro_usd"]), 3);
+  auto health = g_system->Client()->Get("/healthz");
+  ASSERT_TRUE(health.ok());
+  EXPECT_EQ(health->status, 200) << health->body;
+  for (const auto& entry : fs::directory_iterator(fs::path(g_system->data_dir()) / "logs")) {
+    std::string log = Slurp(entry.path());
+    // nats-server's "Publish Violation", "Subscription Violation", "authentication error"; a
+    // client's "Permissions Violation", "Not Permitted".
+    for (const char* refused :
+         {"Violation", "authentication error", "Not Permitted", "not permitted"}) {
+      EXPECT_EQ(log.find(refused), std::string::npos) << entry.path() << " has " << refused;
+    }
+  }
 }
 
 TEST(InfraTest, PostgresRefusesAClientWithoutThePassword) {
