@@ -2,18 +2,38 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
+
+#include "toolgate/core/event_depth.h"
+
 namespace toolgate::edge {
+namespace {
+
+// The body object is one level above the event.
+constexpr size_t kMaxBodyDepth = core::kMaxEventDepth + 1;
+
+}  // namespace
 
 InvokeBody ParseInvokeBody(std::string_view body) {
   // The DOM parse validates the whole document (on-demand parsing is lazy and would accept
-  // trailing garbage); the on-demand pass then yields the event's original bytes, so the handler
-  // receives the event exactly as sent, numbers and key order included.
+  // trailing garbage) and measures its depth as it goes; the on-demand pass then yields the
+  // event's original bytes, so the handler receives the event exactly as sent, numbers and key
+  // order included.
   thread_local simdjson::dom::parser dom_parser;
   thread_local simdjson::ondemand::parser od_parser;
+  // Set once per thread: the parser keeps its depth when it grows for a larger body. Failing to
+  // allocate is answered as the parse itself would answer it.
+  if (dom_parser.max_depth() != kMaxBodyDepth &&
+      dom_parser.allocate(std::max<size_t>(body.size(), 4096), kMaxBodyDepth) !=
+          simdjson::SUCCESS) {
+    return {v1::BODY_INVALID_JSON, {}};
+  }
   simdjson::padded_string padded(body);
 
   simdjson::dom::element root;
-  if (dom_parser.parse(padded).get(root)) return {v1::BODY_INVALID_JSON, {}};
+  if (auto error = dom_parser.parse(padded).get(root)) {
+    return {error == simdjson::DEPTH_ERROR ? v1::BODY_EVENT_TOO_DEEP : v1::BODY_INVALID_JSON, {}};
+  }
   simdjson::dom::object obj;
   simdjson::dom::element event;
   if (root.get_object().get(obj) || obj["event"].get(event)) return {v1::BODY_MISSING_EVENT, {}};
@@ -33,8 +53,8 @@ InvokeBody ParseInvokeBody(std::string_view body) {
   } else {
     raw = value.raw_json_token();
   }
-  while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' ||
-                          raw.back() == '\t')) {
+  while (!raw.empty() &&
+         (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t')) {
     raw.remove_suffix(1);
   }
   return {v1::BODY_OK, std::string(raw)};

@@ -18,7 +18,9 @@ struct InvokeBody {
 
 // Valid JSON object with "event" being an object or a string -> OK and its raw text.
 // Not JSON -> BODY_INVALID_JSON; not an object or no "event" -> BODY_MISSING_EVENT (a body that is
-// JSON but not an object cannot carry an event); event of another type -> BODY_INVALID_EVENT.
+// JSON but not an object cannot carry an event); event of another type -> BODY_INVALID_EVENT;
+// a body nesting deeper than core::kMaxEventDepth + 1 levels (its event deeper than the limit,
+// or, rarely, another member) -> BODY_EVENT_TOO_DEEP, whether or not the rest would parse.
 // Thread-safe (per-thread parsers).
 InvokeBody ParseInvokeBody(std::string_view body);
 

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "toolgate/core/event_depth.h"
+
 namespace toolgate::edge {
 namespace {
 
@@ -30,10 +34,39 @@ TEST(InvokeBodyTest, MissingEvent) {
 }
 
 TEST(InvokeBodyTest, EventOfWrongType) {
-  for (const char* body : {"{\"event\": 1}", "{\"event\": null}", "{\"event\": [1]}",
-                           "{\"event\": true}"}) {
+  for (const char* body :
+       {"{\"event\": 1}", "{\"event\": null}", "{\"event\": [1]}", "{\"event\": true}"}) {
     EXPECT_EQ(ParseInvokeBody(body).check, v1::BODY_INVALID_EVENT) << body;
   }
+}
+
+// {"event": E} where E nests `levels` levels: objects and arrays in turn, the event an object.
+std::string BodyWithEventDepth(size_t levels) {
+  std::string open, close;
+  for (size_t level = 1; level <= levels; ++level) {
+    const bool object = level % 2 == 1;
+    open += object ? (level == levels ? "{" : "{\"a\":") : "[";
+    close.insert(0, object ? "}" : "]");
+  }
+  return "{\"event\": " + open + close + "}";
+}
+
+TEST(InvokeBodyTest, EventAtTheDepthLimitPasses) {
+  const std::string body = BodyWithEventDepth(core::kMaxEventDepth);
+  auto b = ParseInvokeBody(body);
+  EXPECT_EQ(b.check, v1::BODY_OK);
+  EXPECT_EQ(b.event_json, body.substr(10, body.size() - 11));
+}
+
+TEST(InvokeBodyTest, EventOneLevelDeeperIsRefused) {
+  EXPECT_EQ(ParseInvokeBody(BodyWithEventDepth(core::kMaxEventDepth + 1)).check,
+            v1::BODY_EVENT_TOO_DEEP);
+}
+
+TEST(InvokeBodyTest, DeepEventIsRefusedForItsDepthNotAsInvalidJson) {
+  EXPECT_EQ(ParseInvokeBody(BodyWithEventDepth(1000)).check, v1::BODY_EVENT_TOO_DEEP);
+  // Deep as it may be, the parser's other checks are unchanged, thread after thread.
+  EXPECT_EQ(ParseInvokeBody("{\"event\": {}}").check, v1::BODY_OK);
 }
 
 }  // namespace

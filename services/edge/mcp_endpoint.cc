@@ -233,6 +233,11 @@ void McpEndpoint::HandlePost(std::shared_ptr<Call> call) {
         "Accept must list application/json and text/event-stream (application/json alone for "
         "protocol revision 2024-11-05); answers are application/json."));
   }
+  if (m.kind == McpMessage::Kind::kRequest && m.too_deep) {
+    // The message, or its arguments, would become an event deeper than an invocation accepts:
+    // refused here as an invoke body would be, before anything is held or charged.
+    return call->Error(kJsonRpcInvalidParams, TooDeepMessage());
+  }
   if (m.kind != McpMessage::Kind::kRequest) {
     // Notifications and responses run nothing; the key must still be good.
     return Authenticate(call, [call](const v1::Principal&) { call->respond(NoContent(202)); });

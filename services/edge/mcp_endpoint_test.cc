@@ -7,6 +7,7 @@
 
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json.h"
+#include "toolgate/core/event_depth.h"
 #include "toolgate/core/problem.h"
 
 namespace toolgate::edge {
@@ -478,6 +479,36 @@ TEST_F(WorkspaceTest, CallingAToolOfAnMcpFunctionForwardsTheCall) {
   EXPECT_EQ(backend_.jobs[0].function_id(), "22222222-0000-4000-8000-000000000002");
   EXPECT_EQ(backend_.jobs[0].event_json(), R"({"jsonrpc":"2.0","id":"c","method":"tools/call",)"
                                            R"("params":{"name":"add","arguments":{"a":1,"b":2}}})");
+}
+
+TEST_F(WorkspaceTest, ArgumentsTooDeepAreRefusedBeforeAnythingRuns) {
+  std::string arguments = "{}";
+  for (size_t level = 1; level < core::kMaxEventDepth; ++level) arguments = "[" + arguments + "]";
+  HttpAnswer a = Call(R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo",)"
+                      R"("arguments":{"x":)" +
+                      arguments + "}}}");
+  EXPECT_EQ(a.status, 200);
+  auto doc = ParseJson(a.body);
+  ASSERT_TRUE(doc.ok()) << a.body;
+  EXPECT_EQ(int64_t(doc->root["id"]), 9);
+  EXPECT_EQ(int64_t(doc->root["error"]["code"]), kJsonRpcInvalidParams);
+  EXPECT_EQ(std::string_view(doc->root["error"]["message"]), TooDeepMessage());
+  EXPECT_TRUE(backend_.jobs.empty());
+  EXPECT_TRUE(backend_.orgs.empty());
+}
+
+TEST_F(McpEndpointTest, AMessageTooDeepIsRefusedBeforeTheHandlerRuns) {
+  std::string session = Initialize();
+  const size_t jobs = backend_.jobs.size();
+  std::string deep = "1";
+  for (size_t level = 1; level < core::kMaxEventDepth; ++level) deep = "[" + deep + "]";
+  HttpAnswer a = Send(Post(
+      R"({"jsonrpc":"2.0","id":"d","method":"tools/call","params":{"name":"t","arguments":{"v":)" +
+          deep + "}}}",
+      session));
+  EXPECT_EQ(a.status, 200);
+  EXPECT_NE(a.body.find(R"("id":"d","error":{"code":-32602)"), std::string::npos) << a.body;
+  EXPECT_EQ(backend_.jobs.size(), jobs);
 }
 
 TEST_F(WorkspaceTest, JsonRpcErrors) {

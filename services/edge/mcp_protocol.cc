@@ -5,6 +5,7 @@
 
 #include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
+#include "toolgate/core/event_depth.h"
 #include "toolgate/core/problem.h"
 
 namespace toolgate::edge {
@@ -38,6 +39,31 @@ bool QualityIsZero(std::string_view params) {
 
 v1::Problem BadMessage(std::string_view detail) {
   return core::MakeProblem("bad_request", detail);
+}
+
+std::string NestsTooDeeply() {
+  return "nests deeper than " + std::to_string(core::kMaxEventDepth) +
+         " levels of arrays and objects, the most an invocation's event may; send flatter "
+         "arguments.";
+}
+
+// Whether e nests more than `limit` levels of arrays and objects. Looks no deeper than the limit,
+// so the recursion stays within limit + 1 frames.
+bool NestsDeeperThan(simdjson::dom::element e, size_t limit) {
+  simdjson::dom::array array;
+  simdjson::dom::object object;
+  if (e.get_array().get(array) == simdjson::SUCCESS) {
+    if (limit == 0) return true;
+    for (simdjson::dom::element child : array) {
+      if (NestsDeeperThan(child, limit - 1)) return true;
+    }
+  } else if (e.get_object().get(object) == simdjson::SUCCESS) {
+    if (limit == 0) return true;
+    for (simdjson::dom::key_value_pair field : object) {
+      if (NestsDeeperThan(field.value, limit - 1)) return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -94,6 +120,10 @@ bool IsJsonContentType(std::string_view content_type) {
 
 std::variant<McpMessage, v1::Problem> ParseMcpMessage(std::string_view body) {
   auto doc = ParseJson(body);
+  // ParseJson's message is simdjson's own.
+  if (!doc.ok() && doc.status().message() == simdjson::error_message(simdjson::DEPTH_ERROR)) {
+    return core::MakeProblem("invalid_event", "The message " + NestsTooDeeply());
+  }
   if (!doc.ok()) {
     return core::MakeProblem("invalid_json",
                              "The body is not valid JSON; send one JSON-RPC 2.0 "
@@ -111,6 +141,7 @@ std::variant<McpMessage, v1::Problem> ParseMcpMessage(std::string_view body) {
     return BadMessage("\"jsonrpc\" must be \"2.0\".");
   }
   McpMessage m;
+  m.too_deep = NestsDeeperThan(doc->root, core::kMaxEventDepth);
   simdjson::dom::element id;
   const bool has_id = obj["id"].get(id) == simdjson::SUCCESS;
   if (has_id && !id.is_string() && !id.is_int64() && !id.is_uint64() && !id.is_double()) {
@@ -156,6 +187,10 @@ std::string ParamJson(const McpMessage& message, std::string_view key) {
   std::string out;
   if (doc.ok() && doc->root.get_object().get(obj) == simdjson::SUCCESS) GetRaw(obj, key, &out);
   return out;
+}
+
+std::string TooDeepMessage() {
+  return "Invalid params: the message " + NestsTooDeeply();
 }
 
 std::string JsonRpcResult(std::string_view id_json, std::string_view result_json) {

@@ -38,11 +38,17 @@ struct McpMessage {
   std::string method;       // requests and notifications
   std::string id_json;      // requests and responses: the id as compact JSON ("7", "\"a\"")
   std::string params_json;  // "" when absent
+  // The message nests deeper than core::kMaxEventDepth levels. A request's message, or part of
+  // it, becomes an invocation's event, so such a request must be refused (JSON-RPC error) before
+  // anything runs.
+  bool too_deep = false;
 };
 
 // The message in a POST body, or the 400 problem (invalid_json, bad_request) that answers a body
 // that is not exactly one JSON-RPC 2.0 message: not JSON, a batch, "jsonrpc" other than "2.0", a
-// method that is not a string, an id that is neither a string nor a number.
+// method that is not a string, an id that is neither a string nor a number. A body too deep for
+// the JSON parser itself (over 1,024 levels) cannot even yield the id to answer to: it is the
+// 400 invalid_event that refuses a too deep invoke body.
 std::variant<McpMessage, v1::Problem> ParseMcpMessage(std::string_view body);
 
 // The string member `key` of a message's params object, or "".
@@ -55,6 +61,9 @@ std::string JsonRpcResult(std::string_view id_json, std::string_view result_json
 // {"jsonrpc":"2.0","id":<id_json>,"error":{"code","message"[,"data"]}}; data_json may be empty.
 std::string JsonRpcError(std::string_view id_json, int code, std::string_view message,
                          std::string_view data_json = {});
+
+// The JSON-RPC error message that refuses a request whose message is too_deep.
+std::string TooDeepMessage();
 
 // JSON-RPC 2.0 error codes (gateway-spec.md, "JSON-RPC errors").
 inline constexpr int kJsonRpcMethodNotFound = -32601;

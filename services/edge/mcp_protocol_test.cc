@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "toolgate/core/event_depth.h"
+
 namespace toolgate::edge {
 namespace {
 
@@ -83,6 +85,37 @@ TEST(McpMessageTest, WhatIsNotOneJsonRpcMessage) {
   EXPECT_EQ(ProblemCode(R"({"jsonrpc":"2.0","id":1,"method":5})"), "bad_request");
   EXPECT_EQ(ProblemCode(R"({"jsonrpc":"2.0","id":{},"method":"ping"})"), "bad_request");
   EXPECT_EQ(ProblemCode(R"({"jsonrpc":"2.0","id":1})"), "bad_request");
+}
+
+// A tools/call whose arguments nest `levels` levels; the message itself nests levels + 2.
+std::string CallWithArgumentsDepth(size_t levels) {
+  std::string open, close;
+  for (size_t level = 1; level < levels; ++level) {
+    open += "{\"a\":";
+    close += "}";
+  }
+  return R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":)" +
+         open + "{}" + close + "}}";
+}
+
+TEST(McpMessageTest, DepthIsMeasuredAgainstTheEventLimit) {
+  // The message is level 1 and params level 2: arguments may nest kMaxEventDepth - 2 levels.
+  McpMessage at_limit = Message(CallWithArgumentsDepth(core::kMaxEventDepth - 2));
+  EXPECT_FALSE(at_limit.too_deep);
+  McpMessage deeper = Message(CallWithArgumentsDepth(core::kMaxEventDepth - 1));
+  EXPECT_TRUE(deeper.too_deep);
+  EXPECT_EQ(deeper.id_json, "7");  // so that the refusal can answer the request
+  EXPECT_EQ(deeper.kind, McpMessage::Kind::kRequest);
+  EXPECT_EQ(Message(CallWithArgumentsDepth(900)).id_json, "7");
+}
+
+TEST(McpMessageTest, MessageTooDeepForTheParserIsRefusedForItsDepth) {
+  auto parsed = ParseMcpMessage(CallWithArgumentsDepth(5000));
+  ASSERT_TRUE(std::holds_alternative<v1::Problem>(parsed));
+  const v1::Problem& p = std::get<v1::Problem>(parsed);
+  EXPECT_EQ(p.status(), 400);
+  EXPECT_EQ(p.code(), "invalid_event");
+  EXPECT_NE(p.detail().find("deeper than 64 levels"), std::string::npos) << p.detail();
 }
 
 TEST(McpMessageTest, Params) {

@@ -1,5 +1,7 @@
 // toolgate-executor: runs functions for one compute pool. See job_executor.h, lua_runtime.h and
 // process_runtime.h.
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -49,6 +51,17 @@ std::unique_ptr<GpuSlots> GpuSlotsFromFlags(const Flags& flags) {
   int64_t per_gpu = flags.GetInt("calls-per-gpu");
   if (per_gpu < 1 || per_gpu > 1000) core::Die(kName, "--calls-per-gpu", "must be 1..1000");
   return std::make_unique<GpuSlots>(devices, static_cast<int>(per_gpu));
+}
+
+// A flag counting cores (0.5, 2); stops the process with one line when it is not a number >= 0.
+double CoresFlag(const Flags& flags, const std::string& name) {
+  const std::string& text = flags.Get(name);
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || end == nullptr || *end != '\0' || !(value >= 0) || value > 100000) {
+    core::Die(kName, "--" + name, "must be a number of cores, 0 or more");
+  }
+  return value;
 }
 
 ProcessRuntimeConfig ProcessConfigFromFlags(const Flags& flags, bool gpu) {
@@ -145,8 +158,24 @@ int main(int argc, char** argv) {
               "worker processes) or the GPU pool (Python).");
   core::DefineCommonFlags(flags);
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  flags.Define("threads", std::to_string(2 * cores),
-               "worker threads running executions (default: 2 x hardware threads)");
+  flags.Define("threads", "2",
+               "threads for the service's own requests (executions run on --slots)");
+  flags.Define("slots", "0",
+               "executions running at once; 0: from the machine (2 per core, at most one per "
+               "256 MiB of memory, at least 2)");
+  flags.Define("max-slots-per-org", "0",
+               "most executions one organization runs at once; 0: half of --slots (at least 1)");
+  flags.Define("queue-timeout-ms", "10000",
+               "how long a job may wait for a slot before it is answered 503 no_capacity "
+               "(not charged)");
+  flags.Define("cpus-per-org", "0",
+               "CPU time all sandboxes of one organization may use together, in cores; 0: the "
+               "organization's share of the slots (cores x --max-slots-per-org / --slots)");
+  flags.Define("sandbox-cpus", "1", "CPU time one sandbox may use, in cores; 0: no limit");
+  flags.Define("insecure-no-cgroups", "false",
+               "run without a cgroup per sandbox when the host has no usable cgroups: limits then "
+               "hold per process only, and a handler's children can outlive its call; never in "
+               "production");
   flags.Define("pool", "cpu", "compute pool served: cpu or gpu (tg.exec.<pool>.<runtime>)");
   flags.Define("gpu-devices", "",
                "GPU device ids for --pool gpu, comma-separated (e.g. 0,1); default: every NVIDIA "
@@ -202,6 +231,45 @@ int main(int argc, char** argv) {
   int64_t max_workers = flags.GetInt("max-workers");
   if (max_workers < 1 || max_workers > 60000) core::Die(kName, "--max-workers", "must be 1..60000");
   ProcessRuntimeConfig process = ProcessConfigFromFlags(flags, pool == "gpu");
+
+  FairSchedulerOptions slots;
+  const uint64_t memory_bytes = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
+                                static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  slots.slots = flags.GetInt("slots") > 0 ? static_cast<size_t>(flags.GetInt("slots"))
+                                          : DefaultSlots(cores, memory_bytes);
+  slots.max_per_org = flags.GetInt("max-slots-per-org") > 0
+                          ? static_cast<size_t>(flags.GetInt("max-slots-per-org"))
+                          : std::max<size_t>(1, slots.slots / 2);
+  if (flags.GetInt("slots") < 0 || flags.GetInt("max-slots-per-org") < 0 ||
+      slots.max_per_org > slots.slots) {
+    core::Die(kName, "--max-slots-per-org", "must be 0..--slots");
+  }
+  slots.queue_timeout_ms = flags.GetInt("queue-timeout-ms");
+  if (slots.queue_timeout_ms < 1) core::Die(kName, "--queue-timeout-ms", "must be positive");
+
+  // One cgroup per sandbox (cgroup.h); a host without usable cgroups is refused unless told.
+  std::unique_ptr<CgroupTree> cgroups;
+  if (!flags.GetBool("insecure-no-cgroups")) {
+    CgroupTree::Options tree;
+    tree.stale_prefix = "toolgate-sandboxes-";
+    tree.name = tree.stale_prefix + std::to_string(::getpid());
+    double per_org = CoresFlag(flags, "cpus-per-org");
+    tree.group_cpus = per_org > 0
+                          ? per_org
+                          : static_cast<double>(cores) * static_cast<double>(slots.max_per_org) /
+                                static_cast<double>(slots.slots);
+    auto opened = CgroupTree::Open(tree);
+    if (!opened.ok()) {
+      core::Die(kName, "cgroups",
+                opened.status().message() +
+                    "; sandboxes cannot be isolated on this host (run as root with cgroup v2 "
+                    "or the v1 memory, pids, cpuacct and freezer controllers, or pass "
+                    "--insecure-no-cgroups for a development machine)");
+    }
+    cgroups = std::move(*opened);
+  }
+  process.cgroups = cgroups.get();
+  process.sandbox_cpus = CoresFlag(flags, "sandbox-cpus");
   int64_t spares = flags.GetInt("spare-workers");
   if (spares < 0 || spares > max_workers) {
     core::Die(kName, "--spare-workers", "must be 0..--max-workers");
@@ -259,7 +327,8 @@ int main(int argc, char** argv) {
         if (!sent.ok()) log::Warn("cannot send a dispatch notice").Str("error", sent.ToString());
       },
       flags.GetInt("dispatch-notice-ms"));
-  Status s = ServeJobs(service, pool, executor, **settler, notices);
+  FairScheduler scheduler(slots);
+  Status s = ServeJobs(service, pool, executor, **settler, notices, scheduler);
   if (!s.ok()) core::Die(kName, "cannot subscribe", s.ToString());
   std::string devices;
   for (int d : gpus ? gpus->devices() : std::vector<int>{}) {
@@ -267,6 +336,9 @@ int main(int argc, char** argv) {
   }
   log::Info("serving")
       .Str("pool", pool)
+      .Int("slots", static_cast<int64_t>(slots.slots))
+      .Int("max_slots_per_org", static_cast<int64_t>(slots.max_per_org))
+      .Str("cgroups", cgroups ? cgroups->Describe() : "off (--insecure-no-cgroups)")
       .Int("runtimes", static_cast<int64_t>(runtimes.size()))
       .Str("gpu_devices", devices)
       .Str("public_key", Base64Encode((*keys)->public_key()));
@@ -274,6 +346,7 @@ int main(int argc, char** argv) {
   // Run returns once no job is taken any more and the running ones have finished; their
   // results may still wait for billing.
   int rc = service.Run();
+  scheduler.Drain();
   (*settler)->Drain(static_cast<int>(flags.GetInt("settle-drain-ms")));
   return rc;  // the settler logs each result it abandons
 }

@@ -12,6 +12,7 @@
 #include "toolgate/registry/marketplace_api.h"
 #include "toolgate/registry/stages.h"
 #include "toolgate/registry/store.h"
+#include "toolgate/registry/syntax_check.h"
 #include "toolgate/registry/workspace_tools.h"
 
 using namespace toolgate;
@@ -22,6 +23,16 @@ int main(int argc, char** argv) {
   core::DefineCommonFlags(flags);
   core::DefinePostgresFlags(flags);
   flags.Define("code-cache-mb", "256", "memory for cached handler code, in MiB");
+  flags.Define("syntax-checks-at-once", "2",
+               "publish-time syntax checks running at the same time (as many more publishes may "
+               "wait for a turn); a publish that waits longer than --syntax-check-timeout-ms, or "
+               "finds that many waiting, is answered 503");
+  flags.Define("syntax-check-memory-mb", "256",
+               "memory one syntax check may use, interpreter and code included, in MiB");
+  flags.Define("syntax-check-timeout-ms", "10000", "wall time of one syntax check");
+  flags.Define("syntax-check-uid", "65534",
+               "unprivileged user a syntax check runs as when the registry runs as root");
+  flags.Define("syntax-check-gid", "65534", "its group");
   flags.Parse(argc, argv);
   const std::string name = "registry";
   auto bus = core::StartService(name, flags);
@@ -46,8 +57,32 @@ int main(int argc, char** argv) {
       },
       std::chrono::seconds(1));
 
+  registry::SyntaxCheckLimits limits;
+  limits.memory_mb = static_cast<int>(flags.GetInt("syntax-check-memory-mb"));
+  limits.timeout_ms = static_cast<int>(flags.GetInt("syntax-check-timeout-ms"));
+  limits.uid = static_cast<uid_t>(flags.GetInt("syntax-check-uid"));
+  limits.gid = static_cast<gid_t>(flags.GetInt("syntax-check-gid"));
+  const int64_t at_once = flags.GetInt("syntax-checks-at-once");
+  if (at_once < 1 || limits.memory_mb < 16 || limits.timeout_ms < 1 || limits.uid == 0) {
+    core::Die(name, "bad syntax check flags",
+              "--syntax-checks-at-once must be at least 1, --syntax-check-memory-mb at least 16, "
+              "--syntax-check-timeout-ms at least 1 and --syntax-check-uid other than 0");
+  }
+  // As many publishes may wait for a turn as may run: together they hold at most twice
+  // --syntax-checks-at-once of the worker threads that invocations share.
+  registry::SyntaxCheckTurns syntax_checks(
+      static_cast<size_t>(at_once), static_cast<size_t>(at_once), limits.timeout_ms,
+      [limits](std::string_view runtime, std::string_view code) {
+        return registry::CheckSyntax(runtime, code, limits);
+      });
+
   bus::Service service(name, *bus, static_cast<size_t>(flags.GetInt("threads")));
-  registry::RegistryApi api(store, *bus, registry::CheckSyntax, functions);
+  registry::RegistryApi api(
+      store, *bus,
+      [&syntax_checks](std::string_view runtime, std::string_view code) {
+        return syntax_checks.Check(runtime, code);
+      },
+      functions);
   registry::MarketplaceStore market_store(pool);
   registry::FavoritesStore favorites(pool);
   registry::RatingsStore ratings(pool);

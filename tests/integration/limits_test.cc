@@ -1,11 +1,17 @@
 // Row 7 of the invocation table: per-key rate and per-organization concurrency, on a system
-// started with small limits; and the edge's chain deadline, shortened so that a call can outlast
-// it.
+// started with small limits; the edge's chain deadline, shortened so that a call can outlast
+// it; how deeply an event may nest; and the limits of the syntax checks run at publish.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "system.h"
+#include "toolgate/base/json_writer.h"
 
 namespace toolgate::testing {
 namespace {
@@ -82,6 +88,112 @@ end)",
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_NE(r.body.find(R"(\"done\":true)"), std::string::npos) << r.body;
   EXPECT_LT(acct.Balance(), balance);  // it ran, so it was charged
+}
+
+// {"event": E} with E nesting `levels` levels of objects.
+std::string BodyWithEventDepth(int levels) {
+  std::string event = "{}";
+  for (int level = 1; level < levels; ++level) event = "{\"a\":" + event + "}";
+  return "{\"event\": " + event + "}";
+}
+
+// An event deeper than the runtimes can decode is refused by the edge's parse of the body
+// (400, nothing held or charged); one at the limit runs.
+TEST(LimitsTest, EventNestedTooDeeplyIsRefusedAndNotCharged) {
+  Account acct(*g_system, "Deep");
+  acct.TopUp(1'000'000);
+  std::string key = acct.CreateKey();
+  std::string fn = acct.CreateFunction("echo");
+  ASSERT_EQ(acct.PublishLua(fn, "1", "function service_handler(e, c) return e end").status, 201);
+  int64_t balance = acct.Balance();
+
+  auto refused = Invoke(*g_system, key, fn, "1", BodyWithEventDepth(1000));
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_EQ(refused.Header("content-type"), "application/problem+json");
+  EXPECT_EQ(StringField(refused.body, "code"), "invalid_event");
+  EXPECT_NE(StringField(refused.body, "detail").find("deeper than 64 levels"), std::string::npos)
+      << refused.body;
+  EXPECT_EQ(acct.Balance(), balance);
+  EXPECT_EQ(acct.Available(), balance);  // nothing held either
+  for (const auto& entry : acct.Ledger()) EXPECT_NE(entry.at("type"), "charge");
+
+  auto at_limit = Invoke(*g_system, key, fn, "1", BodyWithEventDepth(64));
+  EXPECT_EQ(at_limit.status, 200) << at_limit.body;
+}
+
+// VmHWM (peak resident set) of a process, in KiB; -1 when unreadable.
+int64_t PeakRssKib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoll(line.substr(6));
+  }
+  return -1;
+}
+
+std::string PythonVersionBody(const std::string& version, const std::string& code) {
+  return R"({"version":")" + version +
+         R"(","runtime":"python","compute_type":"CPU","input_schema":{"type":"object"},"code":)" +
+         JsonWriter::Quote(code) + "}";
+}
+
+// Eight 1 MiB Python sources published at once, each needing far more than the check's memory
+// limit (256 MB; CPython takes about 440 MB for 1 MiB of statements). Each publish is answered:
+// 422 naming the limit, or 503 with Retry-After when every turn (two run, two wait) was taken.
+// The registry's own memory stays bounded, since the checks run as its children, each capped.
+// A 1 MiB source that parses cheaply is then published.
+TEST(PublishLimitsTest, ConcurrentLargePythonPublishesStayBounded) {
+  Account acct(*g_system, "Publishers");
+  std::string key = acct.CreateKey(R"(["manage"])");
+  std::string fn = acct.CreateFunction("big");
+  std::string heavy, light;
+  while (heavy.size() < (1 << 20) - 16) heavy += "x = 1\n";
+  const std::string comment = "# " + std::string(1000, 'c') + "\n";
+  while (light.size() + comment.size() < (1 << 20) - 64) light += comment;
+  light += "def service_handler(event, context):\n    return event\n";
+
+  const pid_t registry = g_system->Pid("registry");
+  ASSERT_GT(registry, 0);
+  std::vector<http::HttpResponse> answers(8);
+  std::vector<std::thread> publishers;
+  for (int i = 0; i < 8; ++i) {
+    publishers.emplace_back([&, i] {
+      auto client = g_system->Client();
+      auto r = client->Post("/api/v1/functions/" + fn + "/versions",
+                            PythonVersionBody("1.0." + std::to_string(i), heavy),
+                            {{"Authorization", key}});
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      answers[i] = *r;
+    });
+  }
+  for (auto& t : publishers) t.join();
+
+  int refused_for_memory = 0;
+  for (const auto& a : answers) {
+    if (a.status == 503) {
+      EXPECT_EQ(StringField(a.body, "code"), "service_unavailable");
+      EXPECT_FALSE(a.Header("retry-after").empty());
+      continue;
+    }
+    EXPECT_EQ(a.status, 422) << a.body;
+    EXPECT_NE(a.body.find("the syntax check exceeded its memory limit of 256 MB"),
+              std::string::npos)
+        << a.body;
+    ++refused_for_memory;
+  }
+  EXPECT_GE(refused_for_memory, 2);  // the two that had a turn at once, at least
+  RecordProperty("refused_for_memory", std::to_string(refused_for_memory));
+  // 1 MiB bodies, each held a few times over while it is parsed: tens of MB on top of the
+  // registry's own, against the gigabytes of unconfined checks.
+  const int64_t peak_kib = PeakRssKib(registry);
+  ASSERT_GT(peak_kib, 0);
+  RecordProperty("registry_peak_rss_kib", std::to_string(peak_kib));
+  EXPECT_LT(peak_kib, 300 * 1024) << "registry peak RSS " << peak_kib << " KiB";
+
+  auto light_publish =
+      acct.session().Post("/api/v1/functions/" + fn + "/versions", PythonVersionBody("2.0", light));
+  ASSERT_TRUE(light_publish.ok());
+  EXPECT_EQ(light_publish->status, 201) << light_publish->body;
 }
 
 }  // namespace

@@ -240,6 +240,26 @@ TEST_F(FunctionEndpoint, RequestsAreBilledLikeInvocationsNotificationsAreNot) {
   EXPECT_EQ(Charges(*account_), before + 2);
 }
 
+// Arguments that would make the event nest deeper than an invocation accepts (64 levels) are a
+// JSON-RPC error before anything runs: nothing held, nothing charged.
+TEST_F(FunctionEndpoint, ArgumentsNestedTooDeeplyAreRefusedAndNotCharged) {
+  McpHttp mcp = Client();
+  ASSERT_EQ(mcp.Initialize().status, 200);
+  const size_t before = Charges(*account_);
+  const int64_t balance = account_->Balance();
+  std::string deep = "1";
+  for (int level = 0; level < 1000; ++level) deep = "[" + deep + "]";
+  auto refused = mcp.CallTool("echo", R"({"text":"hi","deep":)" + deep + "}");
+  EXPECT_EQ(refused.status, 200) << refused.body;
+  EXPECT_EQ(Member(refused.body, "/id"), "7");
+  EXPECT_EQ(Member(refused.body, "/error/code"), "-32602");
+  EXPECT_NE(Member(refused.body, "/error/message").find("deeper than 64 levels"), std::string::npos)
+      << refused.body;
+  EXPECT_EQ(Charges(*account_), before);
+  EXPECT_EQ(account_->Balance(), balance);
+  EXPECT_EQ(account_->Available(), balance);
+}
+
 TEST_F(FunctionEndpoint, SessionErrors) {
   McpHttp mcp = Client();
   ASSERT_EQ(mcp.Initialize().status, 200);

@@ -30,7 +30,7 @@ const std::unordered_map<std::string_view, Entry>& Catalogue() {
       {"user_session_required", {403, "A signed-in user is required"}},
       {"invalid_json", {400, "Body is not valid JSON"}},
       {"missing_event", {400, "Body has no event"}},
-      {"invalid_event", {400, "Event must be an object or a string"}},
+      {"invalid_event", {400, "Event not accepted"}},
       {"invalid_env_keys", {400, "X-Env-Keys is malformed"}},
       {"missing_env_key", {400, "A declared key is not mapped"}},
       {"undeclared_env_key", {400, "X-Env-Keys names an undeclared key"}},

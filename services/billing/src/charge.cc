@@ -53,10 +53,13 @@ int64_t HoldAmountFor(const core::Rates& rates, const v1::InvokeJob& job) {
   return core::HoldAmount(rates, RunsOnGpu(f), f.timeout_ms(), f.memory_mb(), FeeFor(job));
 }
 
-Charge ChargeFor(const core::Rates& rates, const v1::InvokeJob& job, int64_t runtime_ms) {
+Charge ChargeFor(const core::Rates& rates, const v1::InvokeJob& job, int64_t runtime_ms,
+                 int64_t cpu_ms) {
   const v1::FunctionVersion& f = job.function();
   Charge c;
-  int64_t billed_ms = std::min<int64_t>(runtime_ms, f.timeout_ms());
+  // Wall time, or the sandbox's CPU time when its threads and processes together used more:
+  // parallel work is not free. Never past the timeout, which the hold covered.
+  int64_t billed_ms = std::min<int64_t>(std::max(runtime_ms, cpu_ms), f.timeout_ms());
   c.compute_micro_usd = core::ComputeCost(rates, RunsOnGpu(f), billed_ms, f.memory_mb());
   c.function_micro_usd = FeeFor(job);
   c.total_micro_usd = c.compute_micro_usd + c.function_micro_usd;
@@ -115,7 +118,7 @@ Settlement SettlementFor(const core::Rates& rates, const v1::ExecutionResult& re
   e.logs = SanitizeText(result.logs());
   if (result.handler_ran()) {
     e.status_code = result.status_code();
-    e.charge = ChargeFor(rates, job, result.runtime_ms());
+    e.charge = ChargeFor(rates, job, result.runtime_ms(), result.cpu_ms());
     s.entries = LedgerEntriesFor(job, e.charge);
   } else {
     e.status_code = result.has_problem() ? result.problem().status() : 502;

@@ -76,6 +76,14 @@ TEST(ChargeTest, GpuComputeIsPerMillisecond) {
   EXPECT_EQ(ChargeFor(kRates, job, 0).compute_micro_usd, 2);  // billed_ms = 1: 1.1 -> 2
 }
 
+TEST(ChargeTest, BillsTheSandboxCpuTimeWhenItExceedsTheWallTime) {
+  v1::InvokeJob job = Job("org-a", "org-a", 0, "GPU");
+  // Four threads for 250 ms of wall time: 1000 ms of CPU.
+  EXPECT_EQ(ChargeFor(kRates, job, 250, 1000).compute_micro_usd, 1100);
+  // CPU time below the wall time (a handler waiting) changes nothing.
+  EXPECT_EQ(ChargeFor(kRates, job, 1000, 3).compute_micro_usd, 1100);
+}
+
 TEST(ChargeTest, HoldIsFeePlusComputeAtTheTimeout) {
   // 30000 ms × 128 MB / 1024 × 0.0166667 = 62.5 -> 63.
   EXPECT_EQ(HoldAmountFor(kRates, Job("org-a", "org-a", 5000)), 63);
@@ -87,6 +95,8 @@ TEST(ChargeTest, ChargeNeverExceedsTheHold) {
   v1::InvokeJob job = Job("org-a", "org-b", 5000);
   // A run reported a little past its deadline is billed at the timeout.
   EXPECT_EQ(ChargeFor(kRates, job, 30250).total_micro_usd, HoldAmountFor(kRates, job));
+  // CPU time of parallel threads past the timeout is capped the same way.
+  EXPECT_EQ(ChargeFor(kRates, job, 100, 90000).total_micro_usd, HoldAmountFor(kRates, job));
   EXPECT_LE(ChargeFor(kRates, job, 29999).total_micro_usd, HoldAmountFor(kRates, job));
 }
 

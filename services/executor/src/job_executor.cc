@@ -46,6 +46,7 @@ v1::ExecutionResult JobExecutor::Execute(v1::InvokeJob job, std::string_view tra
   ExecutionOutcome outcome = Run(job, traceparent);
   v1::ExecutionResult result;
   result.set_runtime_ms(outcome.runtime_ms);
+  result.set_cpu_ms(outcome.cpu_ms);
   result.set_memory_used_mb(outcome.memory_used_mb);
   result.set_logs(std::move(outcome.logs));
   switch (outcome.kind) {
@@ -80,37 +81,71 @@ v1::ExecutionResult JobExecutor::Execute(v1::InvokeJob job, std::string_view tra
   return result;
 }
 
+v1::ExecutionResult NoCapacityResult(v1::InvokeJob job, int64_t waited_ms) {
+  v1::ExecutionResult result;
+  v1::Problem* p = result.mutable_problem();
+  *p = core::MakeProblem("no_capacity",
+                         "Every execution slot this organization may use stayed busy for " +
+                             std::to_string(waited_ms) +
+                             " ms; nothing was charged. Retry after Retry-After seconds.");
+  p->set_retry_after_s(1);
+  result.set_status_code(p->status());
+  job.clear_sealed_env();
+  *result.mutable_job() = std::move(job);
+  return result;
+}
+
 Status ServeJobs(bus::Service& service, const std::string& pool, JobExecutor& executor,
-                 Settler& settler, DispatchNotices& notices) {
+                 Settler& settler, DispatchNotices& notices, FairScheduler& scheduler) {
   for (Runtime* runtime : executor.runtimes()) {
     std::string name(runtime->name());
     std::string subject = "tg.exec." + pool + "." + name;
     std::string span_name = "executor." + name;
-    // Arrival is noted on the delivery thread, so that time queued for a pool thread counts
-    // towards the dispatch notice; the run itself happens on the pool.
+    // Arrival is noted on the delivery thread, so that time queued for a slot counts towards
+    // the dispatch notice; the run itself happens on a slot of the scheduler.
     Status s = service.HandleInline(
         subject, "executor-" + pool + "-" + name,
-        [&service, &executor, &settler, &notices, span_name](bus::Message&& m) {
-          v1::InvokeJob job;
-          if (!job.ParseFromString(m.data)) {
+        [&executor, &settler, &notices, &scheduler, span_name](bus::Message&& m) {
+          // What the run and the expiry share; exactly one of them happens.
+          struct Queued {
+            v1::InvokeJob job;
+            trace::TraceContext parent;
+            uint64_t ticket = 0;
+            std::string reply;
+          };
+          auto q = std::make_shared<Queued>();
+          if (!q->job.ParseFromString(m.data)) {
             log::Error("dropped a message that is not an InvokeJob").Str("subject", m.subject);
             return;
           }
-          trace::TraceContext parent =
-              trace::ContinueOrStart(m.traceparent.empty() ? job.traceparent() : m.traceparent);
-          uint64_t ticket = notices.Arrived(job, parent.ToTraceparent());
+          q->parent =
+              trace::ContinueOrStart(m.traceparent.empty() ? q->job.traceparent() : m.traceparent);
+          q->ticket = notices.Arrived(q->job, q->parent.ToTraceparent());
           // The job's NATS reply subject belongs to billing's "no responders" notices; results
           // go to the settle subject, which any billing replica serves.
-          std::string reply = "tg.billing.settle." + job.execution_id();
-          service.pool().Submit([&executor, &settler, &notices, span_name, job = std::move(job),
-                                 parent, ticket, reply = std::move(reply)]() mutable {
-            trace::Span span(parent, span_name);
-            std::string traceparent = span.traceparent();
-            job.set_traceparent(traceparent);
-            v1::ExecutionResult result = executor.Execute(std::move(job), traceparent);
-            notices.Done(ticket);
-            settler.Settle(reply, result, traceparent);
-          });
+          q->reply = "tg.billing.settle." + q->job.execution_id();
+          const std::string org = q->job.principal().org_id();
+          const int64_t timeout_ms = scheduler.options().queue_timeout_ms;
+          scheduler.Submit(
+              org,
+              [&executor, &settler, &notices, span_name, q] {
+                trace::Span span(q->parent, span_name);
+                std::string traceparent = span.traceparent();
+                q->job.set_traceparent(traceparent);
+                v1::ExecutionResult result = executor.Execute(std::move(q->job), traceparent);
+                notices.Done(q->ticket);
+                settler.Settle(q->reply, result, traceparent);
+              },
+              [&settler, &notices, q, timeout_ms] {
+                trace::Span span(q->parent, "executor.no_capacity");
+                std::string traceparent = span.traceparent();
+                log::Warn("a job waited too long for an execution slot")
+                    .Str("execution_id", q->job.execution_id())
+                    .Str("org_id", q->job.principal().org_id());
+                v1::ExecutionResult result = NoCapacityResult(std::move(q->job), timeout_ms);
+                notices.Done(q->ticket);
+                settler.Settle(q->reply, result, traceparent);
+              });
         });
     if (!s.ok()) return s;
   }

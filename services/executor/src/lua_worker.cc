@@ -50,18 +50,26 @@ bool WriteAll(int fd, std::string_view data) {
   return true;
 }
 
-bool WriteFrame(int fd, FrameKind kind, std::string_view payload) {
-  return WriteAll(fd, protocol::FrameHeader(kind, payload.size())) && WriteAll(fd, payload);
+// A frame answering the request whose nonce is given: the nonce, then the payload.
+bool WriteFrame(int fd, FrameKind kind, std::string_view nonce, std::string_view payload) {
+  return WriteAll(fd, protocol::FrameHeader(kind, nonce.size() + payload.size())) &&
+         WriteAll(fd, nonce) && WriteAll(fd, payload);
 }
 
-// Runs one kCall payload. Its views into the parsed call live until the runtime returns.
+// Runs one kCall payload, telling the executor (kStarted) when the handler's code starts. Its
+// views into the parsed call live until the runtime returns. *nonce is the call's.
 ExecutionOutcome RunCall(LuaRuntime& runtime, const std::string& code, int64_t memory_mb,
-                         simdjson::dom::parser& parser, const std::string& payload) {
+                         simdjson::dom::parser& parser, const std::string& payload, int replies,
+                         std::string* nonce) {
   ExecutionOutcome failed;
   failed.kind = ExecutionOutcome::Kind::kPlatformFailure;
   simdjson::dom::object call, context, env;
   simdjson::dom::element event;
-  if (parser.parse(payload).get_object().get(call) != simdjson::SUCCESS ||
+  if (payload.size() < protocol::kNonceBytes) return failed;
+  nonce->assign(payload, 0, protocol::kNonceBytes);
+  if (parser.parse(payload.data() + protocol::kNonceBytes, payload.size() - protocol::kNonceBytes)
+              .get_object()
+              .get(call) != simdjson::SUCCESS ||
       call["event"].get(event) != simdjson::SUCCESS ||
       call["context"].get_object().get(context) != simdjson::SUCCESS ||
       call["env"].get_object().get(env) != simdjson::SUCCESS) {
@@ -89,20 +97,24 @@ ExecutionOutcome RunCall(LuaRuntime& runtime, const std::string& code, int64_t m
     std::string_view text;
     if (value.get_string().get(text) == simdjson::SUCCESS) inv.env.push_back({name, text});
   }
+  if (!WriteFrame(replies, FrameKind::kStarted, *nonce, "")) return failed;
   return runtime.Run(inv);
 }
 
 }  // namespace
 
 int ServeLuaWorker(int requests, int replies, int log_fd) {
+  if (!WriteFrame(replies, FrameKind::kHello, "", "")) return 0;
   FrameKind kind;
   std::string payload;
   if (!ReadFrame(requests, &kind, &payload)) return 0;
   if (kind != FrameKind::kInit) return 2;
-  std::string code;
+  std::string code, nonce;
   int64_t memory_mb = 0, max_response = 0, max_log = 0;
   {
-    auto init = ParseJson(payload);
+    if (payload.size() < protocol::kNonceBytes) return 2;
+    nonce = payload.substr(0, protocol::kNonceBytes);
+    auto init = ParseJson(std::string_view(payload).substr(protocol::kNonceBytes));
     simdjson::dom::object obj;
     if (!init.ok() || init->root.get_object().get(obj) != simdjson::SUCCESS ||
         GetString(obj, "code", &code) != Field::kOk ||
@@ -117,13 +129,13 @@ int ServeLuaWorker(int requests, int replies, int log_fd) {
   limits.max_log_bytes = static_cast<size_t>(max_log);
   LuaRuntime runtime(limits);
   // Lua compiles the module with each call's fresh state: there is nothing to load now.
-  if (!WriteFrame(replies, FrameKind::kReady, "")) return 0;
+  if (!WriteFrame(replies, FrameKind::kReady, nonce, "")) return 0;
 
   simdjson::dom::parser parser;
   for (;;) {
     if (!ReadFrame(requests, &kind, &payload)) return 0;
     if (kind != FrameKind::kCall) return 2;
-    ExecutionOutcome out = RunCall(runtime, code, memory_mb, parser, payload);
+    ExecutionOutcome out = RunCall(runtime, code, memory_mb, parser, payload, replies, &nonce);
     sodium_memzero(payload.data(), payload.size());  // the call's secrets
     if (!out.logs.empty()) WriteAll(log_fd, out.logs);
     bool sent = false;
@@ -135,11 +147,11 @@ int ServeLuaWorker(int requests, int replies, int log_fd) {
             .Field("statusCode", out.status_code)
             .Field("body", ToValidUtf8(out.body))
             .EndObject();
-        sent = WriteFrame(replies, FrameKind::kValue, w.str());
+        sent = WriteFrame(replies, FrameKind::kValue, nonce, w.str());
         break;
       }
       case ExecutionOutcome::Kind::kTimeout:
-        sent = WriteFrame(replies, FrameKind::kTimeout, "");
+        sent = WriteFrame(replies, FrameKind::kTimeout, nonce, "");
         break;
       case ExecutionOutcome::Kind::kPlatformFailure:
         return 3;  // no Lua state: the executor sees the worker die and replaces it

@@ -39,25 +39,34 @@ class LuaWorkerTest : public ::testing::Test {
     worker_ = std::thread(
         [this] { exit_code_ = ServeLuaWorker(requests_read_, replies_write_, log_write_); });
     RuntimeLimits limits;
-    Send(FrameKind::kInit, protocol::InitPayload(code, 64, 1 << 20, limits));
+    char hello[protocol::kHeaderBytes];
+    ASSERT_EQ(::read(replies_, hello, sizeof hello), static_cast<ssize_t>(sizeof hello));
+    EXPECT_EQ(static_cast<FrameKind>(hello[4]), FrameKind::kHello);
+    nonce_ = protocol::NewNonce();
+    Send(FrameKind::kInit, protocol::InitPayload(nonce_, code, 64, 1 << 20, limits));
     EXPECT_EQ(Receive().kind, FrameKind::kReady);
   }
   void Send(FrameKind kind, const std::string& payload) {
     std::string frame = protocol::EncodeFrame(kind, payload);
     ASSERT_EQ(::write(requests_, frame.data(), frame.size()), static_cast<ssize_t>(frame.size()));
   }
+  // The next frame, its nonce checked and taken off; a kStarted frame is skipped.
   protocol::Frame Receive() {
-    protocol::FrameReader reader(1 << 24);
     protocol::Frame frame;
-    char buf[4096];
-    while (reader.Next(&frame) != protocol::FrameReader::State::kComplete) {
-      ssize_t n = ::read(replies_, buf, sizeof buf);
-      if (n <= 0) {
-        ADD_FAILURE() << "the worker closed its replies";
-        return frame;
+    do {
+      char buf[4096];
+      while (reader_.Next(&frame) != protocol::FrameReader::State::kComplete) {
+        ssize_t n = ::read(replies_, buf, sizeof buf);
+        if (n <= 0) {
+          ADD_FAILURE() << "the worker closed its replies";
+          return frame;
+        }
+        reader_.Append(std::string_view(buf, static_cast<size_t>(n)));
       }
-      reader.Append(std::string_view(buf, static_cast<size_t>(n)));
-    }
+      std::string_view rest;
+      EXPECT_TRUE(protocol::TakeNonce(frame.payload, nonce_, &rest)) << frame.payload;
+      frame.payload = std::string(rest);
+    } while (frame.kind == FrameKind::kStarted);
     return frame;
   }
   protocol::Frame Call(const std::string& event, int64_t deadline_ms = 5000,
@@ -69,7 +78,8 @@ class LuaWorkerTest : public ::testing::Test {
     inv.version = "1";
     inv.caller_org_id = "org-1";
     inv.env = std::move(env);
-    Send(FrameKind::kCall, protocol::CallPayload(inv, deadline_ms));
+    nonce_ = protocol::NewNonce();
+    Send(FrameKind::kCall, protocol::CallPayload(nonce_, inv, deadline_ms));
     return Receive();
   }
   std::string Logs() {
@@ -83,6 +93,8 @@ class LuaWorkerTest : public ::testing::Test {
   int requests_ = -1, requests_read_ = -1, replies_ = -1, replies_write_ = -1, log_ = -1,
       log_write_ = -1;
   int exit_code_ = -1;
+  std::string nonce_;
+  protocol::FrameReader reader_{1 << 24};
   std::thread worker_;
 };
 

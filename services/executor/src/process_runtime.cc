@@ -49,10 +49,11 @@ std::string WorkerShape(std::string_view runtime, int64_t memory_mb, int device)
   return shape;
 }
 
-// A worker of language with memory_mb on device (-1: none), holding pool slot.
+// A worker of language with memory_mb on device (-1: none), holding pool slot, its cgroup in
+// cgroup_group ("spare", or the organization's for a worker started for its call).
 Result<std::unique_ptr<Worker>> StartWorker(Language language, const ProcessRuntimeConfig& config,
                                             const RuntimeLimits& limits, int64_t memory_mb,
-                                            int device, int slot) {
+                                            int device, int slot, const std::string& cgroup_group) {
   const SandboxSpec spec = WorkerSandboxSpec(language, config, memory_mb, slot, device);
   auto plan = BuildSandboxPlan(spec);
   if (!plan.ok()) return plan.status();
@@ -63,7 +64,15 @@ Result<std::unique_ptr<Worker>> StartWorker(Language language, const ProcessRunt
   options.max_result_bytes = limits.max_response_bytes * 6 + 4096;
   options.max_response_bytes = limits.max_response_bytes;
   options.max_log_bytes = limits.max_log_bytes;
-  options.watch_memory = config.gpu;
+  options.watch_memory = config.gpu && config.cgroups == nullptr;
+  options.cgroups = config.cgroups;
+  options.cgroup_group = cgroup_group;
+  // The whole sandbox together: the version's memory (tmpfs pages and page cache included),
+  // its process limit, and its CPU quota.
+  options.cgroup_limits.memory_bytes = static_cast<uint64_t>(std::max<int64_t>(memory_mb, 1)) << 20;
+  options.cgroup_limits.pids = spec.limits.processes;
+  options.cgroup_limits.cpus = config.sandbox_cpus;
+  options.allow_new_threads = config.gpu;
   if (language == Language::kLua) {
     options.stops_at_deadline = true;
     options.kill_grace_ms = kLuaKillGraceMs;
@@ -128,10 +137,10 @@ ProcessRuntime::ProcessRuntime(Language language, ProcessRuntimeConfig config, R
   const int64_t memory_mb = DefaultMemoryMb(language);
   const std::vector<int> devices = gpu_ != nullptr ? gpu_->devices() : std::vector<int>{-1};
   for (int device : devices) {
-    pool_.KeepSpares(WorkerShape(name(), memory_mb, device),
-                     [language, config = config_, limits, memory_mb, device](int slot) {
-                       return StartWorker(language, config, limits, memory_mb, device, slot);
-                     });
+    pool_.KeepSpares(WorkerShape(name(), memory_mb, device), [language, config = config_, limits,
+                                                              memory_mb, device](int slot) {
+      return StartWorker(language, config, limits, memory_mb, device, slot, "spare");
+    });
   }
 }
 
@@ -160,7 +169,8 @@ ExecutionOutcome ProcessRuntime::Run(const Invocation& inv) {
   const std::string key = PoolKey(name(), inv, device);
   const std::string shape = WorkerShape(name(), inv.memory_mb, device);
   auto start = [&](int slot) {
-    return StartWorker(language_, config_, limits_, inv.memory_mb, device, slot);
+    return StartWorker(language_, config_, limits_, inv.memory_mb, device, slot,
+                       CgroupTree::GroupFor(inv.caller_org_id));
   };
 
   WorkerReply reply;
@@ -173,8 +183,26 @@ ExecutionOutcome ProcessRuntime::Run(const Invocation& inv) {
     if (reply.kind != WorkerReply::Kind::kNotDelivered) break;
   }
 
+  // A failure before the tool's code started (the worker's own decoding of the call, a
+  // bootstrap that died) is the platform's: 502, not charged (contract section 4).
+  const bool failed = reply.kind == WorkerReply::Kind::kError ||
+                      reply.kind == WorkerReply::Kind::kCrashed ||
+                      reply.kind == WorkerReply::Kind::kMemory;
+  if (failed && !reply.started) {
+    log::Warn("a worker failed before the tool's code started")
+        .Str("execution_id", inv.execution_id)
+        .Str("function_id", inv.function_id)
+        .Str("error", reply.kind == WorkerReply::Kind::kError
+                          ? reply.error_type + ": " + reply.error_message
+                          : reply.failure);
+    ExecutionOutcome out = PlatformFailure("the worker failed before the handler started");
+    out.logs = std::move(reply.logs);
+    return out;
+  }
+
   ExecutionOutcome out;
   out.runtime_ms = reply.runtime_ms;
+  out.cpu_ms = reply.cpu_ms;
   out.memory_used_mb = reply.memory_used_mb;
   out.logs = std::move(reply.logs);
   switch (reply.kind) {

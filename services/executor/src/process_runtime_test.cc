@@ -160,9 +160,10 @@ TEST_F(ProcessRuntimeTest, PythonContextAndSecrets) {
   ASSERT_EQ(out.status_code, 200) << out.body << out.logs;
   EXPECT_EQ(out.body, R"({"ctx":["exec-1","fn-1","1.0","org-a",true],"env":{"API_TOKEN":"s3cret"},)"
                       R"("environ":"s3cret","path":"/usr/local/bin:/usr/bin:/bin"})");
-  // The same worker, the next call without the secret: it is gone from os.environ.
+  // A worker that held secrets serves no other call: the next one gets a fresh process.
   out = Py({.code = code});
-  EXPECT_EQ(pool_.stats().reused, 1u);
+  EXPECT_EQ(pool_.stats().reused, 0u);
+  EXPECT_EQ(pool_.stats().started, 2u);
   EXPECT_NE(out.body.find(R"("env":{},"environ":null)"), std::string::npos) << out.body;
 }
 
@@ -317,7 +318,7 @@ TEST_F(ProcessRuntimeTest, JavaScriptContextAndSecretsLeaveProcessEnv) {
                       R"("penv":"s3cret"})");
   out = Js({.code = code});
   EXPECT_EQ(out.body, R"({"ctx":["exec-1","fn-1","1.0","org-a",true],"env":{},"penv":null})");
-  EXPECT_EQ(pool_.stats().reused, 1u);
+  EXPECT_EQ(pool_.stats().reused, 0u);  // a fresh worker after a call with secrets
 }
 
 TEST_F(ProcessRuntimeTest, JavaScriptTimeoutAndMemoryBomb) {
@@ -358,14 +359,24 @@ TEST(ProcessWorkerTest, ClassifiesHowAWorkerDied) {
 }
 
 TEST_F(ProcessRuntimeTest, AHandlerCannotForgeATimeoutToRunUncharged) {
-  // A kTimeout frame written by the handler itself breaks the protocol: a 500, charged.
+  // A kTimeout frame written by the handler itself lacks the call's nonce: a 500, charged.
   auto out = Py({.code = "import os\n"
                          "def service_handler(e, c):\n"
                          "    os.write(4, b'\\0\\0\\0\\0T')\n"
                          "    return 1\n"});
   EXPECT_EQ(out.kind, Kind::kCompleted);
   EXPECT_EQ(out.status_code, 500);
-  EXPECT_EQ(ErrorType(out), "WorkerCrashed");
+  EXPECT_EQ(ErrorType(out), "WorkerProtocolError");
+}
+
+TEST_F(ProcessRuntimeTest, AFailureBeforeTheHandlerStartsIsThePlatforms) {
+  // Python's decoder refuses an integer of more than 4,300 digits: the worker cannot decode
+  // the call, which is valid JSON. Not the tool's failure: 502, nothing charged.
+  std::string huge(5000, '7');
+  auto out = Py({.code = kPyEcho, .event = R"({"n":)" + huge + "}"});
+  EXPECT_EQ(out.kind, Kind::kPlatformFailure) << out.status_code << " " << out.body;
+  // The worker lives on, and the next call is served.
+  EXPECT_EQ(Py({.code = kPyEcho, .event = R"({"n":1})"}).body, R"({"n":1})");
 }
 
 TEST_F(ProcessRuntimeTest, LuaRunsInAWorker) {
@@ -452,9 +463,9 @@ TEST_F(SpareWorkerTest, ColdCallsTakeSparesAndEachServesOnlyItsOwnKey) {
       "    global calls\n"
       "    calls += 1\n"
       "    return [calls, context.caller_org_id, os.environ.get('API_TOKEN')]\n";
-  auto out = Py({.code = code, .env = {{"API_TOKEN", "s3cret"}}, .memory_mb = 256});
+  auto out = Py({.code = code, .memory_mb = 256});
   ASSERT_EQ(out.kind, Kind::kCompleted) << out.failure;
-  EXPECT_EQ(out.body, R"([1,"org-a","s3cret"])");
+  EXPECT_EQ(out.body, R"([1,"org-a",null])");
   auto stats = pool_.stats();
   EXPECT_EQ(stats.spares_taken, 1u);
   EXPECT_EQ(stats.started, 0u);
@@ -462,7 +473,7 @@ TEST_F(SpareWorkerTest, ColdCallsTakeSparesAndEachServesOnlyItsOwnKey) {
   EXPECT_EQ(pool_.StartSpares(), 1u);  // the Python spare's replacement
   // Another organization: another spare, which shares nothing with the first.
   EXPECT_EQ(Py({.code = code, .org = "org-b", .memory_mb = 256}).body, R"([1,"org-b",null])");
-  // The first, warm, its secret gone.
+  // The first, warm.
   EXPECT_EQ(Py({.code = code, .memory_mb = 256}).body, R"([2,"org-a",null])");
   EXPECT_EQ(Js({.code = kJsEcho}).body, R"({"x":1})");
   EXPECT_EQ(Lua({.code = "function service_handler(e) return e.x + 1 end"}).body, "2");

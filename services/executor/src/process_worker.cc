@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
 #include "toolgate/executor/worker_protocol.h"
 
@@ -22,6 +23,11 @@ using protocol::FrameKind;
 
 constexpr int64_t kMemoryWatchMs = 20;
 constexpr size_t kReplyOverheadBytes = 64 << 10;  // an error frame, or the JSON around a value
+// CPU time an idle worker's sandbox may use between calls (a garbage collector's tail); past
+// it, something of the last call is still running.
+constexpr int64_t kIdleCpuUs = 20000;
+// How long an interpreter may take to come up and say hello.
+constexpr int64_t kHelloTimeoutMs = 30000;
 
 int OpenProc(pid_t pid, const char* name, int flags) {
   std::string path = "/proc/" + std::to_string(pid) + "/" + name;
@@ -72,6 +78,12 @@ bool DrainLog(int fd, LogBuffer& log) {
   }
 }
 
+// True when fd has bytes to read now.
+bool Pending(int fd) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
 }  // namespace
 
 WorkerReply::Kind ClassifyDeath(int wait_status, int64_t max_rss_kb, int64_t memory_mb) {
@@ -96,13 +108,48 @@ std::string DescribeDeath(int wait_status) {
 
 Result<std::unique_ptr<ProcessWorker>> ProcessWorker::Start(const SandboxPlan& plan,
                                                             const ProcessWorkerOptions& options) {
-  auto process = SpawnSandboxed(plan);
+  std::unique_ptr<Cgroup> cgroup;
+  BeforeStart adopt;
+  if (options.cgroups != nullptr) {
+    auto made = options.cgroups->Create(options.cgroup_group, options.cgroup_limits);
+    if (!made.ok()) return made.status();
+    cgroup = std::move(*made);
+    adopt = [&cgroup](pid_t pid) { return cgroup->Adopt(pid); };
+  }
+  auto process = SpawnSandboxed(plan, adopt);
   if (!process.ok()) return process.status();
-  return std::unique_ptr<ProcessWorker>(new ProcessWorker(std::move(*process), options));
+  std::unique_ptr<ProcessWorker> worker(
+      new ProcessWorker(std::move(*process), options, std::move(cgroup)));
+  Status up = worker->AwaitHello();
+  if (!up.ok()) return up;  // the worker's destructor kills it
+  return worker;
 }
 
-ProcessWorker::ProcessWorker(SandboxedProcess process, ProcessWorkerOptions options)
-    : process_(std::move(process)), options_(options) {
+Status ProcessWorker::AwaitHello() {
+  const int64_t deadline_us = MonotonicUs() + kHelloTimeoutMs * 1000;
+  char header[protocol::kHeaderBytes];
+  size_t got = 0;
+  while (got < sizeof header) {
+    int64_t left_ms = (deadline_us - MonotonicUs()) / 1000;
+    if (left_ms <= 0) return Status::Internal("the worker did not start in time");
+    pollfd p{process_.replies, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left_ms)) <= 0) continue;
+    ssize_t n = ::read(process_.replies, header + got, sizeof header - got);
+    if (n == 0) return Status::Internal("the worker exited as it started");
+    if (n > 0) got += static_cast<size_t>(n);
+  }
+  if (static_cast<FrameKind>(header[4]) != FrameKind::kHello || header[0] != 0 || header[1] != 0 ||
+      header[2] != 0 || header[3] != 0) {
+    return Status::Internal("the worker started with something other than its hello");
+  }
+  // Threads of the interpreter itself; any more after a call are the tool's.
+  baseline_threads_ = ThreadCount();
+  return Status::Ok();
+}
+
+ProcessWorker::ProcessWorker(SandboxedProcess process, ProcessWorkerOptions options,
+                             std::unique_ptr<Cgroup> cgroup)
+    : process_(std::move(process)), options_(options), cgroup_(std::move(cgroup)) {
   ::fcntl(process_.requests, F_SETFL, O_NONBLOCK);
   clear_refs_fd_ = OpenProc(process_.pid, "clear_refs", O_WRONLY);
   status_fd_ = OpenProc(process_.pid, "status", O_RDONLY);
@@ -149,6 +196,13 @@ int64_t ProcessWorker::ResidentMemoryKb() {
   return StatusField(std::string_view(buf, static_cast<size_t>(n)), "VmRSS:");
 }
 
+int64_t ProcessWorker::ThreadCount() {
+  char buf[4096];
+  ssize_t n = status_fd_ >= 0 ? ::pread(status_fd_, buf, sizeof buf - 1, 0) : -1;
+  if (n <= 0) return 0;
+  return StatusField(std::string_view(buf, static_cast<size_t>(n)), "Threads:");
+}
+
 int64_t ProcessWorker::CpuSeconds() {
   char buf[1024];
   ssize_t n = stat_fd_ >= 0 ? ::pread(stat_fd_, buf, sizeof buf - 1, 0) : -1;
@@ -172,15 +226,58 @@ int64_t ProcessWorker::CpuSeconds() {
   return (utime + stime) / std::max<long>(1, ::sysconf(_SC_CLK_TCK));
 }
 
+void ProcessWorker::AfterAnswer(const Invocation& invocation, LogBuffer& log, WorkerReply& reply) {
+  // Bytes past the answer are frames the handler wrote itself: the stream is out of step.
+  if (Pending(process_.replies)) reply.reusable = false;
+  if (cgroup_ != nullptr) {
+    size_t stopped = cgroup_->KillAllExcept(process_.pid);
+    if (stopped > 0) {
+      log.Append("[toolgate] " + std::to_string(stopped) +
+                 " process(es) the handler started were still running at the end of the call "
+                 "and were stopped\n");
+      reply.reusable = false;  // nor can the worker reap them: it goes too
+    }
+  }
+  int64_t threads = ThreadCount();
+  if (options_.allow_new_threads) baseline_threads_ = std::max(baseline_threads_, threads);
+  if (baseline_threads_ > 0 && threads > baseline_threads_) {
+    log.Append("[toolgate] the handler left " + std::to_string(threads - baseline_threads_) +
+               " thread(s) running; the worker was stopped\n");
+    reply.reusable = false;
+  }
+  // A fresh process per call for a version with declared keys: the secrets of one call cannot
+  // linger anywhere the next call could look.
+  if (!invocation.env.empty()) reply.reusable = false;
+  if (reply.reusable && options_.cpu_seconds > 0 &&
+      CpuSeconds() * 2 > static_cast<int64_t>(options_.cpu_seconds)) {
+    reply.reusable = false;  // retire it long before its CPU rlimit could stop a call
+  }
+  if (!reply.reusable) Kill();  // now, so that no CPU time it still burns goes uncounted
+  if (reply.reusable && cgroup_ != nullptr) idle_cpu_us_ = cgroup_->CpuUsageUs();
+}
+
 WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_us) {
   BlockSigpipe();
   WorkerReply reply;
-  if (Exited()) {
+  // A worker with bytes on its reply pipe between calls wrote frames of its own: replaced.
+  if (Exited() || Pending(process_.replies)) {
+    Kill();
     reply.kind = WorkerReply::Kind::kNotDelivered;
     return reply;
   }
+  if (!init_sent_ && cgroup_ != nullptr) {
+    Status moved = cgroup_->MoveTo(CgroupTree::GroupFor(invocation.caller_org_id));
+    if (!moved.ok()) {
+      log::Error("cannot move a worker's cgroup to its organization")
+          .Str("error", moved.ToString());
+      Kill();
+      reply.kind = WorkerReply::Kind::kNotDelivered;
+      return reply;
+    }
+  }
   LogBuffer log(options_.max_log_bytes);
   protocol::FrameReader reader(options_.max_result_bytes + kReplyOverheadBytes);
+  const std::string nonce = protocol::NewNonce();
 
   // What goes out: the module first when it has not been sent, then the call.
   std::string out;
@@ -189,27 +286,46 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
     limits.max_response_bytes = options_.max_response_bytes;
     limits.max_log_bytes = options_.max_log_bytes;
     out = protocol::EncodeFrame(FrameKind::kInit,
-                                protocol::InitPayload(invocation.code, options_.memory_mb,
+                                protocol::InitPayload(nonce, invocation.code, options_.memory_mb,
                                                       options_.max_result_bytes, limits));
     init_sent_ = true;
   }
   const size_t call_at = out.size();
   {
     int64_t left_ms = std::max<int64_t>(0, (deadline_us - MonotonicUs()) / 1000);
-    std::string payload = protocol::CallPayload(invocation, left_ms);
+    std::string payload = protocol::CallPayload(nonce, invocation, left_ms);
     out += protocol::FrameHeader(FrameKind::kCall, payload.size());
     out += payload;
     sodium_memzero(payload.data(), payload.size());
   }
   size_t written = 0;
   int64_t start_us = 0;
+  const int64_t cpu_before_us = cgroup_ != nullptr ? cgroup_->CpuUsageUs() : -1;
+  if (idle_cpu_us_ >= 0 && cpu_before_us - idle_cpu_us_ > kIdleCpuUs) {
+    // Something of the last call kept running between calls: this call goes elsewhere.
+    log::Warn("a worker used CPU between calls and was stopped")
+        .Int("cpu_us", cpu_before_us - idle_cpu_us_);
+    sodium_memzero(out.data(), out.size());
+    Kill();
+    reply.kind = WorkerReply::Kind::kNotDelivered;
+    return reply;
+  }
+  const uint64_t oom_before = cgroup_ != nullptr ? cgroup_->OomKills() : 0;
   if (ready_) {
     ResetPeakMemory();
-    start_us = MonotonicUs();
+    if (cgroup_ != nullptr) cgroup_->ResetPeakMemory();
   }
 
   const int64_t kill_us = deadline_us + options_.kill_grace_ms * 1000;
-  enum class End { kReply, kDied, kTimeout, kMemory, kBroken } end = End::kReply;
+  enum class End {
+    kReply,
+    kDied,
+    kTimeout,
+    kMemory,
+    kBroken,
+    kOutOfStep,
+    kStale
+  } end = End::kReply;
   bool done = false;
   while (!done) {
     int64_t now = MonotonicUs();
@@ -268,15 +384,29 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
     for (;;) {
       auto state = reader.Next(&frame);
       if (state == protocol::FrameReader::State::kNeedMore) break;
+      std::string_view body;
       if (state == protocol::FrameReader::State::kInvalid) {
         end = End::kBroken;
         done = true;
         break;
       }
+      if (!protocol::TakeNonce(frame.payload, nonce, &body)) {
+        // Before this call's handler started, it is a frame the last call's handler wrote late:
+        // the call goes to another worker, untouched. After, this call's handler forged it.
+        end = ready_ && !reply.started ? End::kStale : End::kOutOfStep;
+        done = true;
+        break;
+      }
+      if (frame.kind == FrameKind::kStarted) {
+        reply.started = true;
+        if (ready_) start_us = MonotonicUs();
+        continue;
+      }
       if (!ready_ && frame.kind == FrameKind::kReady) {
         ready_ = true;
+        reply.started = false;  // the module is in; the handler has not started yet
         ResetPeakMemory();
-        start_us = MonotonicUs();
+        if (cgroup_ != nullptr) cgroup_->ResetPeakMemory();
         continue;
       }
       done = true;
@@ -284,14 +414,14 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
       bool loaded = ready_;
       if (frame.kind == FrameKind::kValue && loaded) {
         reply.kind = WorkerReply::Kind::kValue;
-        reply.value = std::move(frame.payload);
+        reply.value.assign(body);
         reply.reusable = true;
       } else if (frame.kind == FrameKind::kTimeout && loaded && options_.stops_at_deadline) {
         reply.kind = WorkerReply::Kind::kTimeout;  // stopped by the worker, which lives on
         reply.reusable = true;
       } else if ((frame.kind == FrameKind::kError && loaded) ||
                  (frame.kind == FrameKind::kLoadError && !loaded)) {
-        if (!protocol::ParseHandlerError(frame.payload, &error)) {
+        if (!protocol::ParseHandlerError(body, &error)) {
           end = End::kBroken;
           break;
         }
@@ -307,6 +437,12 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
     }
   }
   sodium_memzero(out.data(), out.size());
+  if (end == End::kStale) {
+    Kill();
+    reply = WorkerReply{};
+    reply.kind = WorkerReply::Kind::kNotDelivered;
+    return reply;
+  }
   int64_t stop_us = MonotonicUs();
   if (start_us != 0) reply.runtime_ms = std::max<int64_t>(0, (stop_us - start_us) / 1000);
 
@@ -315,19 +451,17 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
     case End::kReply:
       peak_kb = PeakMemoryKb();
       DrainLog(process_.log, log);
-      // Bytes past the reply are frames the handler wrote itself: the stream is out of step.
-      if (reader.buffered() > 0) reply.reusable = false;
-      if (reply.reusable && options_.cpu_seconds > 0 &&
-          CpuSeconds() * 2 > static_cast<int64_t>(options_.cpu_seconds)) {
-        reply.reusable = false;  // retire it long before its CPU rlimit could stop a call
-      }
+      AfterAnswer(invocation, log, reply);
       break;
     case End::kTimeout:
     case End::kMemory:
     case End::kBroken:
+    case End::kOutOfStep:
+    case End::kStale:
       peak_kb = std::max(PeakMemoryKb(), ResidentMemoryKb());
       Kill();
       DrainLog(process_.log, log);
+      reply.reusable = false;
       reply.kind = end == End::kTimeout  ? WorkerReply::Kind::kTimeout
                    : end == End::kMemory ? WorkerReply::Kind::kMemory
                                          : WorkerReply::Kind::kCrashed;
@@ -335,17 +469,42 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
         reply.failure = "broke the worker protocol and was stopped";
         log.Append("[toolgate] the process running the handler " + reply.failure + "\n");
       }
+      if (end == End::kOutOfStep) {
+        reply.kind = WorkerReply::Kind::kError;
+        reply.error_type = "WorkerProtocolError";
+        reply.error_message =
+            "the handler wrote to the worker's protocol pipe; the worker was stopped";
+        log.Append("[toolgate] " + reply.error_message + "\n");
+      }
       break;
     case End::kDied: {
       Kill();  // reaps it; the sandbox's init is gone, and everything in it
       DrainLog(process_.log, log);
       peak_kb = usage_.ru_maxrss;
+      reply.reusable = false;
       reply.kind = ClassifyDeath(wait_status_, peak_kb, options_.memory_mb);
       reply.failure = DescribeDeath(wait_status_);
-      if (reply.kind == WorkerReply::Kind::kCrashed) {
+      if (reply.kind == WorkerReply::Kind::kCrashed && cgroup_ == nullptr) {
         log.Append("[toolgate] the process running the handler " + reply.failure + "\n");
       }
       break;
+    }
+  }
+  if (cgroup_ != nullptr) {
+    // The sandbox's own accounts: every process of it, the killed included.
+    int64_t cpu_after_us = cgroup_->CpuUsageUs();
+    if (cpu_before_us >= 0 && cpu_after_us >= cpu_before_us) {
+      reply.cpu_ms = (cpu_after_us - cpu_before_us) / 1000;
+    }
+    peak_kb = std::max<int64_t>(peak_kb, static_cast<int64_t>(cgroup_->PeakMemoryBytes() / 1024));
+    if (cgroup_->OomKills() > oom_before && reply.kind != WorkerReply::Kind::kNotDelivered) {
+      // The kernel's OOM killer struck in this sandbox during the call: whichever process it
+      // chose, the call exceeded its memory.
+      reply.kind = WorkerReply::Kind::kMemory;
+      reply.reusable = false;
+      Kill();
+    } else if (end == End::kDied && reply.kind == WorkerReply::Kind::kCrashed) {
+      log.Append("[toolgate] the process running the handler " + reply.failure + "\n");
     }
   }
   reply.memory_used_mb = MemoryUsedMb(static_cast<size_t>(peak_kb) * 1024);

@@ -585,7 +585,7 @@ SandboxedProcess::~SandboxedProcess() {
   }
 }
 
-Result<SandboxedProcess> SpawnSandboxed(const SandboxPlan& plan) {
+Result<SandboxedProcess> SpawnSandboxed(const SandboxPlan& plan, const BeforeStart& before_start) {
   const auto& program = SeccompProgram();
   if (!program.ok()) return program.status();
   sock_fprog seccomp{static_cast<unsigned short>(program->size()),
@@ -623,6 +623,13 @@ Result<SandboxedProcess> SpawnSandboxed(const SandboxPlan& plan) {
     std::string why = std::strerror(errno);
     KillAndReap(child);
     return Status::Internal("cannot write the sandbox's uid/gid map: " + why);
+  }
+  if (before_start) {
+    Status placed = before_start(child);
+    if (!placed.ok()) {
+      KillAndReap(child);
+      return Status::Internal("cannot place the sandbox: " + placed.message());
+    }
   }
   char go = 1;
   if (::write(sync.write, &go, 1) != 1) {

@@ -1,5 +1,8 @@
 #include "toolgate/executor/worker_protocol.h"
 
+#include <sodium.h>
+
+#include "toolgate/base/crypto.h"
 #include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
 
@@ -28,6 +31,7 @@ bool IsWorkerKind(char c) {
     case FrameKind::kValue:
     case FrameKind::kError:
     case FrameKind::kTimeout:
+    case FrameKind::kStarted:
       return true;
     default:
       return false;
@@ -49,8 +53,21 @@ FrameReader::State FrameReader::Next(Frame* out) {
   return State::kComplete;
 }
 
-std::string InitPayload(std::string_view code, int64_t memory_mb, size_t max_result_bytes,
-                        const RuntimeLimits& limits) {
+std::string NewNonce() {
+  return HexEncode(RandomBytes(kNonceBytes / 2));
+}
+
+bool TakeNonce(std::string_view payload, std::string_view nonce, std::string_view* rest) {
+  if (nonce.size() != kNonceBytes || payload.size() < kNonceBytes ||
+      payload.substr(0, kNonceBytes) != nonce) {
+    return false;
+  }
+  *rest = payload.substr(kNonceBytes);
+  return true;
+}
+
+std::string InitPayload(std::string_view nonce, std::string_view code, int64_t memory_mb,
+                        size_t max_result_bytes, const RuntimeLimits& limits) {
   JsonWriter w;
   w.BeginObject()
       .Field("code", code)
@@ -59,10 +76,10 @@ std::string InitPayload(std::string_view code, int64_t memory_mb, size_t max_res
       .Field("max_response_bytes", static_cast<int64_t>(limits.max_response_bytes))
       .Field("max_log_bytes", static_cast<int64_t>(limits.max_log_bytes))
       .EndObject();
-  return w.Take();
+  return std::string(nonce) + w.Take();
 }
 
-std::string CallPayload(const Invocation& invocation, int64_t deadline_ms) {
+std::string CallPayload(std::string_view nonce, const Invocation& invocation, int64_t deadline_ms) {
   JsonWriter w;
   w.BeginObject().Key("event").Raw(invocation.event_json);
   w.Key("context")
@@ -76,7 +93,11 @@ std::string CallPayload(const Invocation& invocation, int64_t deadline_ms) {
   w.Key("env").BeginObject();
   for (const EnvVar& var : invocation.env) w.Field(var.name, var.value);
   w.EndObject().EndObject();
-  return w.Take();
+  std::string json = w.Take();
+  std::string payload(nonce);
+  payload += json;
+  sodium_memzero(json.data(), json.size());
+  return payload;
 }
 
 bool ParseHandlerError(std::string_view payload, HandlerError* out) {

@@ -80,7 +80,11 @@ TEST(WorkerProtocolTest, InitPayloadCarriesCodeAndLimits) {
   RuntimeLimits limits;
   limits.max_response_bytes = 900;
   limits.max_log_bytes = 77;
-  auto doc = ParseJson(InitPayload("def f():\n  return \"x\"\n", 256, 1000, limits));
+  const std::string nonce(kNonceBytes, 'a');
+  std::string payload = InitPayload(nonce, "def f():\n  return \"x\"\n", 256, 1000, limits);
+  std::string_view json;
+  ASSERT_TRUE(TakeNonce(payload, nonce, &json));
+  auto doc = ParseJson(json);
   ASSERT_TRUE(doc.ok());
   auto obj = doc->root.get_object().value();
   std::string code;
@@ -106,15 +110,31 @@ TEST(WorkerProtocolTest, CallPayloadHoldsEventContextAndSecrets) {
   inv.version = "1.2";
   inv.caller_org_id = "org-1";
   inv.env = {{"API_TOKEN", "s\"ecret"}, {"OTHER", "v"}};
+  const std::string nonce = NewNonce();
   EXPECT_EQ(
-      CallPayload(inv, 750),
-      R"({"event":{"b":1.50,"a":[1]},"context":{"execution_id":"exec-1","function_id":"fn-1",)"
-      R"("version":"1.2","caller_org_id":"org-1","deadline_ms":750},)"
-      R"("env":{"API_TOKEN":"s\"ecret","OTHER":"v"}})");
+      CallPayload(nonce, inv, 750),
+      nonce +
+          R"({"event":{"b":1.50,"a":[1]},"context":{"execution_id":"exec-1","function_id":"fn-1",)"
+          R"("version":"1.2","caller_org_id":"org-1","deadline_ms":750},)"
+          R"("env":{"API_TOKEN":"s\"ecret","OTHER":"v"}})");
   inv.event_json = R"("just a string")";
   inv.env.clear();
-  EXPECT_NE(CallPayload(inv, 1).find(R"({"event":"just a string",)"), std::string::npos);
-  EXPECT_NE(CallPayload(inv, 1).find(R"("env":{}})"), std::string::npos);
+  EXPECT_NE(CallPayload(nonce, inv, 1).find(R"({"event":"just a string",)"), std::string::npos);
+  EXPECT_NE(CallPayload(nonce, inv, 1).find(R"("env":{}})"), std::string::npos);
+}
+
+TEST(WorkerProtocolTest, NoncesAreFreshAndMustMatchExactly) {
+  std::string a = NewNonce(), b = NewNonce();
+  EXPECT_EQ(a.size(), kNonceBytes);
+  EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos);
+  EXPECT_NE(a, b);
+  std::string_view rest;
+  EXPECT_TRUE(TakeNonce(a + "{}", a, &rest));
+  EXPECT_EQ(rest, "{}");
+  EXPECT_FALSE(TakeNonce(b + "{}", a, &rest));
+  EXPECT_FALSE(TakeNonce(a.substr(0, 31), a, &rest));  // cut short
+  EXPECT_FALSE(TakeNonce("", a, &rest));
+  EXPECT_FALSE(TakeNonce(a + "{}", "", &rest));  // no nonce to match: nothing matches
 }
 
 TEST(WorkerProtocolTest, HandlerErrorsParseOnlyWithBothStrings) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "toolgate/core/env_keys.h"
+#include "toolgate/core/event_depth.h"
 #include "toolgate/core/problem.h"
 
 namespace toolgate::registry {
@@ -52,6 +53,8 @@ std::optional<v1::Problem> CheckBody(v1::BodyCheck check) {
       return core::MakeProblem("missing_event", "Send a JSON object with an \"event\" member.");
     case v1::BODY_INVALID_EVENT:
       return core::MakeProblem("invalid_event", "\"event\" must be a JSON object or a string.");
+    case v1::BODY_EVENT_TOO_DEEP:
+      return core::MakeProblem("invalid_event", core::EventTooDeepDetail());
     default:
       return std::nullopt;
   }

@@ -123,6 +123,11 @@ TEST(DecideInvoke, Row5BodyChecks) {
   job.set_body_check(v1::BODY_INVALID_EVENT);
   EXPECT_EQ(Outcome(job, &f, false), "invalid_event");
   EXPECT_EQ(std::get<v1::Problem>(DecideInvoke(job, &f, false)).status(), 400);
+  job.set_body_check(v1::BODY_EVENT_TOO_DEEP);
+  v1::Problem deep = std::get<v1::Problem>(DecideInvoke(job, &f, false));
+  EXPECT_EQ(deep.status(), 400);
+  EXPECT_EQ(deep.code(), "invalid_event");
+  EXPECT_NE(deep.detail().find("deeper than 64 levels"), std::string::npos) << deep.detail();
 }
 
 TEST(DecideInvoke, Row5ComesBeforeRow6) {

@@ -182,7 +182,11 @@ std::variant<v1::Problem, VersionDraft> ParseVersionRequest(std::string_view bod
   } else if (compiled.code() == Status::Code::kNotFound) {
     in.AddError("runtime", *runtime + " is not available on this server");
   } else if (compiled.code() == Status::Code::kTimeout) {
-    in.AddError("code", "the syntax check did not finish in time");
+    // Every turn stayed busy for a check's time limit; a turn frees as soon as any check ends.
+    v1::Problem busy = core::MakeProblem(
+        "service_unavailable", "Every syntax check is busy with other publishes; retry shortly.");
+    busy.set_retry_after_s(kSyntaxCheckRetryAfterS);
+    return busy;
   } else if (!compiled.ok()) {
     log::Error("syntax check could not run").Str("error", compiled.ToString());
     return core::MakeProblem("service_unavailable", "The code could not be checked; retry.");

@@ -252,6 +252,25 @@ TEST(VersionRequest, CheckThatCannotRunIs503) {
   EXPECT_EQ(std::get<v1::Problem>(result).status(), 503);
 }
 
+TEST(VersionRequest, NoTurnForTheCheckIs503WithRetryAfter) {
+  FakeChecker checker;
+  checker.result_for_bad = Status::Timeout("every syntax check turn stayed busy");
+  auto result = ParseVersionRequest(Request("code", R"("BAD")"), checker.Fn());
+  ASSERT_TRUE(std::holds_alternative<v1::Problem>(result));
+  const v1::Problem& p = std::get<v1::Problem>(result);
+  EXPECT_EQ(p.status(), 503);
+  EXPECT_EQ(p.code(), "service_unavailable");
+  EXPECT_EQ(p.retry_after_s(), kSyntaxCheckRetryAfterS);
+}
+
+TEST(VersionRequest, CheckPastItsLimitIsAnErrorOnCode) {
+  FakeChecker checker;
+  checker.result_for_bad = Status::InvalidArgument(MemoryLimitMessage(SyntaxCheckLimits{}));
+  auto errors = Errors(ParseVersionRequest(Request("code", R"("BAD")"), checker.Fn()));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0], "code: the syntax check exceeded its memory limit of 256 MB");
+}
+
 TEST(VersionRequest, NoCompileWhileOtherFieldsAreInvalidAndAllErrorsReported) {
   FakeChecker checker;
   auto errors = Errors(ParseVersionRequest(

@@ -13,6 +13,7 @@ const vm = require('vm');
 
 const REQUESTS = 3;
 const REPLIES = 4;
+const NONCE_BYTES = 32;
 const FILENAME = 'handler.js';
 
 function readExact(n) {
@@ -32,9 +33,12 @@ function readExact(n) {
   return buf;
 }
 
+// A request: its kind, its nonce (which every frame answering it repeats) and its JSON.
 function readFrame() {
   const header = readExact(5);
-  return {kind: String.fromCharCode(header[4]), payload: readExact(header.readUInt32LE(0))};
+  const payload = readExact(header.readUInt32LE(0));
+  return {kind: String.fromCharCode(header[4]), nonce: payload.subarray(0, NONCE_BYTES),
+          payload: payload.subarray(NONCE_BYTES)};
 }
 
 function writeAll(buf) {
@@ -48,12 +52,11 @@ function writeAll(buf) {
   }
 }
 
-function writeFrame(kind, payload) {
+function writeFrame(kind, nonce, payload) {
   const header = Buffer.alloc(5);
-  header.writeUInt32LE(payload.length, 0);
+  header.writeUInt32LE(nonce.length + payload.length, 0);
   header[4] = kind.charCodeAt(0);
-  writeAll(header);
-  writeAll(payload);
+  writeAll(Buffer.concat([header, nonce, payload]));
 }
 
 function errorPayload(errorType, errorMessage) {
@@ -76,26 +79,6 @@ class Worker {
     this.maxResultBytes = init.max_result_bytes;
     this.baseEnv = Object.assign({}, process.env);
     this.handler = null;
-    this.spawns = false;  // the handler has required child_process
-  }
-
-  // The handler's require: Node's, noting when child_process is loaded, so that what it starts
-  // can be stopped after each call.
-  makeRequire() {
-    const nodeRequire = Module.createRequire('/' + FILENAME);
-    const worker = this;
-    const require = function require(id) {
-      if (id === 'child_process' || id === 'node:child_process') worker.spawns = true;
-      return nodeRequire(id);
-    };
-    return Object.assign(require, {resolve: nodeRequire.resolve, cache: nodeRequire.cache});
-  }
-
-  // Kills what the handler left running, so nothing of a call outlives it. The worker is the
-  // sandbox's init (pid 1): kill(-1) reaches every other process in the sandbox.
-  stopStrays() {
-    if (!this.spawns) return;
-    safely(() => process.kill(-1, 'SIGKILL'), null);
   }
 
   // Runs the module's code as a CommonJS module. Returns null, or a kError payload.
@@ -109,7 +92,7 @@ class Worker {
     let topLevel;
     try {
       const wrapper = vm.runInThisContext(source, {filename: FILENAME});
-      topLevel = wrapper.call(exports, exports, this.makeRequire(), module,
+      topLevel = wrapper.call(exports, exports, Module.createRequire('/' + FILENAME), module,
                               FILENAME, '/');
     } catch (e) {
       return this.exceptionPayload(e);
@@ -149,7 +132,6 @@ class Worker {
       return ['E', this.exceptionPayload(e)];
     } finally {
       this.restoreEnv();
-      this.stopStrays();
     }
     return this.encode(result);
   }
@@ -193,21 +175,35 @@ class Worker {
 }
 
 function main() {
+  // Up, and nothing of a tool has run: the executor counts this process's threads now.
+  writeFrame('H', Buffer.alloc(0), Buffer.alloc(0));
   const first = readFrame();
   if (first.kind !== 'I') process.exit(2);
   const init = JSON.parse(first.payload.toString('utf8'));
   const worker = new Worker(init);
+  const empty = Buffer.alloc(0);
+  writeFrame('S', first.nonce, empty);  // the module's code runs now
   const failure = worker.load(init.code);
   if (failure !== null) {
-    writeFrame('L', failure);
+    writeFrame('L', first.nonce, failure);
     process.exit(0);
   }
-  writeFrame('R', Buffer.alloc(0));
+  writeFrame('R', first.nonce, empty);
   for (;;) {
     const frame = readFrame();
     if (frame.kind !== 'C') process.exit(2);
-    const [kind, reply] = worker.call(JSON.parse(frame.payload.toString('utf8')));
-    writeFrame(kind, reply);
+    let request;
+    try {
+      request = JSON.parse(frame.payload.toString('utf8'));
+    } catch (e) {
+      // The platform's failure, before the handler: not the tool's to pay for.
+      writeFrame('E', frame.nonce, errorPayload('WorkerDecodeError',
+                                                'the worker could not decode the call'));
+      continue;
+    }
+    writeFrame('S', frame.nonce, empty);  // the handler's code runs now
+    const [kind, reply] = worker.call(request);
+    writeFrame(kind, frame.nonce, reply);
   }
 }
 

@@ -10,7 +10,6 @@ it; the executor kills it at a deadline or when it recycles it.
 import json
 import linecache
 import os
-import signal
 import struct
 import sys
 import traceback
@@ -19,6 +18,7 @@ import types
 REQUESTS = 3
 REPLIES = 4
 HEADER = struct.Struct("<IB")
+NONCE_BYTES = 32
 FILENAME = "handler.py"
 
 
@@ -34,12 +34,14 @@ def read_exact(n):
 
 
 def read_frame():
+    """A request: its kind, its nonce (which every frame answering it repeats), its JSON."""
     length, kind = HEADER.unpack(read_exact(HEADER.size))
-    return chr(kind), read_exact(length)
+    payload = read_exact(length)
+    return chr(kind), payload[:NONCE_BYTES], payload[NONCE_BYTES:]
 
 
-def write_frame(kind, payload):
-    view = memoryview(HEADER.pack(len(payload), ord(kind)) + payload)
+def write_frame(kind, nonce, payload=b""):
+    view = memoryview(HEADER.pack(len(nonce) + len(payload), ord(kind)) + nonce + payload)
     while view:
         view = view[os.write(REPLIES, view):]
 
@@ -111,7 +113,7 @@ class Worker:
             if os.environ != self.base_env:
                 os.environ.clear()
                 os.environ.update(self.base_env)
-            stop_strays()
+            reap()
         return self.encode(result)
 
     def encode(self, result):
@@ -130,45 +132,46 @@ class Worker:
         return "V", data
 
 
-def stop_strays():
-    """Kills what the handler left running: nothing of a call outlives it. The worker is the
-    sandbox's init (pid 1), so every other process in it is a descendant it can wait for."""
+def reap():
+    """Collects the exit status of processes the handler started that have ended. The worker is
+    the sandbox's init (pid 1), so orphans become its children. Killing what still runs is the
+    executor's job, from outside the sandbox, where a handler cannot switch it off."""
     try:
-        os.waitpid(-1, os.WNOHANG)
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
     except ChildProcessError:
-        return  # no children: the common case costs one system call
-    try:
-        os.kill(-1, signal.SIGKILL)  # every process of the sandbox but its init
-    except ProcessLookupError:
-        pass
-    while True:
-        try:
-            os.waitpid(-1, 0)
-        except ChildProcessError:
-            return
+        pass  # no children: the common case costs one system call
 
 
 def main():
-    kind, payload = read_frame()
+    write_frame("H", b"")  # up, and nothing of a tool has run: the executor counts our threads
+    kind, nonce, payload = read_frame()
     if kind != "I":
         sys.exit(2)
     init = json.loads(payload)
     worker = Worker(init)
+    write_frame("S", nonce)  # the module's code runs now
     failure = worker.load(init["code"])
     del init, payload
     if failure is not None:
-        write_frame("L", failure)
+        write_frame("L", nonce, failure)
         return
-    write_frame("R", b"")
+    write_frame("R", nonce)
     while True:
-        kind, payload = read_frame()
+        kind, nonce, payload = read_frame()
         if kind != "C":
             sys.exit(2)
-        request = json.loads(payload)
+        try:
+            request = json.loads(payload)
+        except BaseException as e:  # noqa: B036 - the platform's failure, before the handler
+            write_frame("E", nonce, error_payload(
+                "WorkerDecodeError", "the worker could not decode the call: %s" % type(e).__name__))
+            continue
         del payload
+        write_frame("S", nonce)  # the handler's code runs now
         reply_kind, reply = worker.call(request)
         del request
-        write_frame(reply_kind, reply)
+        write_frame(reply_kind, nonce, reply)
 
 
 if __name__ == "__main__":

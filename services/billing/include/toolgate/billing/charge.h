@@ -28,9 +28,11 @@ bool RunsOnGpu(const v1::FunctionVersion& function);
 int64_t FeeFor(const v1::InvokeJob& job);
 // Held before the run: the fee plus compute at the version's full timeout_ms.
 int64_t HoldAmountFor(const core::Rates& rates, const v1::InvokeJob& job);
-// The charge of a run that took runtime_ms. Billed time is capped at the version's timeout, so a
-// charge never exceeds its hold.
-Charge ChargeFor(const core::Rates& rates, const v1::InvokeJob& job, int64_t runtime_ms);
+// The charge of a run that took runtime_ms of wall time and cpu_ms of CPU time in its whole
+// sandbox: billed time is the larger of the two, capped at the version's timeout, so a charge
+// never exceeds its hold.
+Charge ChargeFor(const core::Rates& rates, const v1::InvokeJob& job, int64_t runtime_ms,
+                 int64_t cpu_ms = 0);
 
 enum class EntryType { kTopUp, kCharge, kRevenue };
 // "top_up", "charge" or "revenue": the ledger's type column and the API's type field.

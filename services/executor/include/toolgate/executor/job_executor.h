@@ -16,6 +16,7 @@
 #include "toolgate/executor/code_store.h"
 #include "toolgate/executor/dispatch_notices.h"
 #include "toolgate/executor/executor_keys.h"
+#include "toolgate/executor/fair_scheduler.h"
 #include "toolgate/executor/runtime.h"
 #include "toolgate/executor/settler.h"
 #include "toolgate/v1/toolgate.pb.h"
@@ -46,13 +47,18 @@ class JobExecutor {
   std::vector<Runtime*> runtimes_;
 };
 
+// The result of a job that waited waited_ms for an execution slot without getting one: 503
+// no_capacity with Retry-After, the handler not run, nothing charged.
+v1::ExecutionResult NoCapacityResult(v1::InvokeJob job, int64_t waited_ms);
+
 // Serves tg.exec.<pool>.<runtime> for every runtime of executor, in queue group
-// "executor-<pool>-<runtime>", on the service's worker pool (never on the NATS delivery
-// thread). Each job runs under a span "executor.<runtime>" continuing the incoming traceparent,
-// and its result is settled on tg.billing.settle.<execution_id> with the span's traceparent.
-// notices hears of each job's arrival and end. service, executor, settler and notices must outlive
-// the subscriptions.
+// "executor-<pool>-<runtime>", on scheduler's slots (never on the NATS delivery thread), fairly
+// across the callers' organizations. Each job runs under a span "executor.<runtime>" continuing
+// the incoming traceparent, and its result is settled on tg.billing.settle.<execution_id> with
+// the span's traceparent; a job expired by the scheduler is settled as NoCapacityResult.
+// notices hears of each job's arrival and end. service, executor, settler, notices and scheduler
+// must outlive the subscriptions.
 Status ServeJobs(bus::Service& service, const std::string& pool, JobExecutor& executor,
-                 Settler& settler, DispatchNotices& notices);
+                 Settler& settler, DispatchNotices& notices, FairScheduler& scheduler);
 
 }  // namespace toolgate::executor

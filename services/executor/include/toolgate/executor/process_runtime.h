@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "toolgate/executor/cgroup.h"
 #include "toolgate/executor/gpu.h"
 #include "toolgate/executor/runtime.h"
 #include "toolgate/executor/sandbox.h"
@@ -47,6 +48,11 @@ struct ProcessRuntimeConfig {
   uid_t uid_base = 200000;
   uint64_t tmp_bytes = 64 << 20;
   bool gpu = false;
+  // Each sandbox's cgroup is made here (null: no cgroups, --insecure-no-cgroups); must outlive
+  // the runtime and its pool.
+  CgroupTree* cgroups = nullptr;
+  // CPU time one sandbox may use per wall time (its cgroup's quota); 0: no quota.
+  double sandbox_cpus = 1;
 };
 
 // Where the worker runtimes live inside every sandbox.

@@ -3,9 +3,15 @@
 //
 // Start spawns the process, which then waits for its module: until its first call, it holds
 // nothing of a version or an organization, so the pool may keep it as a spare (worker_pool.h).
+// With a CgroupTree, the process is born in a cgroup of its own (cgroup.h), in its
+// organization's group, or in the "spare" group until its first call moves it there.
 // The first Call sends the invocation's code (the kInit frame) ahead of the call, so loading the
 // module (and anything it prints) belongs to the first call and its deadline. Each call:
-// - sends the event, the context and the caller's secrets, and wipes that frame from memory;
+// - refuses a worker with bytes waiting on its reply pipe (the handler wrote frames of its own
+//   after its last answer): kNotDelivered, so the pool replaces it;
+// - sends the event, the context and the caller's secrets under a fresh nonce, and wipes that
+//   frame from memory; a reply frame without that nonce is out of step: the worker is killed
+//   and the call answered WorkerProtocolError (worker_protocol.h);
 // - collects what the process prints into the call's log, bounded, while it waits;
 // - measures runtime_ms from the handler's start to its reply, and the peak resident memory of
 //   the call (VmHWM, reset through /proc/<pid>/clear_refs before each call; the process's
@@ -15,7 +21,14 @@
 // - when the process dies by itself, tells a memory death (a peak near the limit: the rlimit
 //   made the interpreter abort) from a crash;
 // - where no rlimit holds memory (GPU drivers need the address space), samples resident memory
-//   every 20 ms and kills the process past the limit: kMemory.
+//   every 20 ms and kills the process past the limit: kMemory;
+// - with a cgroup: counts the CPU time of the whole sandbox (cpu_ms), takes its peak memory,
+//   answers kMemory when the cgroup's OOM killer struck during the call (whichever process it
+//   chose), and after the answer kills every process of the sandbox but the worker's own. A
+//   worker is not used again (it is stopped before Call returns, so its CPU time is all counted)
+//   when the call left processes or threads behind, sent bytes past its answer, or held secrets
+//   (a fresh process per call for versions with declared keys: nothing of one caller's secrets
+//   can be found by the next call).
 #pragma once
 
 #include <sys/resource.h>
@@ -26,6 +39,7 @@
 #include <string>
 
 #include "toolgate/base/status.h"
+#include "toolgate/executor/cgroup.h"
 #include "toolgate/executor/sandbox.h"
 #include "toolgate/executor/worker_pool.h"
 
@@ -45,6 +59,17 @@ struct ProcessWorkerOptions {
   // How long past the deadline the process is killed: room for a worker that stops at the
   // deadline to answer kTimeout and stay warm. 0 for the others.
   int64_t kill_grace_ms = 0;
+  // Where the sandbox's cgroup is made (null: none, the process's own rlimits only) and its
+  // limits. The tree must outlive the worker.
+  CgroupTree* cgroups = nullptr;
+  CgroupLimits cgroup_limits;
+  // The group the cgroup is made in: "spare" for a worker no call has taken yet (its first call
+  // moves it), else the organization's (CgroupTree::GroupFor).
+  std::string cgroup_group = "spare";
+  // Threads a call starts and leaves idle do not retire the worker (CUDA starts its threads
+  // with a handler's first use of the GPU); one that used CPU between calls still does, at the
+  // next call, which then goes to another worker.
+  bool allow_new_threads = false;
 };
 
 class ProcessWorker : public Worker {
@@ -64,7 +89,16 @@ class ProcessWorker : public Worker {
   pid_t pid() const { return process_.pid; }
 
  private:
-  ProcessWorker(SandboxedProcess process, ProcessWorkerOptions options);
+  ProcessWorker(SandboxedProcess process, ProcessWorkerOptions options,
+                std::unique_ptr<Cgroup> cgroup);
+  // After an answer: stops what the handler left running and decides whether the worker may
+  // serve again; notes what it did in log.
+  void AfterAnswer(const Invocation& invocation, LogBuffer& log, WorkerReply& reply);
+  // Threads of the worker's process now; 0 when unknown.
+  int64_t ThreadCount();
+  // Waits for the worker's kHello (its interpreter is up, no tool code has run) and counts its
+  // threads then. Internal when it dies or takes longer than 30 s.
+  Status AwaitHello();
   // True once the process has been reaped; reaps it when it has exited.
   bool Exited();
   // Kills the process and reaps it.
@@ -78,8 +112,11 @@ class ProcessWorker : public Worker {
 
   SandboxedProcess process_;
   ProcessWorkerOptions options_;
-  bool init_sent_ = false;  // the kInit frame went out, with the first call
-  bool ready_ = false;      // the module loaded
+  std::unique_ptr<Cgroup> cgroup_;  // destroyed after the process is killed
+  int64_t baseline_threads_ = 0;    // the interpreter's own threads, at its hello
+  int64_t idle_cpu_us_ = -1;        // the sandbox's CPU time when the last call ended
+  bool init_sent_ = false;          // the kInit frame went out, with the first call
+  bool ready_ = false;              // the module loaded
   bool exited_ = false;
   int wait_status_ = 0;     // once exited_
   struct rusage usage_ {};  // once exited_

@@ -45,6 +45,7 @@ struct ExecutionOutcome {
   int status_code = 0;
   std::string body;
   int64_t runtime_ms = 0;      // from the handler's start to its return
+  int64_t cpu_ms = 0;          // CPU time of the handler's whole sandbox (0: not measured)
   int64_t memory_used_mb = 1;  // peak, rounded up to whole MiB, at least 1
   std::string logs;            // the handler's output and tracebacks, bounded, valid UTF-8
   std::string failure;         // kPlatformFailure only: what went wrong, for the operator's log

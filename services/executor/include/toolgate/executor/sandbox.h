@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -122,9 +123,15 @@ struct SandboxedProcess {
   ~SandboxedProcess();
 };
 
+// Called with the new process's pid before it runs anything of its own (it waits for its uid
+// map): where the caller puts it into its cgroup, so that everything it ever starts is born
+// there. A failure stops the spawn.
+using BeforeStart = std::function<Status(pid_t)>;
+
 // Starts plan's program. Returns once it has called execve: Internal with the failing step when
-// the sandbox could not be set up (nothing is left running). The caller owns the process:
-// kill and wait for it. Thread-safe.
-Result<SandboxedProcess> SpawnSandboxed(const SandboxPlan& plan);
+// the sandbox could not be set up or before_start failed (nothing is left running). The caller
+// owns the process: kill and wait for it. Thread-safe.
+Result<SandboxedProcess> SpawnSandboxed(const SandboxPlan& plan,
+                                        const BeforeStart& before_start = {});
 
 }  // namespace toolgate::executor

@@ -70,9 +70,13 @@ struct WorkerReply {
   std::string error_message;
   std::string logs;            // bounded, valid UTF-8
   int64_t runtime_ms = 0;      // from the handler's start to its reply
+  int64_t cpu_ms = 0;          // CPU time of the whole sandbox during the call (0: unknown)
   int64_t memory_used_mb = 1;  // peak during the call
-  bool reusable = false;       // the worker may serve another call
-  std::string failure;         // kCrashed: how it died, for the operator's log
+  // The tool's code had started (its module, or the handler): a failure before it is the
+  // platform's, and is not charged.
+  bool started = false;
+  bool reusable = false;  // the worker may serve another call
+  std::string failure;    // kCrashed: how it died, for the operator's log
 };
 
 // One worker process, as the pool sees it. Destroying it stops the process.

@@ -5,17 +5,29 @@
 // fds 1 and 2 (print, console.log, tracebacks) are a third pipe, the execution log, so nothing
 // the handler prints can be mistaken for a frame.
 //
+//   worker -> executor   kHello                 the interpreter is up, before anything else (no
+//                                               payload, no nonce): no tool code has run yet
 //   executor -> worker   kInit  {"code", "memory_mb", "max_result_bytes",
 //                                "max_response_bytes", "max_log_bytes"}    once, first
-//   worker -> executor   kReady                 the module loaded and defines service_handler
+//   worker -> executor   kStarted               the tool's code starts now (the module's, then
+//                                               the handler's): what fails before it is the
+//                                               platform's failure, not the tool's
+//                        kReady                 the module loaded and defines service_handler
 //                        kLoadError {"errorType", "errorMessage"}   it did not; the worker is
 //                                                                    not used again
 //   executor -> worker   kCall  {"event", "context", "env"}         one per invocation
-//   worker -> executor   kValue  the JSON text of service_handler's return value
+//   worker -> executor   kStarted
+//                        kValue  the JSON text of service_handler's return value
 //                        kError {"errorType", "errorMessage"}        an exception, a Promise,
 //                                                                    a value JSON cannot hold...
 //                        kTimeout   the worker stopped the handler at its deadline itself
 //                                   (the Lua worker's instruction hook) and can serve again
+//
+// Every payload, both ways, starts with a nonce (kNonceBytes of lower-case hex, before the JSON):
+// a fresh random value in each kInit and kCall, which every frame answering it repeats. A handler
+// can write to fd 4 (it runs in the worker's process), but what it writes during one call carries
+// no nonce of a later call, so it can never pass for a later call's answer: a frame out of step
+// kills the worker, and bytes left in the pipe after an answer retire it before its next call.
 //
 // The workers (runtimes/python/worker.py, runtimes/javascript/worker.js, lua_worker.h) are the
 // other side of this file; keep them in step.
@@ -38,7 +50,16 @@ enum class FrameKind : char {
   kValue = 'V',
   kError = 'E',
   kTimeout = 'T',
+  kStarted = 'S',
+  kHello = 'H',
 };
+
+constexpr size_t kNonceBytes = 32;
+
+// A fresh nonce: kNonceBytes of lower-case hex from the system's random source.
+std::string NewNonce();
+// True when payload starts with nonce; then *rest is what follows it.
+bool TakeNonce(std::string_view payload, std::string_view nonce, std::string_view* rest);
 
 constexpr size_t kHeaderBytes = 5;
 
@@ -73,12 +94,12 @@ class FrameReader {
   std::string buffer_;
 };
 
-// The kInit payload.
-std::string InitPayload(std::string_view code, int64_t memory_mb, size_t max_result_bytes,
-                        const RuntimeLimits& limits);
-// The kCall payload: the event as sent, the context of contract section 3 with deadline_ms left,
-// and the secrets as "env". It holds secret values: wipe it once written.
-std::string CallPayload(const Invocation& invocation, int64_t deadline_ms);
+// The kInit payload: the nonce, then the JSON.
+std::string InitPayload(std::string_view nonce, std::string_view code, int64_t memory_mb,
+                        size_t max_result_bytes, const RuntimeLimits& limits);
+// The kCall payload: the nonce, then the JSON of the event as sent, the context of contract section
+// 3 with deadline_ms left, and the secrets as "env". It holds secret values: wipe it once written.
+std::string CallPayload(std::string_view nonce, const Invocation& invocation, int64_t deadline_ms);
 
 struct HandlerError {
   std::string type;

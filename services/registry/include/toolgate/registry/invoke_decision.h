@@ -21,7 +21,8 @@ using InvokeDecision = std::variant<v1::Problem, v1::FunctionVersion>;
 //   404 function_not_found  unknown, or private and owned by another organization
 //   404 version_not_found   no version published, or job.version is not a published string
 //   403 function_not_added  public, another organization's, not added
-//   400 invalid_json / missing_event / invalid_event   from job.body_check
+//   400 invalid_json / missing_event / invalid_event   from job.body_check (invalid_event
+//       also for an event nested deeper than core::kMaxEventDepth)
 //   400 invalid_env_keys / missing_env_key / undeclared_env_key   X-Env-Keys against the
 //       version's declared keys (a present but blank header counts as absent)
 InvokeDecision DecideInvoke(const v1::InvokeJob& job, const CachedFunction* function, bool added);

@@ -69,9 +69,13 @@ struct VersionDraft {
 // The default memory limit of a runtime: 256 MB for python, 128 MB otherwise.
 int32_t DefaultMemoryMb(std::string_view runtime);
 
+// Retry-After of a publish that found every syntax check turn busy.
+inline constexpr int kSyntaxCheckRetryAfterS = 1;
+
 // Validates every field, then, when all are valid, compiles the code with check (never runs
-// it): a compile error is a 422 on "code" with the compiler's message; a runtime whose
-// toolchain is missing a 422 on "runtime"; a check that could not run a 503.
+// it): a compile error, or a check past its memory or time limit, is a 422 on "code" with the
+// check's message; a runtime whose toolchain is missing a 422 on "runtime"; no turn for the
+// check (Timeout) a 503 with Retry-After; a check that could not run a 503.
 std::variant<v1::Problem, VersionDraft> ParseVersionRequest(std::string_view body,
                                                             const SyntaxChecker& check);
 
