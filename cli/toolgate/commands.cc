@@ -258,6 +258,8 @@ http::HttpClient Client(const Call& call) {
     client.SetDefaultHeader("Authorization", call.api_key);
   } else if (auto token = LoadSession()) {
     client.SetDefaultHeader("Cookie", "tg_session=" + *token);
+    // The edge refuses state changes signed in by the cookie alone (cross-site requests).
+    client.SetDefaultHeader("X-Toolgate-CSRF", "1");
   }
   return client;
 }
@@ -350,6 +352,7 @@ int Logout(const Call& call) {
   }
   http::HttpClient client(call.url);
   client.SetDefaultHeader("Cookie", "tg_session=" + *token);
+  client.SetDefaultHeader("X-Toolgate-CSRF", "1");
   auto r = client.Post(Api("/auth/logout"), "");
   if (!r.ok()) return Report(call, r);  // the session still holds: keep it to retry
   std::error_code ec;

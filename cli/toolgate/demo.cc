@@ -53,6 +53,8 @@ Result<http::HttpResponse> Expect(Result<http::HttpResponse> r, int status,
 Result<std::unique_ptr<http::HttpClient>> SignUp(const std::string& base_url,
                                                  const DemoOrganization& org) {
   auto client = std::make_unique<http::HttpClient>(base_url);
+  // The edge refuses cookie-signed changes without it (cross-site requests).
+  client->SetDefaultHeader("X-Toolgate-CSRF", "1");
   JsonWriter body;
   body.BeginObject()
       .Field("email", org.email)

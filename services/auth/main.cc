@@ -19,6 +19,15 @@ int main(int argc, char** argv) {
   flags.Define("key-cache-ttl-ms", "30000",
                "how long a cached API key is trusted before it is read again");
   flags.Define("pg-wait-ms", "60000", "how long to wait for PostgreSQL at start-up");
+  flags.Define("login-max-failures", "5",
+               "failed logins per account before it is locked (with exponential backoff)");
+  flags.Define("login-max-failures-per-client", "30",
+               "failed logins per client address before it is locked");
+  flags.Define("signup-max-per-client", "50", "sign-ups per client address before it is locked");
+  flags.Define("login-backoff-ms", "1000", "the first lock; each further attempt doubles it");
+  flags.Define("login-backoff-max-ms", "900000", "the longest lock");
+  flags.Define("login-window-ms", "3600000",
+               "a subject's count starts over this long after its last counted attempt");
   flags.Parse(argc, argv);
   auto bus = core::StartService("auth", flags);
 
@@ -38,13 +47,27 @@ int main(int argc, char** argv) {
   auth::KeyDirectory directory(keys, cache, *bus);
   bus::Service service("auth", *bus, static_cast<size_t>(flags.GetInt("threads")));
 
-  auth::HttpApi http(accounts, keys, directory);
+  auth::ThrottlePolicy policy;
+  policy.account_failures = static_cast<int>(flags.GetInt("login-max-failures"));
+  policy.client_failures = static_cast<int>(flags.GetInt("login-max-failures-per-client"));
+  policy.client_signups = static_cast<int>(flags.GetInt("signup-max-per-client"));
+  policy.base_ms = flags.GetInt("login-backoff-ms");
+  policy.max_ms = flags.GetInt("login-backoff-max-ms");
+  policy.window_ms = flags.GetInt("login-window-ms");
+  if (policy.account_failures <= 0 || policy.client_failures <= 0 || policy.client_signups <= 0 ||
+      policy.base_ms <= 0 || policy.max_ms < policy.base_ms || policy.window_ms <= 0) {
+    core::Die("auth", "bad sign-in throttle flags",
+              "thresholds and times must be positive, --login-backoff-max-ms at least "
+              "--login-backoff-ms");
+  }
+  auth::SignInThrottle throttle(pool, policy);
+  auth::HttpApi http(accounts, keys, directory, throttle);
   core::Router router;
   http.Register(router);
   auth::Authenticator authenticator(directory, accounts, usage);
   auth::InvokeStage invoke(service, directory, accounts, usage);
   // Declared after everything it uses, so it stops (and writes the last batch) first.
-  auth::Housekeeper housekeeper(keys, accounts, cache, usage);
+  auth::Housekeeper housekeeper(keys, accounts, cache, usage, throttle);
 
   for (Status s : {directory.ListenForRevocations(), authenticator.Serve(service), invoke.Start(),
                    core::ServeHttp(service, router)}) {

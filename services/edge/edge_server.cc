@@ -6,12 +6,15 @@
 #include <vector>
 
 #include "browser_session.h"
+#include "csrf_guard.h"
 #include "invoke_body.h"
+#include "mcp_protocol.h"
 #include "render.h"
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
+#include "toolgate/core/http.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/trace/trace.h"
 
@@ -65,8 +68,7 @@ std::string HeaderValue(const Http::Request& request, const std::string& name) {
 }
 
 bool HasHeader(const Http::Request& request, const std::string& name) {
-  return request.headers().tryGetRaw(name).has_value() ||
-         request.headers().tryGet(name) != nullptr;
+  return request.headers().tryGetRaw(name).has_value() || request.headers().tryGet(name) != nullptr;
 }
 
 std::vector<std::string> Segments(std::string_view path) {
@@ -130,8 +132,7 @@ void Send(Http::ResponseWriter& writer, const HttpAnswer& answer, const std::str
 
 void SendProblem(Http::ResponseWriter& writer, std::string_view code, std::string_view detail,
                  const std::string& request_id, const std::string& traceparent = {}) {
-  Send(writer, RenderProblem(core::MakeProblem(code, detail), request_id), request_id,
-       traceparent);
+  Send(writer, RenderProblem(core::MakeProblem(code, detail), request_id), request_id, traceparent);
 }
 
 // What a failed bus round trip means to the client.
@@ -139,6 +140,16 @@ void SendBusFailure(Http::ResponseWriter& writer, const Status& status,
                     const std::string& request_id, const std::string& traceparent = {}) {
   log::Warn("bus request failed").Str("request_id", request_id).Str("error", status.ToString());
   Send(writer, RenderProblem(BusFailureProblem(status), request_id), request_id, traceparent);
+}
+
+// The client address in "<token> <address>" (X-Toolgate-Client, set by the front), or empty when
+// the token is not ours: the request did not come through the front.
+std::string FrontClient(std::string_view value, std::string_view token) {
+  if (token.empty() || value.size() <= token.size() + 1 || !value.starts_with(token) ||
+      value[token.size()] != ' ') {
+    return {};
+  }
+  return std::string(value.substr(token.size() + 1));
 }
 
 McpEndpoint::Options McpOptions(const EdgeOptions& edge) {
@@ -172,7 +183,9 @@ EdgeServer::EdgeServer(bus::Bus& bus, EdgeOptions options)
           mcp_ended_, options_.management_timeout_ms),
       mcp_(mcp_bus_, mcp_codec_, mcp_ended_, McpOptions(options_)) {}
 
-EdgeServer::~EdgeServer() { Shutdown(); }
+EdgeServer::~EdgeServer() {
+  Shutdown();
+}
 
 Status EdgeServer::Start() {
   Status s = mux_.Start();
@@ -180,7 +193,8 @@ Status EdgeServer::Start() {
   s = mcp_bus_.Start();
   if (!s.ok()) return s;
   try {
-    Address addr(options_.host, Port(static_cast<uint16_t>(options_.port)));
+    // Only the front connects here; clients reach Pistache through it.
+    Address addr("127.0.0.1", Port(0));
     endpoint_ = std::make_unique<Http::Endpoint>(addr);
     auto opts = Http::Endpoint::options()
                     .threads(options_.threads)
@@ -195,17 +209,37 @@ Status EdgeServer::Start() {
   } catch (const std::exception& e) {
     return Status::Unavailable(std::string("cannot listen: ") + e.what());
   }
-  return Status::Ok();
+  front_token_ = HexEncode(RandomBytes(16));
+  FrontOptions front;
+  front.host = options_.host;
+  front.port = options_.port;
+  front.backend_port = static_cast<uint16_t>(endpoint_->getPort());
+  front.max_body_bytes = options_.max_request_bytes;
+  front.header_timeout_ms = options_.header_timeout_ms;
+  front.body_timeout_ms = options_.body_timeout_ms;
+  front.idle_timeout_ms = options_.idle_timeout_ms;
+  front.max_connections = options_.max_connections;
+  front.max_connections_per_client = options_.max_connections_per_client;
+  front.trusted_proxies = options_.trusted_proxies;
+  front.token = front_token_;
+  front_ = std::make_unique<HttpFront>(std::move(front));
+  return front_->Start();
 }
 
 void EdgeServer::Shutdown() {
+  if (front_) {
+    front_->Stop();
+    front_.reset();
+  }
   if (endpoint_) {
     endpoint_->shutdown();
     endpoint_.reset();
   }
 }
 
-int EdgeServer::port() const { return endpoint_ ? static_cast<uint16_t>(endpoint_->getPort()) : 0; }
+int EdgeServer::port() const {
+  return front_ ? front_->port() : 0;
+}
 
 void EdgeServer::OnRequest(const Http::Request& request, Http::ResponseWriter writer) {
   std::string request_id = HexEncode(RandomBytes(12));
@@ -213,6 +247,10 @@ void EdgeServer::OnRequest(const Http::Request& request, Http::ResponseWriter wr
   const std::string& path = request.resource();
   auto segments = Segments(path);
   Http::Method method = request.method();
+  std::string client = FrontClient(HeaderValue(request, "X-Toolgate-Client"), front_token_);
+  if (client.empty()) {
+    return SendProblem(*shared, "forbidden", "Connect to the edge's public address.", request_id);
+  }
 
   if (path == "/healthz" && method == Http::Method::Get) return HandleHealth(shared, request_id);
   if (!segments.empty() && segments[0] == "mcp") {
@@ -250,7 +288,7 @@ void EdgeServer::OnRequest(const Http::Request& request, Http::ResponseWriter wr
     return HandleInvoke(request, shared, request_id, segments[3],
                         segments.size() == 6 ? segments[4] : std::string());
   }
-  HandleManagement(request, shared, request_id, path.substr(std::string("/api/v1").size()));
+  HandleManagement(request, shared, request_id, path.substr(std::string("/api/v1").size()), client);
 }
 
 void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
@@ -261,10 +299,10 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
   std::string traceparent = span->traceparent();
   const std::string& body = request.body();
   if (body.size() > options_.max_request_bytes) {
-    return SendProblem(*writer, "payload_too_large",
-                       "The request body is over " + std::to_string(options_.max_request_bytes) +
-                           " bytes.",
-                       request_id, traceparent);
+    return SendProblem(
+        *writer, "payload_too_large",
+        "The request body is over " + std::to_string(options_.max_request_bytes) + " bytes.",
+        request_id, traceparent);
   }
   std::string key = ApiKeyFrom(HeaderValue(request, "Authorization"));
   std::string session;
@@ -276,11 +314,15 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
                          "send an API key in the Authorization header.",
                          request_id, traceparent);
     }
+    if (!IsJsonContentType(HeaderValue(request, "Content-Type"))) {
+      return SendProblem(*writer, "csrf_rejected", CsrfRejection(CsrfVerdict::kNotJson), request_id,
+                         traceparent);
+    }
     session = request.cookies().get("tg_session").value;
   }
   if (key.empty() && session.empty()) {
-    return SendProblem(*writer, "missing_api_key",
-                       "Send your API key in the Authorization header.", request_id, traceparent);
+    return SendProblem(*writer, "missing_api_key", "Send your API key in the Authorization header.",
+                       request_id, traceparent);
   }
   InvokeBody parsed = ParseInvokeBody(body);
 
@@ -369,7 +411,8 @@ void EdgeServer::HandleMcp(const Http::Request& request, Writer writer,
 }
 
 void EdgeServer::HandleManagement(const Http::Request& request, Writer writer,
-                                  const std::string& request_id, const std::string& path) {
+                                  const std::string& request_id, const std::string& path,
+                                  const std::string& client) {
   auto segments = Segments(path);
   std::string owner = OwnerOf(segments);
   if (owner.empty()) {
@@ -379,8 +422,33 @@ void EdgeServer::HandleManagement(const Http::Request& request, Writer writer,
   if (request.body().size() > options_.max_request_bytes) {
     return SendProblem(*writer, "payload_too_large", "The request body is too large.", request_id);
   }
+  std::string key = ApiKeyFrom(HeaderValue(request, "Authorization"));
+  std::string session;
+  if (request.cookies().has("tg_session")) session = request.cookies().get("tg_session").value;
+  const std::string method = Http::methodString(request.method());
+  const std::string csrf_header = HeaderValue(request, kCsrfHeader);
+  const std::string origin = HeaderValue(request, "Origin");
+  const std::string host = HeaderValue(request, "Host");
+  const std::string content_type = HeaderValue(request, "Content-Type");
+  CsrfRequest csrf{.method = method,
+                   .path = path,
+                   .has_api_key = !key.empty(),
+                   .has_session_cookie = !session.empty(),
+                   .csrf_header = csrf_header,
+                   .origin = origin,
+                   .host = host,
+                   .content_type = content_type,
+                   .has_body = !request.body().empty()};
+  if (CsrfVerdict verdict = CheckCsrf(csrf, options_.app_origins); verdict != CsrfVerdict::kAllow) {
+    log::Warn("cross-site request refused")
+        .Str("request_id", request_id)
+        .Str("method", method)
+        .Str("path", path)
+        .Str("origin", origin);
+    return SendProblem(*writer, "csrf_rejected", CsrfRejection(verdict), request_id);
+  }
   auto http = std::make_shared<v1::HttpRequest>();
-  http->set_method(Http::methodString(request.method()));
+  http->set_method(method);
   http->set_path(path);
   http->set_request_id(request_id);
   http->set_body(request.body());
@@ -395,10 +463,9 @@ void EdgeServer::HandleManagement(const Http::Request& request, Writer writer,
     }
   }
 
+  (*http->mutable_headers())[std::string(core::kClientAddressHeader)] = client;
+
   v1::AuthenticateRequest auth;
-  std::string key = ApiKeyFrom(HeaderValue(request, "Authorization"));
-  std::string session;
-  if (request.cookies().has("tg_session")) session = request.cookies().get("tg_session").value;
   if (!key.empty()) {
     auth.set_api_key_sha256(Sha256(key));
   } else if (!session.empty()) {

@@ -4,6 +4,8 @@
 // answer of whichever stage ends the call arrives on the ReplyMux and is written to the waiting
 // connection, so no HTTP thread ever blocks on the bus. Management requests are authenticated by
 // the auth service and forwarded to the owning service (docs/architecture.md, "Management API").
+// Clients connect to the front (http_front.h), which relays each connection to Pistache on a
+// loopback port once it has checked the request's size and read deadlines.
 // MCP clients talk to /mcp and /mcp/functions/{id}[/{version}] (McpEndpoint, docs/mcp.md).
 #pragma once
 
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "http_front.h"
 #include "mcp_bus.h"
 #include "mcp_endpoint.h"
 #include "mcp_session.h"
@@ -28,18 +31,28 @@ namespace toolgate::edge {
 
 struct EdgeOptions {
   std::string host = "127.0.0.1";
-  int port = 8080;                           // 0: any free port (see port())
+  int port = 8080;  // 0: any free port (see port())
   int threads = 2;
   size_t max_request_bytes = 6 * 1024 * 1024;
+  // The front (http_front.h): read deadlines and connection limits.
+  int header_timeout_ms = 10000;
+  int body_timeout_ms = 60000;
+  int idle_timeout_ms = 60000;
+  int max_connections = 4096;
+  int max_connections_per_client = 128;
+  std::vector<std::string> trusted_proxies;  // peers whose X-Forwarded-For is believed
   int chain_timeout_ms = 15000;              // until billing reports the job dispatched
   int settle_margin_ms = 60000;              // after the version's timeout_ms, for settlement
   int management_timeout_ms = 15000;
   int health_timeout_ms = 1000;
-  std::string openapi_json;                  // served at /api/v1/openapi.json
-  std::string web_dir;                       // the web app, served for non-API GETs
-  std::string mcp_session_key;               // McpSessionCodec::kKeyBytes, shared by replicas
+  std::string openapi_json;     // served at /api/v1/openapi.json
+  std::string web_dir;          // the web app, served for non-API GETs
+  std::string mcp_session_key;  // McpSessionCodec::kKeyBytes, shared by replicas
   int64_t mcp_session_ttl_ms = 24LL * 3600 * 1000;
-  std::string version;                       // Toolgate's, for the MCP serverInfo
+  std::string version;  // Toolgate's, for the MCP serverInfo
+  // Origins besides the request's own Host whose pages may use the session cookie
+  // (csrf_guard.h), e.g. "https://app.example.com".
+  std::vector<std::string> app_origins;
 };
 
 class EdgeServer {
@@ -48,7 +61,8 @@ class EdgeServer {
   EdgeServer(bus::Bus& bus, EdgeOptions options);
   ~EdgeServer();
 
-  // Binds and starts serving on background threads.
+  // Binds and starts serving on background threads: Pistache on a loopback port, the front on
+  // options.host:options.port.
   Status Start();
   // Stops accepting; in-flight requests get their answers if they arrive before destruction.
   void Shutdown();
@@ -62,8 +76,10 @@ class EdgeServer {
   void HandleInvoke(const Pistache::Http::Request& request, Writer writer,
                     const std::string& request_id, const std::string& function_id,
                     const std::string& version);
+  // client: the address the front reports (the auth service throttles sign-ins by it).
   void HandleManagement(const Pistache::Http::Request& request, Writer writer,
-                        const std::string& request_id, const std::string& path);
+                        const std::string& request_id, const std::string& path,
+                        const std::string& client);
   void HandleHealth(Writer writer, const std::string& request_id);
   void HandleMcp(const Pistache::Http::Request& request, Writer writer,
                  const std::string& request_id, const std::vector<std::string>& segments);
@@ -80,6 +96,8 @@ class EdgeServer {
   McpBus mcp_bus_;
   McpEndpoint mcp_;
   std::unique_ptr<Pistache::Http::Endpoint> endpoint_;
+  std::string front_token_;  // the front's proof on X-Toolgate-Client
+  std::unique_ptr<HttpFront> front_;
 };
 
 }  // namespace toolgate::edge

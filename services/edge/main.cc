@@ -1,8 +1,8 @@
 // toolgate-edge: the HTTP gateway. See edge_server.h.
 #include <cstdio>
 
-#include "edge_server.h"
 #include "OpenApiJson.h"
+#include "edge_server.h"
 #include "toolgate/base/flags.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/process.h"
@@ -16,6 +16,17 @@ int main(int argc, char** argv) {
   flags.Define("http-port", "8080", "port to listen on (0: any free port)");
   flags.Define("http-threads", "2", "HTTP reactor threads");
   flags.Define("max-request-bytes", "6291456", "largest accepted request body");
+  flags.Define("header-timeout-ms", "10000",
+               "a request's head must arrive within this of its first byte, else 408 and close");
+  flags.Define("body-timeout-ms", "60000",
+               "a request's body must arrive within this of its head, else 408 and close");
+  flags.Define("idle-timeout-ms", "60000",
+               "a connection with no request begun and no answer pending closes after this");
+  flags.Define("max-connections", "4096", "open client connections, in total");
+  flags.Define("max-connections-per-client", "128",
+               "open client connections from one address (trusted proxies excepted)");
+  flags.Define("trusted-proxies", "",
+               "comma-separated proxy IP addresses whose X-Forwarded-For names the client");
   flags.Define("chain-timeout-ms", "15000",
                "how long the edge waits for an invocation to reach an executor");
   flags.Define("settle-margin-ms", "60000",
@@ -26,6 +37,9 @@ int main(int argc, char** argv) {
                "key of MCP session ids, base64 of 32 bytes, the same on every edge replica; when "
                "empty, --mcp-session-key-file is used");
   flags.Define("mcp-session-key-file", "", "file holding --mcp-session-key");
+  flags.Define("app-origins", "",
+               "comma-separated origins besides the edge's own whose pages may use the session "
+               "cookie (e.g. https://app.example.com)");
   flags.Define("mcp-session-ttl-s", "86400", "lifetime of an MCP session, in seconds");
   flags.Parse(argc, argv);
   auto bus = core::StartService("edge", flags);
@@ -35,17 +49,31 @@ int main(int argc, char** argv) {
   options.port = static_cast<int>(flags.GetInt("http-port"));
   options.threads = static_cast<int>(flags.GetInt("http-threads"));
   options.max_request_bytes = static_cast<size_t>(flags.GetInt("max-request-bytes"));
+  options.header_timeout_ms = static_cast<int>(flags.GetInt("header-timeout-ms"));
+  options.body_timeout_ms = static_cast<int>(flags.GetInt("body-timeout-ms"));
+  options.idle_timeout_ms = static_cast<int>(flags.GetInt("idle-timeout-ms"));
+  options.max_connections = static_cast<int>(flags.GetInt("max-connections"));
+  options.max_connections_per_client = static_cast<int>(flags.GetInt("max-connections-per-client"));
+  options.trusted_proxies = flags.GetList("trusted-proxies");
+  if (options.header_timeout_ms <= 0 || options.body_timeout_ms <= 0 ||
+      options.idle_timeout_ms <= 0 || options.max_connections <= 0 ||
+      options.max_connections_per_client <= 0) {
+    core::Die("toolgate-edge", "bad connection limits",
+              "timeouts and connection limits must be positive");
+  }
   options.chain_timeout_ms = static_cast<int>(flags.GetInt("chain-timeout-ms"));
   options.settle_margin_ms = static_cast<int>(flags.GetInt("settle-margin-ms"));
   options.openapi_json = std::string(OpenApiJson());
   options.web_dir = flags.Get("web-dir");
   options.version = TOOLGATE_VERSION;
+  options.app_origins = flags.GetList("app-origins");
   options.mcp_session_ttl_ms = flags.GetInt("mcp-session-ttl-s") * 1000;
   if (options.mcp_session_ttl_ms <= 0) {
-    core::Die("toolgate-edge", "bad --mcp-session-ttl-s", "it must be a positive number of seconds");
+    core::Die("toolgate-edge", "bad --mcp-session-ttl-s",
+              "it must be a positive number of seconds");
   }
-  auto mcp_key = edge::LoadMcpSessionKey(flags.Get("mcp-session-key"),
-                                         flags.Get("mcp-session-key-file"));
+  auto mcp_key =
+      edge::LoadMcpSessionKey(flags.Get("mcp-session-key"), flags.Get("mcp-session-key-file"));
   if (mcp_key.ok()) {
     options.mcp_session_key = std::move(*mcp_key);
   } else if (mcp_key.status().code() == Status::Code::kNotFound) {

@@ -239,12 +239,15 @@ TEST_F(BillingTest, TopUpIdempotencyKeyCreditsOnce) {
   ASSERT_EQ(first->status, 201) << first->body;
   std::vector<std::thread> threads;
   std::vector<std::string> ids(4);
+  // Read once: one client's cookie jar is not to be read from several threads.
+  const std::string again = payer.session().Cookie("tg_session");
   for (int i = 0; i < 4; ++i) {
     threads.emplace_back([&, i] {
       auto client = g_system->Client();
-      auto again = payer.session().Cookie("tg_session");
       auto r = client->Post("/api/v1/billing/top-ups", R"({"amount_micro_usd":5000})",
-                            {{"Idempotency-Key", "order-42"}, {"Cookie", "tg_session=" + again}});
+                            {{"Idempotency-Key", "order-42"},
+                             {"Cookie", "tg_session=" + again},
+                             {"X-Toolgate-CSRF", "1"}});
       if (r.ok()) ids[i] = StringField(r->body, "top_up_id");
     });
   }

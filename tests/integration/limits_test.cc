@@ -121,6 +121,47 @@ TEST(LimitsTest, EventNestedTooDeeplyIsRefusedAndNotCharged) {
   EXPECT_EQ(at_limit.status, 200) << at_limit.body;
 }
 
+TEST(LimitsTest, AnEventThatBreaksTheInputSchemaIsRefusedWithPointersAndNotCharged) {
+  Account acct(*g_system, "Schema");
+  acct.TopUp(1'000'000);
+  std::string key = acct.CreateKey();
+  std::string fn = acct.CreateFunction("weather");
+  std::string schema = R"({"type":"object","required":["city"],"additionalProperties":false,)"
+                       R"("properties":{"city":{"type":"string","minLength":2},)"
+                       R"("days":{"type":"integer","minimum":1,"maximum":7}}})";
+  auto published =
+      acct.session().Post("/api/v1/functions/" + fn + "/versions",
+                          R"({"version":"1","runtime":"lua","compute_type":"CPU","input_schema":)" +
+                              schema + R"(,"code":"function service_handler(e, c) return e end"})");
+  ASSERT_TRUE(published.ok() && published->status == 201) << published->body;
+  int64_t balance = acct.Balance();
+
+  auto refused = Invoke(*g_system, key, fn, "1", R"({"event":{"days":9,"units":"metric"}})");
+  EXPECT_EQ(refused.status, 400) << refused.body;
+  EXPECT_EQ(StringField(refused.body, "code"), "invalid_event");
+  for (const char* part : {R"({"field":"/event/city","message":"is required"})",
+                           R"({"field":"/event/days","message":"must be at most 7"})",
+                           R"({"field":"/event/units","message":"is not an allowed property"})"}) {
+    EXPECT_NE(refused.body.find(part), std::string::npos) << part << " in " << refused.body;
+  }
+  EXPECT_EQ(acct.Balance(), balance);
+  EXPECT_EQ(acct.Available(), balance);
+  for (const auto& entry : acct.Ledger()) EXPECT_NE(entry.at("type"), "charge");
+
+  auto ok = Invoke(*g_system, key, fn, "1", R"({"event":{"city":"Oslo","days":3}})");
+  EXPECT_EQ(ok.status, 200) << ok.body;
+
+  // A schema Toolgate cannot check is refused at publish, naming where it is wrong.
+  auto bad = acct.session().Post("/api/v1/functions/" + fn + "/versions",
+                                 R"({"version":"2","runtime":"lua","compute_type":"CPU",)"
+                                 R"("input_schema":{"properties":{"days":{"minimum":"one"}}},)"
+                                 R"("code":"function service_handler(e, c) return e end"})");
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(bad->status, 422) << bad->body;
+  EXPECT_NE(bad->body.find("/properties/days/minimum: must be a number"), std::string::npos)
+      << bad->body;
+}
+
 // VmHWM (peak resident set) of a process, in KiB; -1 when unreadable.
 int64_t PeakRssKib(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");

@@ -52,7 +52,7 @@ TEST(AuthApi, SignupLoginMeLogout) {
       R"({"email":")" + email + R"(","password":"long enough pw","organization":"B"})");
   EXPECT_EQ(again->status, 409);
 
-  auto logout = client->Post("/api/v1/auth/logout", "");
+  auto logout = client->Post("/api/v1/auth/logout", "", {{"X-Toolgate-CSRF", "1"}});
   EXPECT_EQ(logout->status, 204);
   EXPECT_EQ(client->Get("/api/v1/me")->status, 401);
 

@@ -188,6 +188,8 @@ std::unique_ptr<http::HttpClient> System::Client() const {
 
 Account::Account(const System& system, const std::string& organization)
     : session_(system.Client()) {
+  // As the web app and the CLI do: the edge refuses cookie-signed changes without it.
+  session_->SetDefaultHeader("X-Toolgate-CSRF", "1");
   std::string email = "u" + HexEncode(RandomBytes(6)) + "@example.com";
   auto r = session_->Post("/api/v1/auth/signup", R"({"email":")" + email +
                                                      R"(","password":"correct horse battery",)"

@@ -73,7 +73,8 @@ async function signUp(organization) {
   return async (method, urlPath, body) => {
     const r = await fetch(`${baseUrl}/api/v1${urlPath}`, {
       method,
-      headers: { cookie, 'content-type': 'application/json' },
+      // The edge refuses cookie-signed changes without the CSRF header.
+      headers: { cookie, 'content-type': 'application/json', 'x-toolgate-csrf': '1' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await r.text();

@@ -54,15 +54,17 @@ std::vector<std::string> Flags::Parse(int argc, char** argv) {
   return positional;
 }
 
-const std::string& Flags::Get(const std::string& name) const { return flags_.at(name).value; }
+const std::string& Flags::Get(const std::string& name) const {
+  return flags_.at(name).value;
+}
 
 int64_t Flags::GetInt(const std::string& name) const {
   const std::string& v = Get(name);
   int64_t out = 0;
   auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
   if (ec != std::errc() || ptr != v.data() + v.size()) {
-    std::fprintf(stderr, "%s: --%s must be an integer, got '%s'\n", program_.c_str(),
-                 name.c_str(), v.c_str());
+    std::fprintf(stderr, "%s: --%s must be an integer, got '%s'\n", program_.c_str(), name.c_str(),
+                 v.c_str());
     std::exit(2);
   }
   return out;
@@ -73,9 +75,24 @@ bool Flags::GetBool(const std::string& name) const {
   return v == "1" || v == "true" || v == "yes" || v == "on";
 }
 
+std::vector<std::string> Flags::GetList(const std::string& name) const {
+  std::vector<std::string> out;
+  std::string_view rest = Get(name);
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (!item.empty()) out.emplace_back(item);
+  }
+  return out;
+}
+
 void Flags::PrintHelp() const {
-  std::printf("Usage: %s [flags]\n\n%s\n\nFlags (each also settable by its environment variable):\n",
-              program_.c_str(), description_.c_str());
+  std::printf(
+      "Usage: %s [flags]\n\n%s\n\nFlags (each also settable by its environment variable):\n",
+      program_.c_str(), description_.c_str());
   for (const auto& [name, flag] : flags_) {
     std::printf("  --%-24s %s\n  %-26s default: '%s', env %s\n", name.c_str(), flag.help.c_str(),
                 "", flag.default_value.c_str(), EnvName(name).c_str());

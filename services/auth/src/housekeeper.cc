@@ -15,8 +15,13 @@ constexpr int64_t kPurgeIntervalUs = 3600LL * 1000 * 1000;
 }  // namespace
 
 Housekeeper::Housekeeper(KeyStore& keys, AccountStore& accounts, KeyCache& cache,
-                         UsageBatcher& usage)
-    : keys_(keys), accounts_(accounts), cache_(cache), usage_(usage), thread_([this] { Loop(); }) {}
+                         UsageBatcher& usage, SignInThrottle& throttle)
+    : keys_(keys),
+      accounts_(accounts),
+      cache_(cache),
+      usage_(usage),
+      throttle_(throttle),
+      thread_([this] { Loop(); }) {}
 
 Housekeeper::~Housekeeper() {
   {
@@ -43,6 +48,9 @@ void Housekeeper::Loop() {
       auto purged = accounts_.PurgeExpiredSessions();
       if (!purged.ok()) {
         log::Warn("expired sessions not purged").Str("error", purged.status().ToString());
+      }
+      if (Status s = throttle_.Prune(); !s.ok()) {
+        log::Warn("sign-in throttle not pruned").Str("error", s.ToString());
       }
       last_purge_us = now_us;
     }

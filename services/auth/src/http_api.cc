@@ -131,6 +131,27 @@ v1::HttpResponse InvalidCredentials() {
                                "Check the email and password, or sign up first.");
 }
 
+// The client's address as the edge reports it.
+std::string ClientOf(const core::Request& request) {
+  auto it = request.http.headers().find(std::string(core::kClientAddressHeader));
+  return it == request.http.headers().end() || it->second.empty() ? "unknown" : it->second;
+}
+
+// 429 for a locked subject. The same answer whether or not the e-mail has an account.
+v1::HttpResponse Throttled(SignInThrottle& throttle, int64_t remaining_ms, std::string_view what,
+                           const std::string& client) {
+  throttle.CountRefusal();
+  log::Warn("sign-in throttled")
+      .Str("route", std::string(what))
+      .Str("client", client)
+      .Int("retry_after_ms", remaining_ms)
+      .Int("refused_total", throttle.refused());
+  v1::Problem problem = core::MakeProblem(
+      "rate_limited", "Too many attempts; wait for the time in Retry-After, then try again.");
+  problem.set_retry_after_s(static_cast<int32_t>(RetryAfterSeconds(remaining_ms)));
+  return core::ProblemResponse(std::move(problem));
+}
+
 }  // namespace
 
 void HttpApi::Register(core::Router& router) {
@@ -158,6 +179,12 @@ v1::HttpResponse HttpApi::Signup(const core::Request& request) {
   form->Check("organization", CheckOrganizationName(organization));
   if (form->failed()) return form->Problem();
 
+  const std::string client = ClientOf(request);
+  auto locked = throttle_.LockedFor({SignInThrottle::SignupSubject(client)});
+  if (!locked.ok()) return core::Unavailable(locked.status());
+  if (*locked > 0) return Throttled(throttle_, *locked, "signup", client);
+  if (Status s = throttle_.RecordSignup(client); !s.ok()) return core::Unavailable(s);
+
   auto hash = HashPassword(password);
   if (!hash.ok()) return core::Unavailable(hash.status());
   std::string token = NewSessionToken();
@@ -183,14 +210,29 @@ v1::HttpResponse HttpApi::Login(const core::Request& request) {
   if (password.empty()) form->Fail("password", "is required");
   if (form->failed()) return form->Problem();
 
+  // Locked subjects are refused before any password check, so the right password is refused
+  // too, and an unknown e-mail locks and answers exactly like a known one.
+  const std::string client = ClientOf(request);
+  auto locked = throttle_.LockedFor(
+      {SignInThrottle::AccountSubject(email), SignInThrottle::ClientSubject(client)});
+  if (!locked.ok()) return core::Unavailable(locked.status());
+  if (*locked > 0) return Throttled(throttle_, *locked, "login", client);
+  auto failed = [&] {
+    if (Status s = throttle_.RecordLoginFailure(email, client); !s.ok()) {
+      return core::Unavailable(s);
+    }
+    return InvalidCredentials();
+  };
+
   auto found = accounts_.FindByEmail(email);
   if (!found.ok()) return core::Unavailable(found.status());
   if (!found->has_value()) {
     BurnPasswordCheck(password);
-    return InvalidCredentials();
+    return failed();
   }
   const AccountCredentials& credentials = **found;
-  if (!VerifyPassword(credentials.password_hash, password)) return InvalidCredentials();
+  if (!VerifyPassword(credentials.password_hash, password)) return failed();
+  if (Status s = throttle_.ClearAccount(email); !s.ok()) return core::Unavailable(s);
   std::string token = NewSessionToken();
   Status s = accounts_.CreateSession(credentials.account, MakeSession(token));
   if (!s.ok()) return core::Unavailable(s);

@@ -5,6 +5,7 @@
 
 #include "toolgate/core/env_keys.h"
 #include "toolgate/core/event_depth.h"
+#include "toolgate/core/json_schema.h"
 #include "toolgate/core/problem.h"
 
 namespace toolgate::registry {
@@ -60,6 +61,26 @@ std::optional<v1::Problem> CheckBody(v1::BodyCheck check) {
   }
 }
 
+// Row 5, the version's part: the event against its input_schema. Each error names the JSON
+// Pointer of the offending value in the request body ("/event/city").
+std::optional<v1::Problem> CheckEvent(std::string_view event_json,
+                                      const PublishedVersion& version) {
+  if (version.input_schema == nullptr || version.input_schema->accepts_anything_of_its_type()) {
+    return std::nullopt;
+  }
+  std::vector<core::SchemaError> errors = version.input_schema->Validate(event_json);
+  if (errors.empty()) return std::nullopt;
+  v1::Problem p =
+      core::MakeProblem("invalid_event", "The event does not match version " + version.version +
+                                             "'s input_schema; nothing was run or charged.");
+  for (const core::SchemaError& e : errors) {
+    v1::FieldError* f = p.add_errors();
+    f->set_field("/event" + e.pointer);
+    f->set_message(e.message);
+  }
+  return p;
+}
+
 }  // namespace
 
 InvokeDecision DecideInvoke(const v1::InvokeJob& job, const CachedFunction* function, bool added) {
@@ -86,6 +107,7 @@ InvokeDecision DecideInvoke(const v1::InvokeJob& job, const CachedFunction* func
                                  function->function_id + "\"} adds it");
   }
   if (auto problem = CheckBody(job.body_check())) return *problem;
+  if (auto problem = CheckEvent(job.event_json(), *version)) return *problem;
   if (auto problem = CheckEnvKeys(job, *version)) return *problem;
 
   v1::FunctionVersion out;

@@ -216,6 +216,33 @@ TEST(DecideInvoke, SuccessFillsTheFunctionVersion) {
   EXPECT_TRUE(v.mcp());
 }
 
+TEST(DecideInvoke, Row5TheEventMustMatchTheVersionsInputSchema) {
+  PublishedVersion v = Version("1.0", {"API_TOKEN"});
+  v.input_schema = *core::JsonSchema::Compile(
+      R"({"type":"object","required":["city"],"properties":{"days":{"type":"integer"}}})");
+  CachedFunction f = Function(false, {v});
+  v1::InvokeJob job = Job(kOwner);
+  job.set_event_json(R"({"days":"two"})");
+  InvokeDecision d = DecideInvoke(job, &f, false);
+  const auto* p = std::get_if<v1::Problem>(&d);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->code(), "invalid_event");
+  ASSERT_EQ(p->errors_size(), 2);
+  EXPECT_EQ(p->errors(0).field(), "/event/city");
+  EXPECT_EQ(p->errors(0).message(), "is required");
+  EXPECT_EQ(p->errors(1).field(), "/event/days");
+  EXPECT_EQ(p->errors(1).message(), "must be an integer");
+  // Row 5 before row 6: the missing declared key is not what the caller hears first.
+  job.set_event_json(R"({"city":"Oslo","days":2})");
+  EXPECT_EQ(Outcome(job, &f, false), "missing_env_key");
+  SetEnvKeys(&job, "API_TOKEN=a1b2c3d4-0000-4000-8000-000000000000");
+  EXPECT_EQ(Outcome(job, &f, false), "ok:1.0");
+  // A version without a schema it can check takes any event.
+  f.versions[0].input_schema = nullptr;
+  job.set_event_json(R"("anything")");
+  EXPECT_EQ(Outcome(job, &f, false), "ok:1.0");
+}
+
 }  // namespace
 }  // namespace toolgate::registry
 

@@ -6,6 +6,7 @@
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/log.h"
 #include "toolgate/core/env_keys.h"
+#include "toolgate/core/json_schema.h"
 #include "toolgate/core/problem.h"
 
 namespace toolgate::registry {
@@ -51,7 +52,14 @@ std::optional<std::string> ReadInputSchema(FieldReader& in) {
     in.AddError("input_schema", "must be a JSON object (a JSON Schema)");
     return std::nullopt;
   }
-  return ToJson(*e);
+  std::string text = ToJson(*e);
+  auto compiled = core::JsonSchema::Compile(text);
+  if (!compiled.ok()) {
+    in.AddError("input_schema",
+                "is not a schema Toolgate can check: " + compiled.status().message());
+    return std::nullopt;
+  }
+  return text;
 }
 
 std::optional<std::string> ReadExamples(FieldReader& in) {

@@ -185,7 +185,8 @@ TEST(VersionRequest, DeclaredKeys) {
 }
 
 TEST(VersionRequest, InputSchemaMustBeAnObject) {
-  for (const char* bad : {"[]", R"("object")", "1", "true"}) {
+  for (const char* bad : {"[]", R"("object")", "1", "true", R"({"type":"text"})",
+                          R"({"properties":{"n":{"minimum":"1"}}})", R"({"pattern":"(x"})"}) {
     EXPECT_TRUE(RejectsField("input_schema", bad, "input_schema")) << bad;
   }
   FakeChecker checker;

@@ -4,6 +4,7 @@
 #include "store_sql.h"
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json_writer.h"
+#include "toolgate/base/log.h"
 
 namespace toolgate::registry {
 namespace {
@@ -339,7 +340,7 @@ Result<std::optional<CachedFunction>> RegistryStore::LoadFunction(const std::str
   auto rows = pool_.Exec(
       "SELECT f.id::text, f.org_id, f.visibility, f.price_micro_usd, f.mcp, v.version, "
       "v.runtime, v.compute_type, v.timeout_ms, v.memory_mb, "
-      "array_to_json(v.declared_keys)::text, v.price_micro_usd "
+      "array_to_json(v.declared_keys)::text, v.input_schema::text, v.price_micro_usd "
       "FROM registry.functions f LEFT JOIN registry.versions v ON v.function_id = f.id "
       "WHERE f.id = $1",
       {function_id});
@@ -363,7 +364,17 @@ Result<std::optional<CachedFunction>> RegistryStore::LoadFunction(const std::str
     v.timeout_ms = static_cast<int32_t>(rows->Int(r, 8));
     v.memory_mb = static_cast<int32_t>(rows->Int(r, 9));
     v.declared_keys = StringsFromJson(rows->Str(r, 10));
-    v.price_micro_usd = rows->Int(r, 11);
+    auto schema = core::JsonSchema::Compile(rows->Str(r, 11));
+    if (schema.ok()) {
+      v.input_schema = std::move(*schema);
+    } else {
+      // Published before schemas were checked: such a version keeps accepting any event.
+      log::Warn("a version's input_schema is not one Toolgate can check; events go unchecked")
+          .Str("function_id", f.function_id)
+          .Str("version", v.version)
+          .Str("error", schema.status().message());
+    }
+    v.price_micro_usd = rows->Int(r, 12);
     f.versions.push_back(std::move(v));
   }
   return std::optional<CachedFunction>(std::move(f));

@@ -28,7 +28,8 @@ async function readBody(response) {
 // Sends a request below /api/v1 and returns the parsed JSON (null for an empty body).
 // Throws ApiError for any status other than 2xx, and for a network failure (status 0).
 export async function api(method, path, { body, headers } = {}) {
-  const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json', ...headers } };
+  // X-Toolgate-CSRF: the edge refuses cookie-signed state changes without it (cross-site forgery).
+  const init = { method, credentials: 'same-origin', headers: { Accept: 'application/json', 'X-Toolgate-CSRF': '1', ...headers } };
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);

@@ -32,6 +32,8 @@ class Flags {
   // The value as an integer; exits 2 with a clear line when it is not one.
   int64_t GetInt(const std::string& name) const;
   bool GetBool(const std::string& name) const;
+  // The value split at commas, each item trimmed of spaces, empty items left out.
+  std::vector<std::string> GetList(const std::string& name) const;
 
   // "some-name" -> "TOOLGATE_SOME_NAME".
   static std::string EnvName(std::string_view flag);

@@ -17,6 +17,11 @@
 
 namespace toolgate::core {
 
+// The HttpRequest header (a key of HttpRequest.headers) in which the edge puts the client's
+// address: the TCP peer, or what trusted proxies reported (services/edge/http_front.h). Only
+// the edge sets it; the headers a client sends are copied under other names.
+inline constexpr std::string_view kClientAddressHeader = "x-toolgate-client-address";
+
 struct Request {
   const v1::HttpRequest& http;
   std::vector<std::string> params;  // the {placeholders} of the route, in order

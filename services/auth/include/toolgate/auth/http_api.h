@@ -1,6 +1,7 @@
 // HttpApi: auth's management routes (contract section 6), served on tg.auth.http.
 //
-//   POST /auth/signup, POST /auth/login, POST /auth/logout   public
+//   POST /auth/signup, POST /auth/login, POST /auth/logout   public; signup and login throttled
+//                                                            (sign_in_throttle.h)
 //   GET /me, POST /api-keys, GET /api-keys, DELETE /api-keys/{id}
 //
 // Handlers run on the service's worker pool and may block on PostgreSQL and Argon2id. Every
@@ -12,14 +13,15 @@
 #include "toolgate/auth/account_store.h"
 #include "toolgate/auth/key_directory.h"
 #include "toolgate/auth/key_store.h"
+#include "toolgate/auth/sign_in_throttle.h"
 #include "toolgate/core/http.h"
 
 namespace toolgate::auth {
 
 class HttpApi {
  public:
-  HttpApi(AccountStore& accounts, KeyStore& keys, KeyDirectory& directory)
-      : accounts_(accounts), keys_(keys), directory_(directory) {}
+  HttpApi(AccountStore& accounts, KeyStore& keys, KeyDirectory& directory, SignInThrottle& throttle)
+      : accounts_(accounts), keys_(keys), directory_(directory), throttle_(throttle) {}
 
   void Register(core::Router& router);
 
@@ -35,6 +37,7 @@ class HttpApi {
   AccountStore& accounts_;
   KeyStore& keys_;
   KeyDirectory& directory_;
+  SignInThrottle& throttle_;
 };
 
 }  // namespace toolgate::auth

@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "toolgate/core/json_schema.h"
 #include "toolgate/core/version.h"
 
 namespace toolgate::registry {
@@ -20,6 +22,8 @@ struct PublishedVersion {
   int32_t memory_mb = 0;
   std::vector<std::string> declared_keys;
   int64_t price_micro_usd = 0;  // fixed when the version was published
+  // The compiled input_schema every event is checked against (row 5); null accepts any event.
+  std::shared_ptr<const core::JsonSchema> input_schema;
 };
 
 struct CachedFunction {

@@ -1,0 +1,588 @@
+#include "http_front.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <unordered_map>
+
+#include "render.h"
+#include "request_framer.h"
+#include "toolgate/base/crypto.h"
+#include "toolgate/base/log.h"
+#include "toolgate/base/time.h"
+#include "toolgate/core/problem.h"
+
+namespace toolgate::edge {
+namespace {
+
+constexpr size_t kHighWater = 256 * 1024;  // per direction: stop reading above this
+constexpr size_t kReadChunk = 64 * 1024;
+constexpr int64_t kLingerMs = 2000;  // after our own answer, how long we drain the client
+constexpr size_t kMaxDrained = 4 * 1024 * 1024;
+constexpr int64_t kAcceptPauseMs = 100;  // out of file descriptors: retry accepting after this
+
+// epoll tags: id * 4 + side.
+enum Side : uint64_t { kListen = 0, kClient = 1, kBackend = 2, kWake = 3 };
+
+int64_t NowMonoMs() {
+  return MonotonicUs() / 1000;
+}
+
+const char* Reason(int status) {
+  switch (status) {
+    case 400:
+      return "Bad Request";
+    case 408:
+      return "Request Timeout";
+    case 413:
+      return "Content Too Large";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Error";
+  }
+}
+
+// A whole HTTP/1.1 problem answer that ends the connection.
+std::string ProblemBytes(std::string_view code, std::string_view detail) {
+  std::string request_id = HexEncode(RandomBytes(12));
+  HttpAnswer a = RenderProblem(core::MakeProblem(code, detail), request_id);
+  std::string out = "HTTP/1.1 " + std::to_string(a.status) + " " + Reason(a.status) + "\r\n";
+  out += "Content-Type: " + a.content_type + "\r\n";
+  out += "Content-Length: " + std::to_string(a.body.size()) + "\r\n";
+  out += "X-Request-Id: " + request_id + "\r\n";
+  for (const auto& [name, value] : a.headers) out += name + ": " + value + "\r\n";
+  out += "Connection: close\r\n\r\n";
+  out += a.body;
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+bool IsIp(std::string_view s) {
+  std::string text(s);
+  unsigned char buf[sizeof(in6_addr)];
+  return inet_pton(AF_INET, text.c_str(), buf) == 1 || inet_pton(AF_INET6, text.c_str(), buf) == 1;
+}
+
+bool Contains(const std::vector<std::string>& list, std::string_view s) {
+  for (const auto& item : list) {
+    if (item == s) return true;
+  }
+  return false;
+}
+
+std::string PeerAddress(const sockaddr_storage& addr) {
+  char text[INET6_ADDRSTRLEN] = {0};
+  if (addr.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&addr)->sin_addr, text, sizeof text);
+  } else if (addr.ss_family == AF_INET6) {
+    const auto* a6 = reinterpret_cast<const sockaddr_in6*>(&addr);
+    if (IN6_IS_ADDR_V4MAPPED(&a6->sin6_addr)) {
+      inet_ntop(AF_INET, &a6->sin6_addr.s6_addr[12], text, sizeof text);
+    } else {
+      inet_ntop(AF_INET6, &a6->sin6_addr, text, sizeof text);
+    }
+  }
+  return text;
+}
+
+void SetNoDelay(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+}  // namespace
+
+std::string ClientAddress(std::string_view peer, std::string_view forwarded_for,
+                          const std::vector<std::string>& trusted_proxies) {
+  if (!Contains(trusted_proxies, peer)) return std::string(peer);
+  // Right to left: each trusted proxy appended the address it received from.
+  while (!forwarded_for.empty()) {
+    size_t comma = forwarded_for.rfind(',');
+    std::string_view item =
+        Trim(comma == std::string_view::npos ? forwarded_for : forwarded_for.substr(comma + 1));
+    forwarded_for =
+        comma == std::string_view::npos ? std::string_view() : forwarded_for.substr(0, comma);
+    if (Contains(trusted_proxies, item)) continue;
+    return IsIp(item) ? std::string(item) : std::string(peer);
+  }
+  return std::string(peer);
+}
+
+class HttpFront::Loop {
+ public:
+  Loop(const FrontOptions& options, int listen_fd) : options_(options), listen_fd_(listen_fd) {
+    epoll_ = epoll_create1(EPOLL_CLOEXEC);
+    wake_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    Add(listen_fd_, Tag(0, kListen), EPOLLIN);
+    Add(wake_, Tag(0, kWake), EPOLLIN);
+  }
+  ~Loop() {
+    for (auto& [id, c] : conns_) {
+      if (c.client >= 0) close(c.client);
+      if (c.backend >= 0) close(c.backend);
+    }
+    close(listen_fd_);
+    close(wake_);
+    close(epoll_);
+  }
+
+  void Wake() {
+    uint64_t one = 1;
+    [[maybe_unused]] ssize_t n = write(wake_, &one, sizeof one);
+  }
+
+  void Run() {
+    epoll_event events[256];
+    std::string buffer(kReadChunk, '\0');
+    buffer_ = &buffer;
+    while (!stop_) {
+      int timeout = -1;
+      if (next_deadline_ > 0) {
+        timeout = static_cast<int>(std::max<int64_t>(0, next_deadline_ - NowMonoMs()));
+      }
+      int n = epoll_wait(epoll_, events, 256, timeout);
+      if (n < 0 && errno != EINTR) {
+        log::Error("front: epoll_wait failed").Str("error", std::strerror(errno));
+        return;
+      }
+      now_ = NowMonoMs();
+      for (int i = 0; i < n; ++i) Dispatch(events[i].data.u64, events[i].events);
+      if (next_deadline_ > 0 && now_ >= next_deadline_) Sweep();
+    }
+  }
+
+ private:
+  struct Conn {
+    Conn(uint64_t id_, std::string peer_, const FrontOptions& o)
+        : id(id_),
+          peer(std::move(peer_)),
+          framer(o.max_head_bytes, o.max_body_bytes, [this, &o](std::string_view forwarded_for) {
+            return o.token + " " + ClientAddress(peer, forwarded_for, o.trusted_proxies);
+          }) {}
+    uint64_t id;
+    std::string peer;
+    RequestFramer framer;
+    int client = -1;
+    int backend = -1;
+    uint32_t client_mask = 0;
+    uint32_t backend_mask = 0;
+    std::string to_backend;
+    std::string to_client;
+    bool backend_connected = false;
+    bool client_eof = false;
+    bool awaiting = false;  // a request passed on whole, no answer byte since
+    uint64_t completed = 0;
+    bool closing = false;  // our own answer queued; then shut down, drain, close
+    bool shut = false;
+    int64_t close_at = 0;
+    size_t drained = 0;
+    int64_t idle_since = 0;
+  };
+
+  static uint64_t Tag(uint64_t id, Side side) { return id * 4 + side; }
+
+  void Add(int fd, uint64_t tag, uint32_t mask) {
+    epoll_event ev{};
+    ev.events = mask;
+    ev.data.u64 = tag;
+    epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &ev);
+  }
+  void Modify(int fd, uint64_t tag, uint32_t mask) {
+    epoll_event ev{};
+    ev.events = mask;
+    ev.data.u64 = tag;
+    epoll_ctl(epoll_, EPOLL_CTL_MOD, fd, &ev);
+  }
+
+  void Dispatch(uint64_t tag, uint32_t events) {
+    const uint64_t id = tag / 4;
+    const auto side = static_cast<Side>(tag % 4);
+    if (side == kWake) {
+      stop_ = true;
+      return;
+    }
+    if (side == kListen) return Accept();
+    auto it = conns_.find(id);
+    if (it == conns_.end()) return;  // closed earlier in this batch
+    Conn& c = it->second;
+    if (side == kClient) {
+      // Hung up both ways (or reset): nothing more can be read or written.
+      if (events & (EPOLLERR | EPOLLHUP)) return Close(c);
+      if (events & EPOLLOUT) FlushClient(c);
+      if (conns_.count(id) && (events & EPOLLIN)) ReadClient(c);
+    } else {
+      if (events & (EPOLLOUT | EPOLLERR)) {
+        if (!c.backend_connected) Connected(c);
+        if (conns_.count(id) && c.backend >= 0) FlushBackend(c);
+      }
+      if (conns_.count(id) && c.backend >= 0 && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
+        ReadBackend(c);
+      }
+    }
+    if (conns_.count(id)) Update(c);
+  }
+
+  void Accept() {
+    for (;;) {
+      sockaddr_storage addr{};
+      socklen_t len = sizeof addr;
+      int fd = accept4(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len,
+                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          // Level-triggered: the pending connection would wake us at once, again and again.
+          epoll_ctl(epoll_, EPOLL_CTL_DEL, listen_fd_, nullptr);
+          accept_resume_at_ = now_ + kAcceptPauseMs;
+          Schedule(accept_resume_at_);
+          log::Warn("front: out of file descriptors; accepting paused");
+        }
+        return;
+      }
+      std::string peer = PeerAddress(addr);
+      const bool proxy = Contains(options_.trusted_proxies, peer);
+      if (static_cast<int>(conns_.size()) >= options_.max_connections) {
+        RefuseNow(fd, "service_unavailable", "The edge is at its connection limit; retry later.");
+        continue;
+      }
+      if (!proxy && per_client_[peer] >= options_.max_connections_per_client) {
+        RefuseNow(fd, "too_many_connections",
+                  "Too many open connections from your address; reuse or close some.");
+        continue;
+      }
+      if (!proxy) ++per_client_[peer];
+      uint64_t id = ++next_id_;
+      auto [it, inserted] = conns_.try_emplace(id, id, std::move(peer), options_);
+      Conn& c = it->second;
+      c.client = fd;
+      c.idle_since = now_;
+      SetNoDelay(fd);
+      Add(c.client, Tag(id, kClient), 0);
+      if (!ConnectBackend(c)) {
+        Refuse(c, "service_unavailable", "The edge cannot reach its HTTP server; retry later.");
+      }
+      if (conns_.count(id)) Update(c);
+    }
+  }
+
+  // Best effort, for connections refused before they are tracked.
+  void RefuseNow(int fd, std::string_view code, std::string_view detail) {
+    std::string answer = ProblemBytes(code, detail);
+    [[maybe_unused]] ssize_t n = send(fd, answer.data(), answer.size(), MSG_NOSIGNAL);
+    shutdown(fd, SHUT_WR);
+    close(fd);
+  }
+
+  bool ConnectBackend(Conn& c) {
+    c.backend = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (c.backend < 0) return false;
+    SetNoDelay(c.backend);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(options_.backend_port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int r = connect(c.backend, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    if (r < 0 && errno != EINPROGRESS) {
+      close(c.backend);
+      c.backend = -1;
+      return false;
+    }
+    c.backend_connected = r == 0;
+    Add(c.backend, Tag(c.id, kBackend), EPOLLOUT);
+    c.backend_mask = EPOLLOUT;
+    return true;
+  }
+
+  void Connected(Conn& c) {
+    int err = 0;
+    socklen_t len = sizeof err;
+    getsockopt(c.backend, SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err != 0) {
+      return Refuse(c, "service_unavailable",
+                    "The edge cannot reach its HTTP server; retry later.");
+    }
+    c.backend_connected = true;
+  }
+
+  void ReadClient(Conn& c) {
+    std::string& buf = *buffer_;
+    ssize_t n = recv(c.client, buf.data(), buf.size(), 0);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+      return Close(c);
+    }
+    if (n == 0) {
+      c.client_eof = true;
+      if (c.closing) Close(c);
+      return;
+    }
+    if (c.closing) {
+      c.drained += static_cast<size_t>(n);
+      if (c.drained > kMaxDrained) Close(c);
+      return;
+    }
+    c.framer.Feed(std::string_view(buf.data(), static_cast<size_t>(n)), now_, &c.to_backend);
+    if (c.framer.completed() != c.completed) {
+      c.completed = c.framer.completed();
+      c.awaiting = true;
+    }
+    switch (c.framer.error()) {
+      case RequestFramer::Error::kNone:
+        break;
+      case RequestFramer::Error::kBodyTooLarge:
+        return Refuse(
+            c, "payload_too_large",
+            "The request body is over " + std::to_string(options_.max_body_bytes) + " bytes.");
+      case RequestFramer::Error::kHeadTooLarge:
+        return Refuse(c, "headers_too_large",
+                      "The request line and headers are over " +
+                          std::to_string(options_.max_head_bytes) + " bytes.");
+      case RequestFramer::Error::kBadFraming:
+        return Refuse(c, "bad_request",
+                      "The request is not valid HTTP/1.1 framing (Content-Length, "
+                      "Transfer-Encoding or header syntax).");
+    }
+    FlushBackend(c);
+  }
+
+  void ReadBackend(Conn& c) {
+    std::string& buf = *buffer_;
+    ssize_t n = recv(c.backend, buf.data(), buf.size(), 0);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    if (n <= 0) {
+      CloseBackend(c);
+      return;
+    }
+    c.to_client.append(buf.data(), static_cast<size_t>(n));
+    c.awaiting = false;
+    c.idle_since = now_;
+    FlushClient(c);
+  }
+
+  void FlushBackend(Conn& c) {
+    if (c.backend < 0 || !c.backend_connected || c.to_backend.empty()) return;
+    ssize_t n = send(c.backend, c.to_backend.data(), c.to_backend.size(), MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+      return CloseBackend(c);
+    }
+    c.to_backend.erase(0, static_cast<size_t>(n));
+  }
+
+  void FlushClient(Conn& c) {
+    if (!c.to_client.empty()) {
+      ssize_t n = send(c.client, c.to_client.data(), c.to_client.size(), MSG_NOSIGNAL);
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+        return Close(c);
+      }
+      c.to_client.erase(0, static_cast<size_t>(n));
+    }
+    if (c.closing && c.to_client.empty() && !c.shut) {
+      // Half-close and keep reading a moment: closing with unread input would send a reset,
+      // which can destroy our answer before the client reads it.
+      shutdown(c.client, SHUT_WR);
+      c.shut = true;
+    }
+  }
+
+  // Our own answer ends the connection: Pistache's side goes at once.
+  void Refuse(Conn& c, std::string_view code, const std::string& detail) {
+    if (c.closing) return;
+    log::Info("front: request refused").Str("code", std::string(code)).Str("client", c.peer);
+    CloseBackend(c);
+    c.to_backend.clear();
+    c.closing = true;
+    c.close_at = now_ + kLingerMs;
+    c.to_client += ProblemBytes(code, detail);
+    FlushClient(c);
+  }
+
+  void CloseBackend(Conn& c) {
+    if (c.backend < 0) return;
+    epoll_ctl(epoll_, EPOLL_CTL_DEL, c.backend, nullptr);
+    close(c.backend);
+    c.backend = -1;
+  }
+
+  void Close(Conn& c) {
+    CloseBackend(c);
+    if (c.client >= 0) {
+      epoll_ctl(epoll_, EPOLL_CTL_DEL, c.client, nullptr);
+      close(c.client);
+    }
+    auto pc = per_client_.find(c.peer);
+    if (pc != per_client_.end() && --pc->second <= 0) per_client_.erase(pc);
+    conns_.erase(c.id);
+  }
+
+  int64_t Deadline(const Conn& c) const {
+    if (c.closing) return c.close_at;
+    switch (c.framer.phase()) {
+      case RequestFramer::Phase::kHead:
+        return c.framer.phase_started_ms() + options_.header_timeout_ms;
+      case RequestFramer::Phase::kBody:
+        return c.framer.phase_started_ms() + options_.body_timeout_ms;
+      default:
+        return c.awaiting ? 0 : c.idle_since + options_.idle_timeout_ms;
+    }
+  }
+
+  void Schedule(int64_t at) {
+    if (at > 0 && (next_deadline_ == 0 || at < next_deadline_)) next_deadline_ = at;
+  }
+
+  // Chooses what each side is polled for, closes what is finished, and schedules its deadline.
+  void Update(Conn& c) {
+    if (c.closing) {
+      if (c.shut && c.client_eof) return Close(c);
+    } else {
+      if (c.backend < 0 && c.to_client.empty()) return Close(c);  // Pistache hung up
+      if (c.client_eof && c.to_client.empty() && !c.awaiting) return Close(c);
+    }
+    uint32_t client_mask = 0;
+    if (!c.client_eof && (c.closing || c.to_backend.size() < kHighWater)) client_mask |= EPOLLIN;
+    if (!c.to_client.empty()) client_mask |= EPOLLOUT;
+    if (client_mask != c.client_mask) {
+      Modify(c.client, Tag(c.id, kClient), client_mask);
+      c.client_mask = client_mask;
+    }
+    if (c.backend >= 0) {
+      uint32_t backend_mask = 0;
+      if (c.to_client.size() < kHighWater) backend_mask |= EPOLLIN;
+      if (!c.backend_connected || !c.to_backend.empty()) backend_mask |= EPOLLOUT;
+      if (backend_mask != c.backend_mask) {
+        Modify(c.backend, Tag(c.id, kBackend), backend_mask);
+        c.backend_mask = backend_mask;
+      }
+    }
+    Schedule(Deadline(c));
+  }
+
+  void Sweep() {
+    next_deadline_ = 0;
+    if (accept_resume_at_ > 0) {
+      if (now_ >= accept_resume_at_) {
+        accept_resume_at_ = 0;
+        Add(listen_fd_, Tag(0, kListen), EPOLLIN);
+      } else {
+        Schedule(accept_resume_at_);
+      }
+    }
+    std::vector<uint64_t> expired;
+    for (auto& [id, c] : conns_) {
+      int64_t at = Deadline(c);
+      if (at > 0 && at <= now_) {
+        expired.push_back(id);
+      } else {
+        Schedule(at);
+      }
+    }
+    for (uint64_t id : expired) {
+      auto it = conns_.find(id);
+      if (it == conns_.end()) continue;
+      Conn& c = it->second;
+      if (c.closing) {
+        Close(c);
+        continue;
+      }
+      switch (c.framer.phase()) {
+        case RequestFramer::Phase::kHead:
+          Refuse(c, "request_timeout",
+                 "The request head did not arrive within " +
+                     std::to_string(options_.header_timeout_ms) + " ms.");
+          break;
+        case RequestFramer::Phase::kBody:
+          Refuse(c, "request_timeout",
+                 "The request body did not arrive within " +
+                     std::to_string(options_.body_timeout_ms) + " ms.");
+          break;
+        default:
+          Close(c);
+          continue;
+      }
+      if (conns_.count(id)) Update(c);
+    }
+  }
+
+  const FrontOptions& options_;
+  int listen_fd_;
+  int epoll_ = -1;
+  int wake_ = -1;
+  bool stop_ = false;
+  int64_t now_ = 0;
+  int64_t next_deadline_ = 0;
+  int64_t accept_resume_at_ = 0;
+  uint64_t next_id_ = 0;
+  std::string* buffer_ = nullptr;
+  std::unordered_map<uint64_t, Conn> conns_;
+  std::unordered_map<std::string, int> per_client_;
+};
+
+HttpFront::HttpFront(FrontOptions options) : options_(std::move(options)) {}
+
+HttpFront::~HttpFront() {
+  Stop();
+}
+
+Status HttpFront::Start() {
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  auto* a4 = reinterpret_cast<sockaddr_in*>(&addr);
+  auto* a6 = reinterpret_cast<sockaddr_in6*>(&addr);
+  if (inet_pton(AF_INET, options_.host.c_str(), &a4->sin_addr) == 1) {
+    a4->sin_family = AF_INET;
+    a4->sin_port = htons(static_cast<uint16_t>(options_.port));
+    len = sizeof *a4;
+  } else if (inet_pton(AF_INET6, options_.host.c_str(), &a6->sin6_addr) == 1) {
+    a6->sin6_family = AF_INET6;
+    a6->sin6_port = htons(static_cast<uint16_t>(options_.port));
+    len = sizeof *a6;
+  } else {
+    return Status::InvalidArgument("--host must be an IP address, got " + options_.host);
+  }
+  int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Status::Unavailable(std::string("socket: ") + std::strerror(errno));
+  int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 || listen(fd, SOMAXCONN) != 0) {
+    std::string error = std::strerror(errno);
+    close(fd);
+    return Status::Unavailable("cannot listen on " + options_.host + ":" +
+                               std::to_string(options_.port) + ": " + error);
+  }
+  sockaddr_storage bound{};
+  socklen_t bound_len = sizeof bound;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &bound_len);
+  port_ = ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
+                                           : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+  loop_ = std::make_unique<Loop>(options_, fd);
+  thread_ = std::thread([this] { loop_->Run(); });
+  return Status::Ok();
+}
+
+void HttpFront::Stop() {
+  if (!loop_) return;
+  loop_->Wake();
+  if (thread_.joinable()) thread_.join();
+  loop_.reset();
+}
+
+}  // namespace toolgate::edge

@@ -1,0 +1,82 @@
+// HttpFront: the edge's own accept path, in front of Pistache.
+//
+// Pistache 0.0.5 reads a whole request before the edge sees it: it reads a declared body of
+// any length before answering, has no header or body read deadline, and a reactor thread can
+// keep polling a connection that the client has left (docs/decisions.md, "The edge's front").
+// The front owns the public socket instead. Each client connection gets its own loopback
+// connection to Pistache, and the front relays the bytes both ways, framing the requests
+// (request_framer.h) as they pass, so it can
+//   * answer 413 problem+json as soon as a head declares a body over the limit, or a chunked
+//     body crosses it, and close the connection;
+//   * answer 408 and close when a head is not complete within header_timeout_ms of its first
+//     byte, or a body within body_timeout_ms of its head; close a connection idle (no request
+//     begun, no answer pending) for idle_timeout_ms;
+//   * refuse connections over max_connections in total (503) or max_connections_per_client
+//     from one address (429);
+//   * tell the edge who the client is: every request reaches Pistache with
+//     `X-Toolgate-Client: <token> <address>` (the peer address, or for a peer listed in
+//     trusted_proxies the right-most X-Forwarded-For address that is not a trusted proxy).
+//     The token is random per process, so a request that reached Pistache some other way
+//     cannot claim an address.
+// Answers are not parsed: they are relayed as Pistache writes them.
+//
+// One thread, level-triggered epoll; a side is polled for reading only while its buffer has
+// room, so a stalled or departed peer costs no CPU. Start/Stop from one thread; the accessors
+// are thread-safe once Start has returned.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "toolgate/base/status.h"
+
+namespace toolgate::edge {
+
+struct FrontOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;       // 0: any free port
+  int backend_port = 0;  // Pistache, on 127.0.0.1
+  size_t max_body_bytes = 6 * 1024 * 1024;
+  size_t max_head_bytes = 64 * 1024;
+  int header_timeout_ms = 10000;
+  int body_timeout_ms = 60000;
+  int idle_timeout_ms = 60000;
+  int max_connections = 4096;
+  int max_connections_per_client = 128;
+  std::vector<std::string> trusted_proxies;  // peer IP addresses, as written by inet_ntop
+  std::string token;                         // proves the X-Toolgate-Client header ours
+};
+
+// The address a request comes from: peer, unless peer is a trusted proxy, in which case the
+// right-most address of forwarded_for (X-Forwarded-For values, comma-separated) that is not a
+// trusted proxy, or peer when there is none. Pure; thread-safe.
+std::string ClientAddress(std::string_view peer, std::string_view forwarded_for,
+                          const std::vector<std::string>& trusted_proxies);
+
+class HttpFront {
+ public:
+  explicit HttpFront(FrontOptions options);
+  ~HttpFront();  // Stop()
+  HttpFront(const HttpFront&) = delete;
+  HttpFront& operator=(const HttpFront&) = delete;
+
+  // Binds the public socket and starts the thread. Fails (Unavailable) when it cannot bind.
+  Status Start();
+  // Closes every connection and joins the thread. Idempotent.
+  void Stop();
+  int port() const { return port_; }
+
+ private:
+  class Loop;
+  FrontOptions options_;
+  std::unique_ptr<Loop> loop_;
+  std::thread thread_;
+  std::atomic<int> port_{0};
+};
+
+}  // namespace toolgate::edge

@@ -1,0 +1,235 @@
+#include "request_framer.h"
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <vector>
+
+namespace toolgate::edge {
+namespace {
+
+constexpr std::string_view kClientHeader = "X-Toolgate-Client";
+constexpr size_t kMaxChunkLine = 1024;
+constexpr size_t kMaxTrailerLine = 8192;
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+std::optional<uint64_t> Digits(std::string_view s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return v;
+}
+
+// The size at the start of a chunk-size line ("1a;ext=1\r"), or nullopt.
+std::optional<uint64_t> ChunkSize(std::string_view line) {
+  line = Trim(line.substr(0, line.find(';')));
+  if (line.empty() || line.size() > 10) return std::nullopt;
+  uint64_t v = 0;
+  for (char c : line) {
+    int d = std::isdigit(static_cast<unsigned char>(c))
+                ? c - '0'
+                : (std::isxdigit(static_cast<unsigned char>(c))
+                       ? std::tolower(static_cast<unsigned char>(c)) - 'a' + 10
+                       : -1);
+    if (d < 0) return std::nullopt;
+    v = v * 16 + static_cast<uint64_t>(d);
+  }
+  return v;
+}
+
+}  // namespace
+
+RequestFramer::RequestFramer(size_t max_head_bytes, size_t max_body_bytes,
+                             ClientHeader client_header)
+    : max_head_bytes_(max_head_bytes),
+      max_body_bytes_(max_body_bytes),
+      client_header_(std::move(client_header)) {}
+
+void RequestFramer::Fail(Error error) {
+  phase_ = Phase::kError;
+  error_ = error;
+  head_.clear();
+  line_.clear();
+}
+
+void RequestFramer::FinishRequest() {
+  ++completed_;
+  phase_ = Phase::kIdle;
+}
+
+void RequestFramer::Feed(std::string_view data, int64_t now_ms, std::string* out) {
+  while (!data.empty() && phase_ != Phase::kError) {
+    if (phase_ == Phase::kIdle) {
+      // Empty lines between requests are allowed (RFC 9112, 2.2) and not passed on.
+      if (data.front() == '\r' || data.front() == '\n') {
+        data.remove_prefix(1);
+        continue;
+      }
+      phase_ = Phase::kHead;
+      phase_started_ms_ = now_ms;
+    }
+    if (phase_ == Phase::kHead) {
+      size_t searched = head_.size() < 3 ? 0 : head_.size() - 3;
+      size_t take =
+          std::min(data.size(), max_head_bytes_ + 1 - std::min(head_.size(), max_head_bytes_));
+      head_.append(data.substr(0, take));
+      size_t end = head_.find("\r\n\r\n", searched);
+      if (end == std::string::npos) {
+        data.remove_prefix(take);
+        if (head_.size() > max_head_bytes_) Fail(Error::kHeadTooLarge);
+        continue;
+      }
+      // Bytes after the blank line belong to the body or the next request.
+      size_t excess = head_.size() - (end + 4);
+      data.remove_prefix(take - excess);
+      head_.resize(end + 4);
+      FinishHead(now_ms, out);
+      continue;
+    }
+    // kBody
+    if (chunked_) {
+      data.remove_prefix(FeedChunked(data, out));
+      continue;
+    }
+    size_t n = static_cast<size_t>(std::min<uint64_t>(body_left_, data.size()));
+    out->append(data.substr(0, n));
+    data.remove_prefix(n);
+    body_left_ -= n;
+    if (body_left_ == 0) FinishRequest();
+  }
+}
+
+void RequestFramer::FinishHead(int64_t now_ms, std::string* out) {
+  std::string head = std::move(head_);
+  head_.clear();
+  std::vector<std::string_view> lines;
+  std::string_view rest(head);
+  rest.remove_suffix(2);  // the blank line's CRLF; every line below ends in its own CRLF
+  while (!rest.empty()) {
+    size_t eol = rest.find("\r\n");
+    lines.push_back(rest.substr(0, eol));
+    rest.remove_prefix(eol + 2);
+  }
+  if (lines.empty() || std::count(lines[0].begin(), lines[0].end(), ' ') < 2) {
+    return Fail(Error::kBadFraming);
+  }
+  std::optional<uint64_t> length;
+  bool has_encoding = false;
+  std::string forwarded_for;
+  std::string kept;
+  kept.reserve(head.size() + 64);
+  kept.append(lines[0]).append("\r\n");
+  for (size_t i = 1; i < lines.size(); ++i) {
+    std::string_view line = lines[i];
+    size_t colon = line.find(':');
+    // No folded lines and no space before the colon (RFC 9112, 5.1 and 5.2).
+    if (colon == std::string_view::npos || colon == 0 || line.front() == ' ' ||
+        line.front() == '\t' || line[colon - 1] == ' ' || line[colon - 1] == '\t') {
+      return Fail(Error::kBadFraming);
+    }
+    std::string_view name = line.substr(0, colon);
+    std::string_view value = Trim(line.substr(colon + 1));
+    if (EqualsIgnoreCase(name, kClientHeader)) continue;
+    if (EqualsIgnoreCase(name, "Content-Length")) {
+      auto v = Digits(value);
+      if (!v || (length && *length != *v)) return Fail(Error::kBadFraming);
+      length = v;
+    } else if (EqualsIgnoreCase(name, "Transfer-Encoding")) {
+      if (has_encoding || !EqualsIgnoreCase(value, "chunked")) return Fail(Error::kBadFraming);
+      has_encoding = true;
+    } else if (EqualsIgnoreCase(name, "X-Forwarded-For")) {
+      if (!forwarded_for.empty()) forwarded_for.append(", ");
+      forwarded_for.append(value);
+    }
+    kept.append(line).append("\r\n");
+  }
+  if (length && has_encoding) return Fail(Error::kBadFraming);
+  if (length && *length > max_body_bytes_) return Fail(Error::kBodyTooLarge);
+  kept.append(kClientHeader).append(": ").append(client_header_(forwarded_for)).append("\r\n\r\n");
+  out->append(kept);
+  chunked_ = has_encoding;
+  body_left_ = length.value_or(0);
+  if (!chunked_ && body_left_ == 0) return FinishRequest();
+  phase_ = Phase::kBody;
+  phase_started_ms_ = now_ms;
+  chunk_ = Chunk::kSize;
+  chunk_left_ = 0;
+  body_seen_ = 0;
+  line_.clear();
+}
+
+size_t RequestFramer::FeedChunked(std::string_view data, std::string* out) {
+  if (chunk_ == Chunk::kData) {
+    size_t n = static_cast<size_t>(std::min<uint64_t>(chunk_left_, data.size()));
+    out->append(data.substr(0, n));
+    chunk_left_ -= n;
+    if (chunk_left_ == 0) chunk_ = Chunk::kDataEnd;
+    return n;
+  }
+  // A line: a chunk size, the CRLF after a chunk's data, or a trailer field.
+  size_t eol = data.find('\n');
+  size_t take = eol == std::string_view::npos ? data.size() : eol + 1;
+  line_.append(data.substr(0, take));
+  const size_t max_line = chunk_ == Chunk::kTrailer ? kMaxTrailerLine : kMaxChunkLine;
+  if (line_.size() > max_line) {
+    Fail(Error::kBadFraming);
+    return take;
+  }
+  if (eol == std::string_view::npos) return take;
+  std::string_view line(line_);
+  line.remove_suffix(1);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  switch (chunk_) {
+    case Chunk::kSize: {
+      auto size = ChunkSize(line);
+      if (!size) {
+        Fail(Error::kBadFraming);
+        return take;
+      }
+      if (body_seen_ + *size > max_body_bytes_) {
+        Fail(Error::kBodyTooLarge);
+        return take;
+      }
+      body_seen_ += *size;
+      chunk_left_ = *size;
+      chunk_ = *size == 0 ? Chunk::kTrailer : Chunk::kData;
+      break;
+    }
+    case Chunk::kDataEnd:
+      if (!line.empty()) {
+        Fail(Error::kBadFraming);
+        return take;
+      }
+      chunk_ = Chunk::kSize;
+      break;
+    case Chunk::kTrailer:
+      break;
+    case Chunk::kData:
+      break;
+  }
+  out->append(line_);
+  // The size line "0" is never empty, so an empty line in kTrailer ends the trailer.
+  const bool last = chunk_ == Chunk::kTrailer && line.empty();
+  line_.clear();
+  if (last) FinishRequest();
+  return take;
+}
+
+}  // namespace toolgate::edge

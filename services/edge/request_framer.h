@@ -1,0 +1,79 @@
+// RequestFramer: finds where each HTTP/1.1 request on a connection begins and ends, as bytes
+// arrive, without buffering bodies, so that the edge's front (http_front.h) can refuse a request
+// before Pistache reads it.
+//
+// The framer sees the request head whole (at most max_head_bytes), checks its framing, and
+// passes it on with the header `X-Toolgate-Client` replaced by the value the owner supplies (any
+// copy sent by the client is dropped, so a client cannot name its own address). Body bytes pass
+// through as they come; a body declared (Content-Length) or found (chunked) to be longer than
+// max_body_bytes stops the framer before any of it is passed on (chunked: before the chunk that
+// crosses the limit). Requests are framed one after another (keep-alive and pipelining).
+//
+// Refused, as request smuggling defences: both Content-Length and Transfer-Encoding, a
+// Transfer-Encoding other than "chunked", Content-Length values that disagree or are not
+// digits, a malformed chunk size.
+//
+// Not thread-safe: one framer per connection, used by its thread.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace toolgate::edge {
+
+class RequestFramer {
+ public:
+  enum class Phase {
+    kIdle,   // between requests, nothing of the next one seen yet
+    kHead,   // part of a head seen
+    kBody,   // head passed on, body bytes still to come
+    kError,  // refused; see error()
+  };
+  enum class Error { kNone, kHeadTooLarge, kBadFraming, kBodyTooLarge };
+
+  // Returns the value of X-Toolgate-Client for a request, given the values of its
+  // X-Forwarded-For headers joined by ", " (empty when it has none).
+  using ClientHeader = std::function<std::string(std::string_view forwarded_for)>;
+
+  RequestFramer(size_t max_head_bytes, size_t max_body_bytes, ClientHeader client_header);
+
+  // Consumes data received at now_ms and appends to *out what may go on to the server. After an
+  // error the rest of data is ignored.
+  void Feed(std::string_view data, int64_t now_ms, std::string* out);
+
+  Phase phase() const { return phase_; }
+  Error error() const { return error_; }
+  // When the current phase began (kHead: the head's first byte; kBody: the head's end).
+  int64_t phase_started_ms() const { return phase_started_ms_; }
+  // Requests passed on whole so far.
+  uint64_t completed() const { return completed_; }
+
+ private:
+  enum class Chunk { kSize, kData, kDataEnd, kTrailer };
+  void Fail(Error error);
+  // Parses head_ (which ends with the blank line) and appends the head to pass on.
+  void FinishHead(int64_t now_ms, std::string* out);
+  void FinishRequest();
+  // Consumes chunked body bytes from data; returns how many.
+  size_t FeedChunked(std::string_view data, std::string* out);
+
+  const size_t max_head_bytes_;
+  const size_t max_body_bytes_;
+  ClientHeader client_header_;
+  Phase phase_ = Phase::kIdle;
+  Error error_ = Error::kNone;
+  int64_t phase_started_ms_ = 0;
+  uint64_t completed_ = 0;
+  std::string head_;
+  bool chunked_ = false;
+  uint64_t body_left_ = 0;  // Content-Length bytes still to pass on
+  Chunk chunk_ = Chunk::kSize;
+  std::string line_;  // a chunk-size or trailer line being read
+  uint64_t chunk_left_ = 0;
+  uint64_t body_seen_ = 0;  // chunked: data bytes so far
+};
+
+}  // namespace toolgate::edge

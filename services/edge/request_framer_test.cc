@@ -1,0 +1,111 @@
+#include "request_framer.h"
+
+#include <gtest/gtest.h>
+
+namespace toolgate::edge {
+namespace {
+
+RequestFramer Framer(size_t max_body = 100) {
+  return RequestFramer(1024, max_body, [](std::string_view forwarded_for) {
+    return "t 10.0.0.1" + std::string(forwarded_for.empty() ? "" : " ") +
+           std::string(forwarded_for);
+  });
+}
+
+TEST(RequestFramerTest, PassesAGetWithTheClientHeader) {
+  auto f = Framer();
+  std::string out;
+  f.Feed("GET / HTTP/1.1\r\nHost: a\r\n\r\n", 5, &out);
+  EXPECT_EQ(out, "GET / HTTP/1.1\r\nHost: a\r\nX-Toolgate-Client: t 10.0.0.1\r\n\r\n");
+  EXPECT_EQ(f.phase(), RequestFramer::Phase::kIdle);
+  EXPECT_EQ(f.completed(), 1u);
+}
+
+TEST(RequestFramerTest, DropsTheClientsOwnClientHeaderAndReadsForwardedFor) {
+  auto f = Framer();
+  std::string out;
+  f.Feed("GET / HTTP/1.1\r\nx-toolgate-client: t 1.2.3.4\r\nX-Forwarded-For: 9.9.9.9\r\n\r\n", 0,
+         &out);
+  EXPECT_EQ(out,
+            "GET / HTTP/1.1\r\nX-Forwarded-For: 9.9.9.9\r\n"
+            "X-Toolgate-Client: t 10.0.0.1 9.9.9.9\r\n\r\n");
+}
+
+TEST(RequestFramerTest, HeadArrivingByteByByteRecordsItsStart) {
+  auto f = Framer();
+  std::string out;
+  std::string req = "POST /x HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcGET";
+  for (size_t i = 0; i < req.size(); ++i) f.Feed(req.substr(i, 1), 100 + int64_t(i), &out);
+  EXPECT_EQ(f.completed(), 1u);
+  EXPECT_EQ(f.phase(), RequestFramer::Phase::kHead);  // "GET" of the next request
+  EXPECT_EQ(f.phase_started_ms(), 100 + int64_t(req.size()) - 3);
+  EXPECT_NE(out.find("\r\n\r\nabc"), std::string::npos);
+}
+
+TEST(RequestFramerTest, BodyPhaseTracksTheHeadsEnd) {
+  auto f = Framer();
+  std::string out;
+  f.Feed("POST /x HTTP/1.1\r\nContent-Length: 10\r\n\r\nab", 7, &out);
+  EXPECT_EQ(f.phase(), RequestFramer::Phase::kBody);
+  EXPECT_EQ(f.phase_started_ms(), 7);
+  f.Feed("cdefghij", 9, &out);
+  EXPECT_EQ(f.phase(), RequestFramer::Phase::kIdle);
+}
+
+TEST(RequestFramerTest, DeclaredLengthOverTheLimitIsRefusedBeforeTheBody) {
+  auto f = Framer(100);
+  std::string out;
+  f.Feed("POST /x HTTP/1.1\r\nContent-Length: 67108864\r\n\r\nxxxx", 0, &out);
+  EXPECT_EQ(f.error(), RequestFramer::Error::kBodyTooLarge);
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(RequestFramerTest, ChunkedBodyIsPassedWholeAndCutAtTheLimit) {
+  auto f = Framer(10);
+  std::string out;
+  std::string body = "5\r\nhello\r\n3;x=1\r\nabc\r\n0\r\nTrailer: 1\r\n\r\n";
+  f.Feed("POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" + body, 0, &out);
+  EXPECT_EQ(f.completed(), 1u);
+  EXPECT_EQ(f.phase(), RequestFramer::Phase::kIdle);
+  EXPECT_EQ(out.substr(out.size() - body.size()), body);
+
+  out.clear();
+  f.Feed("POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n8\r\n12345678\r\n", 0, &out);
+  size_t passed = out.size();
+  f.Feed("4\r\nabcd\r\n", 0, &out);
+  EXPECT_EQ(f.error(), RequestFramer::Error::kBodyTooLarge);
+  EXPECT_EQ(out.size(), passed);  // the crossing chunk is not passed on
+}
+
+TEST(RequestFramerTest, SmugglingShapesAreRefused) {
+  for (const char* head : {
+           "POST / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+           "POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n",
+           "POST / HTTP/1.1\r\nContent-Length: +3\r\n\r\n",
+           "POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+           "POST / HTTP/1.1\r\nContent-Length : 3\r\n\r\n",
+           "POST / HTTP/1.1\r\nA: b\r\n folded\r\n\r\n",
+           "garbage\r\n\r\n",
+       }) {
+    auto f = Framer();
+    std::string out;
+    f.Feed(head, 0, &out);
+    EXPECT_EQ(f.error(), RequestFramer::Error::kBadFraming) << head;
+    EXPECT_TRUE(out.empty()) << head;
+  }
+  auto f = Framer();
+  std::string out;
+  f.Feed("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 0, &out);
+  EXPECT_EQ(f.error(), RequestFramer::Error::kBadFraming);
+}
+
+TEST(RequestFramerTest, HeadOverTheLimitIsRefused) {
+  auto f = Framer();
+  std::string out;
+  f.Feed("GET / HTTP/1.1\r\nX: " + std::string(2000, 'a'), 0, &out);
+  EXPECT_EQ(f.error(), RequestFramer::Error::kHeadTooLarge);
+  EXPECT_TRUE(out.empty());
+}
+
+}  // namespace
+}  // namespace toolgate::edge
