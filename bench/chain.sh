@@ -5,16 +5,23 @@
 # is 6 (HOPS=5); the fewest any chain with separate billing and executor services can be is 4
 # (edge, billing's hold, executor, billing's settlement: HOPS=3).
 #
-#   start_chain NATS_URL HOPS   # sets chain_url (POST it) and chain_pids
+#   start_chain HOPS   # sets chain_url (POST it) and chain_pids
 #   stop_chain
 #
+# The chain runs on a nats-server of its own (the same binary, loopback only): the system's NATS
+# lets each service's user reach only that service's subjects, and no user of it may use the
+# chain's bench.hop.* subjects.
 # The front runs 2 reactor threads, like the edge; TOOLGATE_CHAIN_FRONT_THREADS changes that.
 # Needs bench/system.sh (free_port).
 chain_pids=()
 
 start_chain() {
-  local nats=$1 hops=$2 port i
+  local hops=$1 nats port i
   chain_pids=()
+  port=$(free_port)
+  /usr/sbin/nats-server -a 127.0.0.1 -p "$port" >/dev/null 2>&1 &
+  chain_pids+=($!)
+  nats="nats://127.0.0.1:$port"
   for i in $(seq 1 "$hops"); do
     build/bin/bench_bus_chain stage "$nats" "$i" "$hops" >/dev/null &
     chain_pids+=($!)

@@ -55,7 +55,7 @@ wrk -t1 -c4 -d2s -s bench/post.lua "http://127.0.0.1:$bare_port/echo" >/dev/null
 floor() {  # connections threads
   local hops
   for hops in 1 3 5; do
-    start_chain "$nats_url" "$hops"
+    start_chain "$hops"
     TOOLGATE_BENCH_KEY=$key wrk -t1 -c4 -d1s -s bench/post.lua "$chain_url" >/dev/null
     run "bus chain floor, $hops stage$([ "$hops" = 1 ] || echo s)" "$chain_url" "$1" "$2"
     stop_chain

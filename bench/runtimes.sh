@@ -137,7 +137,7 @@ run "toolgate python echo" python_t "$python_url" "$connections" 2
 run "workerd echo (peer)" workerd_t "$workerd_url" "$connections" 2
 run "toolgate javascript echo" javascript_t "$javascript_url" "$connections" 2
 for hops in 1 3; do
-  start_chain "$nats_url" "$hops"
+  start_chain "$hops"
   wrk -t1 -c4 -d1s -s bench/post.lua "$chain_url" >/dev/null
   run "bus chain floor, $hops stage$([ "$hops" = 1 ] || echo s)" "floor${hops}_t" "$chain_url" \
     "$connections" 2

@@ -4,8 +4,9 @@
 #
 #   start_system DATA_DIR [toolgate up flags...]
 #
-# Sets up_pid, url (the edge), nats_url and key (the demo organization's API key, scopes invoke and
-# manage); exits with the launcher's log when the system does not come up.
+# Sets up_pid, url (the edge), nats_url (which takes the credentials in DATA/keys) and key (the
+# demo organization's API key, scopes invoke and manage); exits with the launcher's log when the
+# system does not come up.
 start_system() {
   local data=$1
   shift

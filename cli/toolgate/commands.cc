@@ -693,7 +693,7 @@ const std::vector<Command>& Commands() {
       {.name = "publish",
        .usage = "publish DIR",
        .summary = "Publish DIR/toolgate.json and its handler as a new version (creating the "
-                  "function on first use).",
+                  "function on first use); the manifest's price_micro_usd is that version's.",
        .positional = 1,
        .run = Publish},
       {.name = "topup",
@@ -876,6 +876,9 @@ std::string VersionRequestBody(const Manifest& m, std::string_view code) {
   if (m.timeout_ms) w.Field("timeout_ms", *m.timeout_ms);
   if (m.memory_mb) w.Field("memory_mb", *m.memory_mb);
   if (m.examples) w.Key("examples").Raw(*m.examples);
+  // The manifest's price is the price of the version it publishes: a version's price is fixed
+  // at publishing, so editing it in the manifest takes effect with the next version.
+  w.Field("price_micro_usd", m.price_micro_usd);
   w.EndObject();
   return w.Take();
 }

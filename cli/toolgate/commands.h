@@ -82,7 +82,8 @@ struct Manifest {
 // judge. Returns every problem found; when it returns none, *out is filled.
 std::vector<FieldError> ParseManifest(std::string_view text, Manifest* out);
 
-// The JSON bodies of POST /functions and POST /functions/{id}/versions.
+// The JSON bodies of POST /functions and POST /functions/{id}/versions; both carry the
+// manifest's price (the function's default, and the published version's own).
 std::string FunctionRequestBody(const Manifest& manifest);
 std::string VersionRequestBody(const Manifest& manifest, std::string_view code);
 

@@ -213,7 +213,7 @@ TEST(RequestBodyTest, VersionBodyCarriesTheCode) {
             R"("code":"return function(e) return \"x\" end\n",)"
             R"("input_schema":{"type":"object","properties":{"city":{"type":"string"}}},)"
             R"("declared_keys":["WEATHER_API_KEY"],"timeout_ms":5000,"memory_mb":128,)"
-            R"("examples":[{"title":"Lisbon","event":{"city":"Lisbon"}}]})");
+            R"("examples":[{"title":"Lisbon","event":{"city":"Lisbon"}}],"price_micro_usd":2500})");
 }
 
 TEST(RequestBodyTest, MinimalBodiesOmitWhatTheManifestLacks) {
@@ -224,7 +224,8 @@ TEST(RequestBodyTest, MinimalBodiesOmitWhatTheManifestLacks) {
             R"("price_micro_usd":0})");
   EXPECT_EQ(VersionRequestBody(m, "def service_handler(e, c): return e"),
             R"({"version":"1","runtime":"python","compute_type":"GPU",)"
-            R"("code":"def service_handler(e, c): return e","input_schema":{"type":"object"}})");
+            R"("code":"def service_handler(e, c): return e","input_schema":{"type":"object"},)"
+            R"("price_micro_usd":0})");
 }
 
 // ---- WithFunctionId ----

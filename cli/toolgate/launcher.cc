@@ -2,13 +2,14 @@
 
 #include <fcntl.h>
 #include <libpq-fe.h>
-#include <sodium.h>
-#include <sys/wait.h>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sodium.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,16 +18,21 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "demo.h"
+#include "stale.h"
 #include "supervisor.h"
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/flags.h"
+#include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/process.h"
+#include "toolgate/base/secret_file.h"
 #include "toolgate/base/time.h"
 #include "toolgate/bus/bus.h"
+#include "toolgate/core/bus_permissions.h"
 
 namespace fs = std::filesystem;
 
@@ -128,10 +134,12 @@ std::string PgBin(const std::string& tool) {
   Fail("PostgreSQL server binaries not found (apt-get install postgresql-15)");
 }
 
-// Runs a command to completion as user, output to log; returns its exit status.
-int RunAs(const std::vector<std::string>& argv, const PgUser& user, const std::string& log_file) {
+// Runs a command to completion as user, output to log, stdin from stdin_file (empty: none);
+// returns its exit status.
+int RunAs(const std::vector<std::string>& argv, const PgUser& user, const std::string& log_file,
+          const std::string& stdin_file = {}) {
   Supervisor once(nullptr);
-  ChildSpec spec{"once", argv, {}, log_file, user.uid, user.gid, SIGTERM};
+  ChildSpec spec{"once", argv, {}, log_file, user.uid, user.gid, SIGTERM, stdin_file};
   if (!once.Start(spec).ok()) return -1;
   int status = 0;
   ::waitpid(once.pid("once"), &status, 0);
@@ -148,10 +156,66 @@ void ChownTree(const fs::path& dir, const PgUser& user) {
   }
 }
 
+// Every credential of the embedded default, generated on the first run into DATA/keys (0600)
+// and read back on every later one.
+struct Credentials {
+  fs::path postgres_file;
+  std::string postgres;
+  bool postgres_created = false;  // a new password: PostgreSQL must be told (see below)
+  fs::path redis_file;
+  std::string redis;
+  std::map<std::string, fs::path> nats_files;  // by NATS user (core::BusUsers())
+  std::map<std::string, std::string> nats;
+};
+
+Credentials EnsureCredentials(const fs::path& keys) {
+  auto ensure = [](const fs::path& path, bool* created) {
+    auto secret = EnsureSecretFile(path);
+    if (!secret.ok()) Fail(secret.status().ToString());
+    if (created) *created = secret->created;
+    return secret->value;
+  };
+  Credentials c;
+  c.postgres_file = keys / "postgres.password";
+  c.postgres = ensure(c.postgres_file, &c.postgres_created);
+  c.redis_file = keys / "redis.password";
+  c.redis = ensure(c.redis_file, nullptr);
+  for (const auto& user : core::BusUsers()) {
+    c.nats_files[user.name] = keys / ("nats-" + user.name + ".password");
+    c.nats[user.name] = ensure(c.nats_files[user.name], nullptr);
+  }
+  return c;
+}
+
+// The cluster's client authentication, written on every start: SCRAM passwords over loopback TCP
+// and nothing else (the Unix socket is off), never `trust`.
+constexpr const char* kPgHba =
+    "# Written by `toolgate up` on every start; edits are lost.\n"
+    "# TYPE  DATABASE  USER  ADDRESS       METHOD\n"
+    "host    all       all   127.0.0.1/32  scram-sha-256\n";
+
+// Gives the `toolgate` role its password, in single-user mode (no listener, so no window in
+// which anyone could log in without one). Needed on a new cluster and on one created before
+// clusters had passwords (its pg_hba.conf trusted loopback); pg_hba.conf is rewritten only after
+// this succeeds, so an interrupted upgrade is retried on the next start.
+void SetPostgresPassword(const fs::path& pg_dir, const fs::path& keys, const PgUser& user,
+                         const std::string& password, const fs::path& log) {
+  // stdin of the single-user backend, in the launcher's own directory (0700): the postgres user
+  // reads it through the descriptor the launcher opened. The password is hex: no quoting issue.
+  fs::path sql = keys / "postgres-password.sql";
+  WriteFileAtomically(sql, "ALTER ROLE toolgate PASSWORD '" + password + "';\n", 0600);
+  int rc =
+      RunAs({PgBin("postgres"), "--single", "-D", pg_dir.string(), "-c", "listen_addresses=", "-c",
+             "unix_socket_directories=", "-c", "password_encryption=scram-sha-256", "postgres"},
+            user, log.string(), sql.string());
+  fs::remove(sql);
+  if (rc != 0) Fail("cannot set the PostgreSQL password; see " + log.string());
+}
+
 // Connects as the cluster's superuser and creates the database on first run.
-void EnsureDatabase(int port, int timeout_ms) {
-  std::string conninfo =
-      "host=127.0.0.1 port=" + std::to_string(port) + " user=toolgate dbname=postgres";
+void EnsureDatabase(int port, const std::string& password, int timeout_ms) {
+  std::string conninfo = "host=127.0.0.1 port=" + std::to_string(port) +
+                         " user=toolgate dbname=postgres password=" + password;
   int64_t deadline = NowMs() + timeout_ms;
   PGconn* conn = nullptr;
   for (;;) {
@@ -170,6 +234,48 @@ void EnsureDatabase(int port, int timeout_ms) {
     PQclear(r);
   }
   PQfinish(conn);
+}
+
+// Holds DATA/run/launcher.lock for the life of this process (the kernel drops it when the
+// process dies, however it dies), so two launchers never share a data directory.
+void LockDataDir(const fs::path& run_dir) {
+  fs::path lock = run_dir / "launcher.lock";
+  int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) Fail("cannot open " + lock.string());
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    Fail("another `toolgate up` is running on this data directory (" + lock.string() + ")");
+  }
+  // fd stays open on purpose: closing it would release the lock.
+}
+
+// Stops what a killed launcher left running on this data directory: the services listed in its
+// state file (each only if its pid still runs that program), then the servers through their
+// pid files. A launcher that died cleanly left none of these.
+void StopLeftovers(const fs::path& data) {
+  const std::map<std::string, std::string> programs = {
+      {"nats", "nats-server"}, {"redis", "redis-server"}, {"postgres", "postgres"}};
+  auto state = ParseJson(ReadFile(data / "run" / "state.json"));
+  simdjson::dom::object pids;
+  if (state.ok() && state->root["pids"].get_object().get(pids) == simdjson::SUCCESS) {
+    for (auto [name, value] : pids) {
+      int64_t pid = 0;
+      if (value.get_int64().get(pid) != simdjson::SUCCESS) continue;
+      auto it = programs.find(std::string(name));
+      std::string program = it == programs.end() ? "toolgate-" : it->second;
+      if (program == "postgres") continue;  // through postmaster.pid below, with its data dir
+      Result<bool> stopped =
+          StopStale(static_cast<pid_t>(pid), program, data.string(), SIGTERM, 10000);
+      if (!stopped.ok()) Fail(stopped.status().ToString());
+    }
+  }
+  for (const auto& [file, program, sig] : std::vector<std::tuple<fs::path, std::string, int>>{
+           {data / "run" / "nats.pid", "nats-server", SIGTERM},
+           {data / "run" / "redis.pid", "redis-server", SIGTERM},
+           // SIGINT: PostgreSQL's fast shutdown, which leaves a clean cluster behind.
+           {data / "pg" / "postmaster.pid", "postgres", SIGINT}}) {
+    Result<bool> stopped = StopStaleFromPidFile(file, program, data.string(), sig, 15000);
+    if (!stopped.ok()) Fail(stopped.status().ToString());
+  }
 }
 
 // Waits until every service answers its health subject.
@@ -235,7 +341,16 @@ int RunUp(const std::vector<std::string>& args) {
   fs::path bin_dir = flags.Get("bin-dir").empty() ? fs::read_symlink("/proc/self/exe").parent_path()
                                                   : fs::path(flags.Get("bin-dir"));
   for (const char* sub : {"logs", "redis", "nats", "run"}) fs::create_directories(data / sub);
+  // Redis's AOF (balances, holds), the configurations with passwords and the services' logs are
+  // the launcher's user's only, like PostgreSQL's cluster (0700 by initdb).
+  for (const char* sub : {"logs", "redis", "nats"}) ::chmod((data / sub).c_str(), 0700);
+  LockDataDir(data / "run");
+  StopLeftovers(data);
+  // Before any thread: the reaper is a fork that runs on without exec.
+  auto reaper = Reaper::Start(10000);
+  if (!reaper.ok()) Fail(reaper.status().ToString());
   EnsureKeys(data / "keys");
+  Credentials creds = EnsureCredentials(data / "keys");
   PgUser pg_user = PostgresUser();
   fs::create_directories(data / "pg");
   if (pg_user.uid != 0) {
@@ -273,35 +388,58 @@ int RunUp(const std::vector<std::string>& args) {
     w.EndObject().EndObject();
     WriteFileAtomically(state_file, w.Take() + "\n", 0644);
   };
-  Supervisor supervisor([&](const std::string& name, pid_t pid) {
-    pids[name] = pid;
-    write_state();
-  });
+  Supervisor supervisor(
+      [&](const std::string& name, pid_t pid) {
+        pids[name] = pid;
+        write_state();
+      },
+      reaper->get());
 
-  // NATS: large enough messages for a 6 MiB body plus the job around it.
+  // NATS: large enough messages for a 6 MiB body plus the job around it; one user per service,
+  // allowed only its own subjects (core::BusUsers()). 0600: it holds the passwords.
   WriteFileAtomically(data / "nats" / "nats.conf",
                       "listen: 127.0.0.1:" + std::to_string(nats_port) +
-                          "\nmax_payload: 16777216\nmax_pending: 268435456\n",
-                      0644);
+                          "\nmax_payload: 16777216\nmax_pending: 268435456\npid_file: \"" +
+                          (data / "run" / "nats.pid").string() + "\"\n" +
+                          core::NatsAuthorization([&](const std::string& user) {
+                            return "\"" + creds.nats.at(user) + "\"";
+                          }),
+                      0600);
   if (!fs::exists("/usr/sbin/nats-server")) Fail("nats-server not found (apt-get install nats-server)");
   if (!fs::exists("/usr/bin/redis-server")) Fail("redis-server not found (apt-get install redis-server)");
-  Status s = supervisor.Start({"nats",
-                               {"/usr/sbin/nats-server", "-c", (data / "nats" / "nats.conf").string()},
-                               {}, (logs / "nats.log").string(), 0, 0, SIGTERM});
+  Status s =
+      supervisor.Start({"nats",
+                        {"/usr/sbin/nats-server", "-c", (data / "nats" / "nats.conf").string()},
+                        {},
+                        (logs / "nats.log").string(),
+                        0,
+                        0,
+                        SIGTERM,
+                        ""});
   // Redis with an append-only file fsynced before each reply: a killed Redis comes back with
-  // every balance and hold it acknowledged.
+  // every balance and hold it acknowledged. A config file (0600), not arguments, because it holds
+  // the password and a process's arguments are readable by every local user.
+  WriteFileAtomically(
+      data / "redis" / "redis.conf",
+      "bind 127.0.0.1\nport " + std::to_string(redis_port) + "\ndir " + (data / "redis").string() +
+          "\nappendonly yes\nappendfsync " + (durable ? "always" : "everysec") +
+          "\nsave \"\"\nprotected-mode yes\ndaemonize no\npidfile " +
+          (data / "run" / "redis.pid").string() + "\nrequirepass " + creds.redis + "\n",
+      0600);
   if (s.ok()) {
     s = supervisor.Start({"redis",
-                          {"/usr/bin/redis-server", "--bind", "127.0.0.1", "--port",
-                           std::to_string(redis_port), "--dir", (data / "redis").string(),
-                           "--appendonly", "yes", "--appendfsync",
-                           durable ? "always" : "everysec", "--save", "",
-                           "--protected-mode", "yes", "--daemonize", "no"},
-                          {}, (logs / "redis.log").string(), 0, 0, SIGTERM});
+                          {"/usr/bin/redis-server", (data / "redis" / "redis.conf").string()},
+                          {},
+                          (logs / "redis.log").string(),
+                          0,
+                          0,
+                          SIGTERM,
+                          ""});
   }
   if (!s.ok()) Fail(s.ToString());
 
-  // PostgreSQL: a cluster in the data directory, trust auth on loopback only.
+  // PostgreSQL: a cluster in the data directory, SCRAM passwords on loopback TCP only. initdb's
+  // own pg_hba.conf is replaced before the server first starts.
   if (!fs::exists(data / "pg" / "PG_VERSION")) {
     ChownTree(data / "pg", pg_user);
     int rc = RunAs({PgBin("initdb"), "-D", (data / "pg").string(), "-U", "toolgate", "-A", "trust",
@@ -310,19 +448,34 @@ int RunUp(const std::vector<std::string>& args) {
     if (rc != 0) Fail("initdb failed; see " + (logs / "initdb.log").string());
   }
   ChownTree(data / "pg", pg_user);
-  s = supervisor.Start({"postgres",
-                        {PgBin("postgres"), "-D", (data / "pg").string(), "-p",
-                         std::to_string(pg_port), "-c", "listen_addresses=127.0.0.1", "-c",
-                         "unix_socket_directories=", "-c", "max_connections=200", "-c",
-                         durable ? "synchronous_commit=on" : "synchronous_commit=off"},
-                        {}, (logs / "postgres.log").string(), pg_user.uid, pg_user.gid, SIGINT});
+  fs::path hba = data / "pg" / "pg_hba.conf";
+  if (ReadFile(hba) != kPgHba || creds.postgres_created) {
+    SetPostgresPassword(data / "pg", data / "keys", pg_user, creds.postgres,
+                        logs / "postgres-password.log");
+    WriteFileAtomically(hba, kPgHba, 0600);
+    ChownTree(data / "pg", pg_user);
+  }
+  s = supervisor.Start(
+      {"postgres",
+       {PgBin("postgres"), "-D", (data / "pg").string(), "-p", std::to_string(pg_port), "-c",
+        "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200",
+        "-c", durable ? "synchronous_commit=on" : "synchronous_commit=off"},
+       {},
+       (logs / "postgres.log").string(),
+       pg_user.uid,
+       pg_user.gid,
+       SIGINT,
+       ""});
   if (!s.ok()) Fail(s.ToString());
-  EnsureDatabase(pg_port, 60000);
+  EnsureDatabase(pg_port, creds.postgres, 60000);
 
+  // Credentials travel as file names: a service reads its own password files (root-only, like
+  // the launcher's keys), and only billing is given Redis's.
   std::vector<std::string> env = {
       "TOOLGATE_NATS_URL=" + nats_url,
       "TOOLGATE_REDIS_URL=" + redis_url,
       "TOOLGATE_POSTGRES_URL=" + pg_url,
+      "TOOLGATE_POSTGRES_PASSWORD_FILE=" + creds.postgres_file.string(),
       "TOOLGATE_LOG_LEVEL=" + flags.Get("log-level"),
       "TOOLGATE_MASTER_KEY_FILE=" + (data / "keys" / "master.key").string(),
       "TOOLGATE_MCP_SESSION_KEY_FILE=" + (data / "keys" / "mcp_session.key").string(),
@@ -333,6 +486,14 @@ int RunUp(const std::vector<std::string>& args) {
                            "cpu-rate", "gpu-rate", "commission-percent"}) {
     env.push_back(Flags::EnvName(name) + "=" + flags.Get(name));
   }
+  auto service_env = [&](const std::string& name) {
+    std::vector<std::string> out = env;
+    out.push_back("TOOLGATE_NATS_USER=" + name);
+    out.push_back("TOOLGATE_NATS_PASSWORD_FILE=" + creds.nats_files.at(name).string());
+    if (name == "billing")
+      out.push_back("TOOLGATE_REDIS_PASSWORD_FILE=" + creds.redis_file.string());
+    return out;
+  };
   for (const auto& name : kServices) {
     std::vector<std::string> argv = {(bin_dir / ("toolgate-" + name)).string()};
     if (!fs::exists(argv[0])) Fail(argv[0] + " not found; build first (see README)");
@@ -346,20 +507,29 @@ int RunUp(const std::vector<std::string>& args) {
                                                   : fs::path(flags.Get("web-dir"));
       if (fs::is_directory(web)) argv.insert(argv.end(), {"--web-dir", web.string()});
     }
-    s = supervisor.Start({name, argv, env, (logs / (name + ".log")).string(), 0, 0, SIGTERM});
+    s = supervisor.Start(
+        {name, argv, service_env(name), (logs / (name + ".log")).string(), 0, 0, SIGTERM, ""});
     if (!s.ok()) Fail(s.ToString());
   }
   // A GPU executor (Python on tg.exec.gpu.python) when the machine has an NVIDIA GPU.
   if (fs::exists("/dev/nvidia0") || std::system("nvidia-smi -L >/dev/null 2>&1") == 0) {
     s = supervisor.Start({"executor-gpu",
                           {(bin_dir / "toolgate-executor").string(), "--pool", "gpu"},
-                          env, (logs / "executor-gpu.log").string(), 0, 0, SIGTERM});
+                          service_env("executor"),
+                          (logs / "executor-gpu.log").string(),
+                          0,
+                          0,
+                          SIGTERM,
+                          ""});
     if (!s.ok()) Fail(s.ToString());
   }
 
   bus::BusOptions bus_options;
   bus_options.url = nats_url;
   bus_options.name = "launcher";
+  bus_options.user = "launcher";
+  bus_options.password = creds.nats.at("launcher");
+  bus_options.inbox_prefix = core::InboxPrefix("launcher");
   auto bus = bus::Bus::Connect(bus_options);
   if (!bus.ok()) Fail("cannot reach NATS: " + bus.status().ToString());
   bool healthy = WaitHealthy(**bus, 60000, supervisor);

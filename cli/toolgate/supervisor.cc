@@ -31,6 +31,12 @@ Status Supervisor::Spawn(Child& child) {
     ::close(log_fd);
     return Status::Internal("cannot chown " + spec.log_file);
   }
+  int in_fd =
+      ::open(spec.stdin_file.empty() ? "/dev/null" : spec.stdin_file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in_fd < 0) {
+    ::close(log_fd);
+    return Status::Internal("cannot open " + spec.stdin_file + ": " + strerror(errno));
+  }
   std::vector<char*> argv;
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -43,31 +49,36 @@ Status Supervisor::Spawn(Child& child) {
   pid_t pid = ::fork();
   if (pid < 0) {
     ::close(log_fd);
+    ::close(in_fd);
     return Status::Internal(std::string("fork: ") + strerror(errno));
   }
   if (pid == 0) {
     // Child: only async-signal-safe work until exec.
-    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
-    if (::getppid() != parent) ::_exit(1);
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::signal(SIGPIPE, SIG_DFL);
     ::dup2(log_fd, STDOUT_FILENO);
     ::dup2(log_fd, STDERR_FILENO);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+    ::dup2(in_fd, STDIN_FILENO);
     if (spec.uid != 0) {
       if (::setgroups(0, nullptr) != 0 || ::setgid(spec.gid) != 0 || ::setuid(spec.uid) != 0) {
         ::_exit(126);
       }
     }
+    // After the user change, which clears the parent-death signal: set earlier, a PostgreSQL
+    // started as `postgres` would outlive a killed launcher. The child's own stop signal, so a
+    // dying launcher stops PostgreSQL the fast way (SIGINT) like an orderly stop does.
+    ::prctl(PR_SET_PDEATHSIG, spec.stop_signal);
+    if (::getppid() != parent) ::_exit(1);
     ::execve(argv[0], argv.data(), envp.data());
     ::_exit(127);
   }
   ::close(log_fd);
+  ::close(in_fd);
   child.pid = pid;
   child.started_ms = NowMs();
+  if (reaper_) reaper_->Adopted(pid);
   log::Info("started").Str("child", spec.name).Int("pid", pid);
   if (on_started_) on_started_(spec.name, pid);
   return Status::Ok();
@@ -78,6 +89,7 @@ void Supervisor::Poll() {
     int status = 0;
     pid_t pid = ::waitpid(-1, &status, WNOHANG);
     if (pid <= 0) break;
+    if (reaper_) reaper_->Released(pid);
     for (auto& [name, child] : children_) {
       if (child.pid != pid) continue;
       child.pid = -1;
@@ -127,6 +139,7 @@ void Supervisor::Stop(const std::vector<std::string>& order, int grace_ms) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));  // polling a child's exit
     }
     log::Info("stopped").Str("child", name);
+    if (reaper_) reaper_->Released(child.pid);
     child.pid = -1;
   }
 }

@@ -2,7 +2,8 @@
 //
 // Each child's stdout and stderr go to its own log file. A child that exits unexpectedly is
 // restarted with a backoff (100 ms doubling to 5 s, reset after 30 s of healthy running). Children
-// get PR_SET_PDEATHSIG so that they never outlive a killed launcher. Not thread-safe: one thread
+// get PR_SET_PDEATHSIG (their stop signal), set after the user change that would clear it, so
+// that they never outlive a killed launcher. Not thread-safe: one thread
 // owns the supervisor (the launcher's main thread).
 #pragma once
 
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "reaper.h"
 #include "toolgate/base/status.h"
 
 namespace toolgate::cli {
@@ -26,6 +28,9 @@ struct ChildSpec {
   uid_t uid = 0;                          // run as this user when the launcher is root (0: same)
   gid_t gid = 0;
   int stop_signal = 15;                   // SIGTERM; PostgreSQL wants SIGINT (fast shutdown)
+  // Read as stdin, opened by the launcher before the user change, so it may be a file only the
+  // launcher can read (a password). Empty: /dev/null.
+  std::string stdin_file;
 };
 
 class Supervisor {
@@ -33,7 +38,9 @@ class Supervisor {
   // Called after a child was (re)started, with its new pid.
   using StartedCallback = std::function<void(const std::string& name, pid_t pid)>;
 
-  explicit Supervisor(StartedCallback on_started) : on_started_(std::move(on_started)) {}
+  // reaper, when given, hears of every child started and reaped, and must outlive this.
+  explicit Supervisor(StartedCallback on_started, Reaper* reaper = nullptr)
+      : on_started_(std::move(on_started)), reaper_(reaper) {}
 
   // Starts a child and supervises it from now on.
   Status Start(ChildSpec spec);
@@ -54,6 +61,7 @@ class Supervisor {
   };
   Status Spawn(Child& child);
   StartedCallback on_started_;
+  Reaper* reaper_;
   std::map<std::string, Child> children_;
   bool stopping_ = false;
 };

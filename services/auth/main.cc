@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
   flags.Parse(argc, argv);
   auto bus = core::StartService("auth", flags);
 
-  pg::Pool pool(flags.Get("postgres-url"), static_cast<size_t>(flags.GetInt("pg-pool")));
+  pg::Pool pool(flags.Get("postgres-url"), static_cast<size_t>(flags.GetInt("pg-pool")),
+                core::SecretFromFlag("auth", flags, "postgres-password-file"));
   if (Status s = pool.WaitReady(static_cast<int>(flags.GetInt("pg-wait-ms"))); !s.ok()) {
     core::Die("auth", "cannot reach PostgreSQL", s.ToString());
   }

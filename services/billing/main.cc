@@ -24,12 +24,17 @@ redis::Options RedisOptions(const Flags& flags) {
   options.host = address->host;
   options.port = address->port;
   options.password = address->password;
+  // A password file wins over the URL's: the URL is shown in state files and logs.
+  if (std::string file = core::SecretFromFlag(kName, flags, "redis-password-file"); !file.empty()) {
+    options.password = file;
+  }
   options.pool_size = static_cast<size_t>(flags.GetInt("redis-pool"));
   return options;
 }
 
 int RunReconcile(const Flags& flags, const billing::Config& config) {
-  pg::Pool pool(flags.Get("postgres-url"), 1);
+  pg::Pool pool(flags.Get("postgres-url"), 1,
+                core::SecretFromFlag(kName, flags, "postgres-password-file"));
   if (Status s = pool.WaitReady(10000); !s.ok()) {
     std::fprintf(stderr, "billing reconcile: cannot reach PostgreSQL: %s\n", s.ToString().c_str());
     return 1;
@@ -74,7 +79,8 @@ int main(int argc, char** argv) {
   if (!commands.empty()) core::Die(kName, "unknown command", commands[0] + " (see --help)");
 
   auto bus = core::StartService(kName, flags);
-  pg::Pool pool(flags.Get("postgres-url"), static_cast<size_t>(flags.GetInt("pg-pool")));
+  pg::Pool pool(flags.Get("postgres-url"), static_cast<size_t>(flags.GetInt("pg-pool")),
+                core::SecretFromFlag(kName, flags, "postgres-password-file"));
   if (Status s = pool.WaitReady(30000); !s.ok()) {
     core::Die(kName, "cannot reach PostgreSQL", s.ToString());
   }

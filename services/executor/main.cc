@@ -311,8 +311,7 @@ int main(int argc, char** argv) {
   auto keys = ExecutorKeys::LoadFile(flags.Get("executor-key-file"));
   if (!keys.ok()) core::Die(kName, "cannot load --executor-key-file", keys.status().message());
   auto bus = core::StartService("executor", flags);
-  bus::BusOptions settle_options;
-  settle_options.url = flags.Get("nats-url");
+  bus::BusOptions settle_options = core::BusOptionsFromFlags("executor", flags);
   settle_options.name = "executor-settler";
   auto settler = Settler::Start(settle_options);
   if (!settler.ok()) core::Die(kName, "cannot connect the settler", settler.status().ToString());

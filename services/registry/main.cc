@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
   const std::string name = "registry";
   auto bus = core::StartService(name, flags);
 
-  pg::Pool pool(flags.Get("postgres-url"), static_cast<size_t>(flags.GetInt("pg-pool")));
+  pg::Pool pool(flags.Get("postgres-url"), static_cast<size_t>(flags.GetInt("pg-pool")),
+                core::SecretFromFlag(name, flags, "postgres-password-file"));
   if (Status s = pool.WaitReady(30000); !s.ok()) {
     core::Die(name, "cannot reach PostgreSQL", s.ToString());
   }

@@ -36,7 +36,8 @@ int main(int argc, char** argv) {
   auto executor_key = secrets::LoadExecutorPublicKey(flags.Get("executor-public-key-file"));
   if (!executor_key.ok()) core::Die(name, "bad executor key", executor_key.status().message());
 
-  pg::Pool pool(flags.Get("postgres-url"), static_cast<size_t>(flags.GetInt("pg-pool")));
+  pg::Pool pool(flags.Get("postgres-url"), static_cast<size_t>(flags.GetInt("pg-pool")),
+                core::SecretFromFlag(name, flags, "postgres-password-file"));
   if (Status s = pool.WaitReady(30000); !s.ok()) {
     core::Die(name, "cannot reach PostgreSQL", s.ToString());
   }

@@ -37,6 +37,24 @@ class ComposeTest(unittest.TestCase):
         self.assertEqual(env["TOOLGATE_MCP_SESSION_KEY_FILE"], "/keys/mcp_session.key")
         self.assertIn("./keys:/keys:ro", self.doc["services"]["edge"]["volumes"])
 
+    def test_credentials_are_secrets_each_service_its_own(self):
+        services = self.doc["services"]
+        for name in SERVICES:
+            env = services[name]["environment"]
+            self.assertEqual(env["TOOLGATE_NATS_USER"], name)
+            self.assertEqual(env["TOOLGATE_NATS_PASSWORD_FILE"], "/run/secrets/nats_" + name)
+            self.assertIn("nats_" + name, services[name]["secrets"])
+            others = [s for s in services[name]["secrets"] if s.startswith("nats_")]
+            self.assertEqual(others, ["nats_" + name])
+            self.assertEqual("redis_password" in services[name]["secrets"], name == "billing")
+        self.assertNotIn(":toolgate@", services["billing"]["environment"]["TOOLGATE_POSTGRES_URL"])
+        self.assertNotIn("POSTGRES_PASSWORD", services["postgres"]["environment"])
+        self.assertEqual(services["postgres"]["environment"]["POSTGRES_PASSWORD_FILE"],
+                         "/run/secrets/postgres_password")
+        self.assertIn("requirepass", " ".join(services["redis"]["command"]))
+        for secret in self.doc["secrets"].values():
+            self.assertTrue(secret["file"].startswith("./keys/"), secret)
+
     def test_nats_config_allows_large_messages(self):
         conf = (ROOT / "deploy" / "nats.conf").read_text()
         self.assertIn("max_payload: 16777216", conf)
@@ -51,6 +69,17 @@ class KubernetesTest(unittest.TestCase):
             container = d["spec"]["template"]["spec"]["containers"][0]
             self.assertEqual(container["command"][0], "toolgate-" + name)
             self.assertEqual(container["envFrom"][0]["configMapRef"]["name"], "toolgate")
+            env = {e["name"]: e["value"] for e in container["env"]}
+            self.assertEqual(env["TOOLGATE_NATS_USER"], name)
+            self.assertEqual(env["TOOLGATE_NATS_PASSWORD_FILE"],
+                             "/credentials/nats-%s.password" % name)
+            volumes = {v["name"]: v for v in d["spec"]["template"]["spec"]["volumes"]}
+            secret = volumes["credentials"]["secret"]
+            self.assertEqual(secret["secretName"], "toolgate-credentials")
+            keys = {item["key"] for item in secret["items"]}
+            self.assertIn("nats-%s.password" % name, keys)
+            self.assertEqual({k for k in keys if k.startswith("nats-")}, {"nats-%s.password" % name})
+            self.assertEqual("redis.password" in keys, name == "billing")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
 #include <thread>
 #include <vector>
 
@@ -115,6 +116,57 @@ TEST_F(BillingTest, AnotherOrganizationsToolCostsComputePlusFeeAndCreditsTheOwne
   EXPECT_EQ(owner_->Balance(), 1'000'000 + 799);
   EXPECT_EQ(caller_->Balance(), LedgerSum(*caller_));
   EXPECT_EQ(owner_->Balance(), LedgerSum(*owner_));
+}
+
+// A price is a version's, fixed when it is published: raising the function's price reaches the
+// versions published afterwards (and so callers on "latest"), never a caller pinned to an older
+// one; the ledger keeps the price of the version that ran.
+TEST_F(BillingTest, APriceChangeReachesNewVersionsNeverAPinnedOne) {
+  std::string fn = PublicPricedTool(kEcho, 0);  // version 1.0, free
+  caller_->TopUp(100'000'000);
+  auto raised =
+      owner_->session().Patch("/api/v1/functions/" + fn, R"({"price_micro_usd":40000000})");
+  ASSERT_TRUE(raised.ok() && raised->status == 200) << (raised.ok() ? raised->body : "");
+  // Before a new version, "latest" is still the free 1.0.
+  auto before = Invoke(*g_system, caller_key_, fn, "", R"({"event": {}})");
+  ASSERT_EQ(before.status, 200) << before.body;
+  EXPECT_EQ(SummaryOf(before).function, 0);
+  ASSERT_EQ(owner_->PublishLua(fn, "1.1", kEcho).status, 201);  // takes the new price
+
+  auto pinned = Invoke(*g_system, caller_key_, fn, "1.0", R"({"event": {}})");
+  ASSERT_EQ(pinned.status, 200) << pinned.body;
+  Summary p = SummaryOf(pinned);
+  EXPECT_EQ(p.function, 0);
+  EXPECT_EQ(p.total, p.compute);
+  auto latest = Invoke(*g_system, caller_key_, fn, "", R"({"event": {}})");
+  ASSERT_EQ(latest.status, 200) << latest.body;
+  Summary l = SummaryOf(latest);
+  EXPECT_EQ(l.function, 40'000'000);
+
+  auto pinned_row = RowsFor(*caller_, p.execution_id);
+  ASSERT_EQ(pinned_row.size(), 1u);
+  EXPECT_EQ(pinned_row[0]["version"], "1.0");
+  EXPECT_EQ(pinned_row[0]["function_micro_usd"], "0");
+  EXPECT_EQ(pinned_row[0]["amount_micro_usd"], std::to_string(-p.compute));
+  auto latest_row = RowsFor(*caller_, l.execution_id);
+  ASSERT_EQ(latest_row.size(), 1u);
+  EXPECT_EQ(latest_row[0]["version"], "1.1");
+  EXPECT_EQ(latest_row[0]["function_micro_usd"], "40000000");
+  EXPECT_EQ(caller_->Balance(), LedgerSum(*caller_));
+
+  // A version may name its own price; the detail shows the latest version's and each version's.
+  ASSERT_EQ(owner_->PublishLua(fn, "1.2", kEcho, R"("price_micro_usd":7)").status, 201);
+  auto detail = g_system->Client()->Get("/api/v1/functions/" + fn);
+  ASSERT_TRUE(detail.ok() && detail->status == 200);
+  auto doc = Json(detail->body);
+  EXPECT_EQ(int64_t(doc.root["price_micro_usd"]), 7);
+  EXPECT_EQ(int64_t(doc.root["default_price_micro_usd"]), 40'000'000);
+  std::map<std::string, int64_t> prices;
+  for (auto v : doc.root["versions"].get_array()) {
+    prices[std::string(std::string_view(v["version"]))] = int64_t(v["price_micro_usd"]);
+  }
+  EXPECT_EQ(prices, (std::map<std::string, int64_t>{{"1.0", 0}, {"1.1", 40'000'000}, {"1.2", 7}}));
+  EXPECT_EQ(SummaryOf(Invoke(*g_system, caller_key_, fn, "", R"({"event": {}})")).function, 7);
 }
 
 TEST_F(BillingTest, HandlerErrorIsCharged) {

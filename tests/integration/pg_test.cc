@@ -20,7 +20,8 @@ constexpr const char* kAddOne = "SELECT $1::integer + 1";
 // One connection, so every statement of a test runs on the same server session and
 // pg_prepared_statements shows what this pool prepared.
 std::unique_ptr<pg::Pool> OneConnection() {
-  auto pool = std::make_unique<pg::Pool>(g_system->State("postgres_url"), 1);
+  auto pool = std::make_unique<pg::Pool>(g_system->State("postgres_url"), 1,
+                                         g_system->Secret("postgres.password"));
   EXPECT_TRUE(pool->WaitReady(30000).ok());
   return pool;
 }
@@ -132,7 +133,7 @@ TEST(PgPreparedTest, StatementsArePreparedAgainAfterAPostgresRestart) {
   g_system->Kill("postgres", SIGKILL);
   ASSERT_TRUE(g_system->WaitRestarted("postgres", old, 60000));
   // Waiting on a pool of its own leaves this pool's connection as it is: dead.
-  pg::Pool probe(g_system->State("postgres_url"), 1);
+  pg::Pool probe(g_system->State("postgres_url"), 1, g_system->Secret("postgres.password"));
   ASSERT_TRUE(probe.WaitReady(60000).ok());
   // The pool finds its connection dead, reconnects, and prepares the statement afresh.
   auto rows = pool->Exec(kAddOne, {"1"});

@@ -144,12 +144,17 @@ TEST(ReconcileTest, RebuildsRedisFromTheLedgerAndReportsTheDifference) {
   ASSERT_EQ(acct.Balance(), 7000);
   auto state = Json(g_system->State());
   std::string redis_url(std::string_view(state.root["redis_url"]));
+  std::string keys = g_system->data_dir() + "/keys/";
   std::string env = "TOOLGATE_REDIS_URL=" + redis_url + " TOOLGATE_POSTGRES_URL=" +
                     std::string(std::string_view(state.root["postgres_url"])) +
-                    " TOOLGATE_NATS_URL=" + std::string(std::string_view(state.root["nats_url"]));
+                    " TOOLGATE_NATS_URL=" + std::string(std::string_view(state.root["nats_url"])) +
+                    " TOOLGATE_REDIS_PASSWORD_FILE=" + keys + "redis.password" +
+                    " TOOLGATE_POSTGRES_PASSWORD_FILE=" + keys + "postgres.password";
   std::string port = redis_url.substr(redis_url.rfind(':') + 1);
-  // Corrupt the cached balance behind billing's back.
-  auto set = RunCommand("redis-cli -p " + port + " SET tg:bal:" + acct.org_id() + " 123");
+  // Corrupt the cached balance behind billing's back (REDISCLI_AUTH, not -a: the password stays
+  // out of the process list).
+  auto set = RunCommand("REDISCLI_AUTH=$(cat " + keys + "redis.password) redis-cli -p " + port +
+                        " SET tg:bal:" + acct.org_id() + " 123");
   ASSERT_EQ(set.first, 0) << set.second;
   EXPECT_EQ(acct.Balance(), 123);
 

@@ -54,16 +54,35 @@ bool PollUntil(int timeout_ms, Cond cond) {
 
 }  // namespace
 
-System::System(std::vector<std::string> extra_flags, std::vector<std::string> env) {
+System::System(std::vector<std::string> extra_flags, std::vector<std::string> env)
+    : flags_(std::move(extra_flags)), env_(std::move(env)) {
   InitCrypto();
   char tmpl[] = "/tmp/toolgate-it-XXXXXX";
   if (!::mkdtemp(tmpl)) Abort("mkdtemp failed", "/tmp");
   data_dir_ = tmpl;
+  Launch();
+}
+
+void System::KillLauncher(int sig) {
+  ASSERT_GT(launcher_, 0);
+  ASSERT_EQ(::kill(launcher_, sig), 0);
+  int status;
+  ::waitpid(launcher_, &status, 0);
+  launcher_ = -1;
+}
+
+void System::Restart() {
+  url_.clear();
+  Launch();
+}
+
+void System::Launch() {
   std::string launcher = std::string(TOOLGATE_BIN_DIR) + "/toolgate";
   std::vector<std::string> args = {
       launcher,      "up",   "--data-dir",         data_dir_, "--http-port", "0",
       "--log-level", "info", "--executor-threads", "4"};
-  args.insert(args.end(), extra_flags.begin(), extra_flags.end());
+  args.insert(args.end(), flags_.begin(), flags_.end());
+  std::vector<std::string> env = env_;
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -85,7 +104,8 @@ System::System(std::vector<std::string> extra_flags, std::vector<std::string> en
     if (::waitpid(launcher_, &status, WNOHANG) == launcher_) Abort("launcher exited", data_dir_);
     std::string state = ReadState();
     std::string url = StringField(state.empty() ? "{}" : state, "url");
-    if (url.empty()) return false;
+    // A state file left by an earlier launcher on this directory names another pid.
+    if (url.empty() || IntField(state, "pid") != launcher_) return false;
     url_ = url;
     return true;
   });
@@ -120,6 +140,12 @@ std::string System::ReadState() const {
 std::string System::State(const std::string& field) const {
   std::string state = ReadState();
   return StringField(state.empty() ? "{}" : state, field);
+}
+
+std::string System::Secret(const std::string& file) const {
+  std::string value = Slurp(fs::path(data_dir_) / "keys" / file);
+  while (!value.empty() && value.back() == '\n') value.pop_back();
+  return value;
 }
 
 pid_t System::Pid(const std::string& child) const {

@@ -35,6 +35,9 @@ class System {
   const std::string& data_dir() const { return data_dir_; }
   // A string of the launcher's state file: "nats_url", "redis_url" or "postgres_url".
   std::string State(const std::string& field) const;
+  // A credential the launcher generated, DATA/keys/<file> ("postgres.password",
+  // "redis.password", "nats-<user>.password") without its newline; "" when absent.
+  std::string Secret(const std::string& file) const;
   // The current pid of a child ("redis", "billing", ...) from the launcher's state file.
   pid_t Pid(const std::string& child) const;
   // Sends sig to the child.
@@ -42,6 +45,14 @@ class System {
   // Waits until the child runs with a pid other than old_pid and /healthz answers 200.
   bool WaitRestarted(const std::string& child, pid_t old_pid, int timeout_ms);
   bool WaitHealthy(int timeout_ms);
+  // The launcher's pid (-1 once KillLauncher reaped it).
+  pid_t launcher_pid() const { return launcher_; }
+  // Sends sig to the launcher itself and reaps it; what its children do then is the test's
+  // business.
+  void KillLauncher(int sig);
+  // Runs `toolgate up` again on the same data directory, after KillLauncher; aborts like the
+  // constructor when it does not come up.
+  void Restart();
   // The launcher's state file: URLs of NATS, Redis, PostgreSQL and the edge, child pids.
   std::string State() const { return ReadState(); }
   // A new HTTP client for the edge.
@@ -49,6 +60,9 @@ class System {
 
  private:
   std::string ReadState() const;
+  void Launch();
+  std::vector<std::string> flags_;
+  std::vector<std::string> env_;
   std::string data_dir_;
   std::string url_;
   pid_t launcher_ = -1;

@@ -60,8 +60,15 @@ Result<std::unique_ptr<Bus>> Bus::Connect(const BusOptions& options) {
   if (s == NATS_OK) s = natsOptions_SetReconnectJitter(opts, 50, 50);
   if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, true);
   if (s == NATS_OK) s = natsOptions_SetReconnectBufSize(opts, 64 * 1024 * 1024);
+  if (s == NATS_OK && !options.user.empty()) {
+    s = natsOptions_SetUserInfo(opts, options.user.c_str(), options.password.c_str());
+  }
+  if (s == NATS_OK && options.inbox_prefix != "_INBOX") {
+    s = natsOptions_SetCustomInboxPrefix(opts, options.inbox_prefix.c_str());
+  }
   // The Bus exists before the connection so the callbacks can see whether it is closing.
   std::unique_ptr<Bus> bus(new Bus());
+  bus->inbox_prefix_ = options.inbox_prefix;
   if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(opts, OnDisconnected, &bus->closing_);
   if (s == NATS_OK) s = natsOptions_SetReconnectedCB(opts, OnReconnected, nullptr);
   if (s == NATS_OK) s = natsOptions_SetErrorHandler(opts, OnError, nullptr);
@@ -75,7 +82,10 @@ Result<std::unique_ptr<Bus>> Bus::Connect(const BusOptions& options) {
       bus->nc_ = nc;
       return bus;
     }
-    if (MonotonicUs() > deadline) return FromNats(s, "connect to " + options.url);
+    // Wrong credentials will not become right by retrying.
+    if (s == NATS_CONNECTION_AUTH_FAILED || s == NATS_NOT_PERMITTED || MonotonicUs() > deadline) {
+      return FromNats(s, "connect to " + options.url);
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // server not up yet
   }
 }
@@ -158,9 +168,9 @@ Status Bus::Subscribe(const std::string& subject, const std::string& queue, Hand
 std::string Bus::NewInbox() {
   natsInbox* inbox = nullptr;
   natsInbox_Create(&inbox);
-  std::string out = inbox;
+  std::string out = inbox;  // "_INBOX.<nuid>"
   natsInbox_Destroy(inbox);
-  return out;
+  return inbox_prefix_ + out.substr(out.find('.'));
 }
 
 void Bus::Drain(int timeout_ms) {

@@ -6,11 +6,15 @@
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/process.h"
+#include "toolgate/base/secret_file.h"
+#include "toolgate/core/bus_permissions.h"
 
 namespace toolgate::core {
 
 void DefineCommonFlags(Flags& flags) {
   flags.Define("nats-url", "nats://127.0.0.1:14222", "NATS server URL(s), comma-separated");
+  flags.Define("nats-user", "", "NATS user (default: the service's name)");
+  flags.Define("nats-password-file", "", "file holding the NATS user's password (empty: none)");
   flags.Define("log-level", "info", "debug, info, warn or error");
   flags.Define("threads", "8", "worker threads for message handlers");
 }
@@ -18,11 +22,15 @@ void DefineCommonFlags(Flags& flags) {
 void DefinePostgresFlags(Flags& flags) {
   flags.Define("postgres-url", "postgresql://toolgate@127.0.0.1:15432/toolgate",
                "PostgreSQL connection URI");
+  flags.Define("postgres-password-file", "",
+               "file holding the PostgreSQL password (empty: none, or the URI's)");
   flags.Define("pg-pool", "8", "PostgreSQL connections");
 }
 
 void DefineRedisFlags(Flags& flags) {
   flags.Define("redis-url", "redis://127.0.0.1:16379", "Redis URL redis://[:password@]host:port");
+  flags.Define("redis-password-file", "",
+               "file holding the Redis password (AUTH; empty: none, or the URL's)");
   flags.Define("redis-pool", "16", "Redis connections");
 }
 
@@ -35,12 +43,29 @@ std::unique_ptr<bus::Bus> StartService(const std::string& name, const Flags& fla
   BlockShutdownSignals();
   InitCrypto();
   log::Init(name, log::ParseLevel(flags.Get("log-level")));
+  auto bus = bus::Bus::Connect(BusOptionsFromFlags(name, flags));
+  if (!bus.ok()) Die(name, "cannot connect to NATS", bus.status().ToString());
+  return std::move(bus).value();
+}
+
+std::string SecretFromFlag(const std::string& name, const Flags& flags, const std::string& flag) {
+  const std::string path = flags.Get(flag);
+  if (path.empty()) return {};
+  auto secret = ReadSecretFile(path);
+  if (!secret.ok()) Die(name, "--" + flag, secret.status().ToString());
+  return std::move(secret).value();
+}
+
+bus::BusOptions BusOptionsFromFlags(const std::string& name, const Flags& flags) {
   bus::BusOptions options;
   options.url = flags.Get("nats-url");
   options.name = name;
-  auto bus = bus::Bus::Connect(options);
-  if (!bus.ok()) Die(name, "cannot connect to NATS", bus.status().ToString());
-  return std::move(bus).value();
+  options.password = SecretFromFlag(name, flags, "nats-password-file");
+  if (!options.password.empty()) {
+    options.user = flags.Get("nats-user").empty() ? name : flags.Get("nats-user");
+    options.inbox_prefix = InboxPrefix(options.user);
+  }
+  return options;
 }
 
 std::optional<RedisAddress> ParseRedisUrl(const std::string& url) {

@@ -116,7 +116,8 @@ Result<Rows> Conn::Exec(std::string_view sql, const Params& params) {
   return Run(*session_, sql, params);
 }
 
-Pool::Pool(std::string conninfo, size_t size) : conninfo_(std::move(conninfo)), size_(size) {}
+Pool::Pool(std::string conninfo, size_t size, std::string password)
+    : conninfo_(std::move(conninfo)), password_(std::move(password)), size_(size) {}
 
 Pool::~Pool() {
   for (Session* s : idle_) delete s;
@@ -132,7 +133,10 @@ Result<Session*> Pool::Acquire() {
   }
   ++open_;
   lock.unlock();
-  PGconn* c = PQconnectdb(conninfo_.c_str());
+  // dbname with expand_dbname: conninfo's own settings, then the password on top.
+  const char* keys[] = {"dbname", password_.empty() ? nullptr : "password", nullptr};
+  const char* values[] = {conninfo_.c_str(), password_.c_str(), nullptr};
+  PGconn* c = PQconnectdbParams(keys, values, 1);
   if (PQstatus(c) != CONNECTION_OK) {
     std::string msg = PQerrorMessage(c);
     PQfinish(c);

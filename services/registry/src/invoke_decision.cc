@@ -120,7 +120,8 @@ InvokeDecision DecideInvoke(const v1::InvokeJob& job, const CachedFunction* func
   out.set_owner_org_id(function->org_id);
   out.set_runtime(version->runtime);
   out.set_compute_type(version->compute_type);
-  out.set_price_micro_usd(function->price_micro_usd);
+  // The version's own price: a price change is a new version, never a new price for an old one.
+  out.set_price_micro_usd(version->price_micro_usd);
   out.set_timeout_ms(version->timeout_ms);
   out.set_memory_mb(version->memory_mb);
   for (const auto& key : version->declared_keys) out.add_declared_keys(key);

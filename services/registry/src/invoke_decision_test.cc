@@ -18,6 +18,7 @@ PublishedVersion Version(const char* name, std::vector<std::string> keys = {}) {
   v.timeout_ms = 5000;
   v.memory_mb = 512;
   v.declared_keys = std::move(keys);
+  v.price_micro_usd = 2500;
   return v;
 }
 
@@ -243,6 +244,29 @@ TEST(DecideInvoke, Row5TheEventMustMatchTheVersionsInputSchema) {
   f.versions[0].input_schema = nullptr;
   job.set_event_json(R"("anything")");
   EXPECT_EQ(Outcome(job, &f, false), "ok:1.0");
+}
+
+}  // namespace
+}  // namespace toolgate::registry
+
+namespace toolgate::registry {
+namespace {
+
+// The price a call is charged is its version's, fixed at publishing: the function's price of
+// now (the default of the next version) never reaches a version already published.
+TEST(DecideInvoke, ChargesTheVersionsOwnPrice) {
+  PublishedVersion old_version = Version("1.0.0");
+  old_version.price_micro_usd = 0;
+  PublishedVersion new_version = Version("1.1.0");
+  new_version.price_micro_usd = 40'000'000;
+  auto f = Function(true, {old_version, new_version});
+  f.price_micro_usd = 40'000'000;
+  InvokeDecision pinned = DecideInvoke(Job(kCaller, "1.0.0"), &f, true);
+  ASSERT_TRUE(std::holds_alternative<v1::FunctionVersion>(pinned));
+  EXPECT_EQ(std::get<v1::FunctionVersion>(pinned).price_micro_usd(), 0);
+  InvokeDecision latest = DecideInvoke(Job(kCaller), &f, true);
+  ASSERT_TRUE(std::holds_alternative<v1::FunctionVersion>(latest));
+  EXPECT_EQ(std::get<v1::FunctionVersion>(latest).price_micro_usd(), 40'000'000);
 }
 
 }  // namespace

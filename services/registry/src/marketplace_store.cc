@@ -34,7 +34,7 @@ std::string ListedWhere(const MarketFilters& filters, SqlParams& params, Facet e
   add(Facet::kCreator, filters.creator, "(f.org_id = ? OR lower(f.org_name) = lower(?))");
   if (!filters.pricing.empty() && except != Facet::kPricing) {
     where +=
-        filters.pricing == "free" ? " AND f.price_micro_usd = 0" : " AND f.price_micro_usd > 0";
+        filters.pricing == "free" ? " AND v.price_micro_usd = 0" : " AND v.price_micro_usd > 0";
   }
   return where;
 }
@@ -126,7 +126,7 @@ Result<Facets> MarketplaceStore::CountFacets(const MarketFilters& filters) {
     const char* where;  // added to the filters
   };
   static constexpr const char* kPricing =
-      "CASE WHEN f.price_micro_usd = 0 THEN 'free' ELSE 'paid' END";
+      "CASE WHEN v.price_micro_usd = 0 THEN 'free' ELSE 'paid' END";
   static constexpr Branch kBranches[] = {
       {"category", Facet::kCategory, "f.category", "f.category", "", ""},
       {"sector", Facet::kSector, "f.sector", "f.sector", "", " AND f.sector <> ''"},

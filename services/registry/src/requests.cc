@@ -181,6 +181,7 @@ std::variant<v1::Problem, VersionDraft> ParseVersionRequest(std::string_view bod
   auto timeout = in.Int("timeout_ms", false, 1, kMaxTimeoutMs);
   auto memory = in.Int("memory_mb", false, 1, kMaxMemoryMb);
   auto examples = ReadExamples(in);
+  auto price = in.Int("price_micro_usd", false, 0, kMaxPriceMicroUsd);
   if (!in.ok()) return in.problem();
 
   Status compiled = check(*runtime, *code);
@@ -209,6 +210,7 @@ std::variant<v1::Problem, VersionDraft> ParseVersionRequest(std::string_view bod
   d.timeout_ms = static_cast<int32_t>(timeout.value_or(kDefaultTimeoutMs));
   d.memory_mb = static_cast<int32_t>(memory.value_or(DefaultMemoryMb(d.runtime)));
   d.examples_json = std::move(*examples);
+  d.price_micro_usd = price;
   return d;
 }
 

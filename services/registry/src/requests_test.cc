@@ -158,6 +158,18 @@ TEST(VersionRequest, MemoryRange) {
   EXPECT_EQ(std::get<VersionDraft>(result).memory_mb, 512);
 }
 
+TEST(VersionRequest, PriceIsOptionalAndBounded) {
+  EXPECT_TRUE(RejectsField("price_micro_usd", "-1", "price_micro_usd"));
+  EXPECT_TRUE(RejectsField("price_micro_usd", "1.5", "price_micro_usd"));
+  FakeChecker checker;
+  auto own = ParseVersionRequest(Request("price_micro_usd", "40000000"), checker.Fn());
+  ASSERT_TRUE(std::holds_alternative<VersionDraft>(own));
+  EXPECT_EQ(std::get<VersionDraft>(own).price_micro_usd, 40000000);
+  auto inherited = ParseVersionRequest(Request(), checker.Fn());
+  ASSERT_TRUE(std::holds_alternative<VersionDraft>(inherited));
+  EXPECT_FALSE(std::get<VersionDraft>(inherited).price_micro_usd.has_value());
+}
+
 TEST(VersionRequest, DeclaredKeys) {
   EXPECT_TRUE(RejectsField("declared_keys", R"(["1KEY"])", "declared_keys"));
   EXPECT_TRUE(RejectsField("declared_keys", R"(["A-B"])", "declared_keys"));

@@ -52,9 +52,10 @@ pg::Param Opt(const std::optional<std::string>& v) {
 
 constexpr const char* kSummarySelect =
     "SELECT f.id::text, f.name, f.description, f.org_id, f.org_name, v.version, v.runtime, "
-    "v.compute_type, f.price_micro_usd, f.visibility, f.mcp "
+    "v.compute_type, COALESCE(v.price_micro_usd, f.price_micro_usd), f.visibility, f.mcp "
     "FROM registry.functions f "
-    "LEFT JOIN LATERAL (SELECT version, runtime, compute_type FROM registry.versions "
+    "LEFT JOIN LATERAL (SELECT version, runtime, compute_type, price_micro_usd "
+    "  FROM registry.versions "
     "  WHERE function_id = f.id ORDER BY p1 DESC, p2 DESC, p3 DESC, p4 DESC LIMIT 1) v ON true ";
 
 std::vector<FunctionSummary> ReadSummaries(const pg::Rows& rows) {
@@ -138,7 +139,7 @@ Result<FunctionRecord> RegistryStore::UpdateFunction(const std::string& id,
 
 Result<std::vector<VersionRecord>> RegistryStore::ListVersions(const std::string& function_id) {
   auto rows = pool_.Exec(
-      "SELECT version, runtime, compute_type, " TG_EPOCH_MS("published_at") " "
+      "SELECT version, runtime, compute_type, " TG_EPOCH_MS("published_at") ", price_micro_usd "
       "FROM registry.versions WHERE function_id = $1 "
       "ORDER BY p1 DESC, p2 DESC, p3 DESC, p4 DESC",
       {function_id});
@@ -151,6 +152,7 @@ Result<std::vector<VersionRecord>> RegistryStore::ListVersions(const std::string
     v.runtime = rows->Str(r, 1);
     v.compute_type = rows->Str(r, 2);
     v.published_at_ms = rows->Int(r, 3);
+    v.price_micro_usd = rows->Int(r, 4);
     out.push_back(std::move(v));
   }
   return out;
@@ -160,7 +162,7 @@ Result<std::optional<VersionRecord>> RegistryStore::GetVersion(const std::string
                                                                const std::string& version) {
   auto rows = pool_.Exec(
       "SELECT runtime, compute_type, input_schema::text, array_to_json(declared_keys)::text, "
-      "timeout_ms, memory_mb, examples::text, " TG_EPOCH_MS("published_at") " "
+      "timeout_ms, memory_mb, examples::text, " TG_EPOCH_MS("published_at") ", price_micro_usd "
       "FROM registry.versions WHERE function_id = $1 AND version = $2",
       {function_id, version});
   if (!rows.ok()) return rows.status();
@@ -176,6 +178,7 @@ Result<std::optional<VersionRecord>> RegistryStore::GetVersion(const std::string
   v.memory_mb = static_cast<int32_t>(rows->Int(0, 5));
   v.examples_json = rows->Str(0, 6);
   v.published_at_ms = rows->Int(0, 7);
+  v.price_micro_usd = rows->Int(0, 8);
   return std::optional<VersionRecord>(std::move(v));
 }
 
@@ -193,20 +196,27 @@ Result<bool> RegistryStore::HasEqualVersion(const std::string& function_id,
 Result<VersionRecord> RegistryStore::InsertVersion(const std::string& function_id,
                                                    const VersionDraft& d) {
   int64_t published_at_ms = 0;
+  int64_t price = 0;
+  pg::Param own_price =
+      d.price_micro_usd ? pg::Param(std::to_string(*d.price_micro_usd)) : std::nullopt;
   Status s = pool_.Transaction([&](pg::Conn& conn) -> Status {
+    // Without a price of its own, the version takes the function's price of now, for good.
     auto rows = conn.Exec(
         "INSERT INTO registry.versions (function_id, version, p1, p2, p3, p4, runtime, "
-        "compute_type, code, input_schema, declared_keys, timeout_ms, memory_mb, examples) "
+        "compute_type, code, input_schema, declared_keys, timeout_ms, memory_mb, examples, "
+        "price_micro_usd) "
         "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::json, "
-        "ARRAY(SELECT jsonb_array_elements_text($11::jsonb)), $12, $13, $14::json) "
-        "RETURNING " TG_EPOCH_MS("published_at"),
+        "ARRAY(SELECT jsonb_array_elements_text($11::jsonb)), $12, $13, $14::json, "
+        "COALESCE($15::bigint, (SELECT price_micro_usd FROM registry.functions WHERE id = $1))) "
+        "RETURNING " TG_EPOCH_MS("published_at") ", price_micro_usd",
         {function_id, d.version, std::to_string(d.parsed.parts[0]),
          std::to_string(d.parsed.parts[1]), std::to_string(d.parsed.parts[2]),
          std::to_string(d.parsed.parts[3]), d.runtime, d.compute_type, d.code, d.input_schema_json,
          ToJsonArray(d.declared_keys), std::to_string(d.timeout_ms), std::to_string(d.memory_mb),
-         d.examples_json});
+         d.examples_json, own_price});
     if (!rows.ok()) return rows.status();
     published_at_ms = rows->Int(0, 0);
+    price = rows->Int(0, 1);
     auto touched =
         conn.Exec("UPDATE registry.functions SET updated_at = now() WHERE id = $1", {function_id});
     return touched.status();
@@ -223,6 +233,7 @@ Result<VersionRecord> RegistryStore::InsertVersion(const std::string& function_i
   v.memory_mb = d.memory_mb;
   v.examples_json = d.examples_json;
   v.published_at_ms = published_at_ms;
+  v.price_micro_usd = price;
   return v;
 }
 
@@ -329,7 +340,7 @@ Result<std::optional<CachedFunction>> RegistryStore::LoadFunction(const std::str
   auto rows = pool_.Exec(
       "SELECT f.id::text, f.org_id, f.visibility, f.price_micro_usd, f.mcp, v.version, "
       "v.runtime, v.compute_type, v.timeout_ms, v.memory_mb, "
-      "array_to_json(v.declared_keys)::text, v.input_schema::text "
+      "array_to_json(v.declared_keys)::text, v.input_schema::text, v.price_micro_usd "
       "FROM registry.functions f LEFT JOIN registry.versions v ON v.function_id = f.id "
       "WHERE f.id = $1",
       {function_id});
@@ -363,6 +374,7 @@ Result<std::optional<CachedFunction>> RegistryStore::LoadFunction(const std::str
           .Str("version", v.version)
           .Str("error", schema.status().message());
     }
+    v.price_micro_usd = rows->Int(r, 12);
     f.versions.push_back(std::move(v));
   }
   return std::optional<CachedFunction>(std::move(f));

@@ -6,7 +6,8 @@ namespace toolgate::registry {
 
 std::string CardColumns(std::string_view viewer_param) {
   return "f.id::text, f.name, f.description, f.org_id, f.org_name, f.category, f.sector, "
-         "array_to_json(f.tags)::text, v.runtime, v.compute_type, f.price_micro_usd, "
+         "array_to_json(f.tags)::text, v.runtime, v.compute_type, "
+         "COALESCE(v.price_micro_usd, f.price_micro_usd), "
          "f.rating_sum, f.rating_count, f.executions, f.mcp, "
          "EXISTS (SELECT 1 FROM registry.favorites fv WHERE fv.user_id = " +
          std::string(viewer_param) + " AND fv.function_id = f.id)";

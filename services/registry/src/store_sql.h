@@ -15,10 +15,12 @@
 
 namespace toolgate::registry {
 
-// The latest version of function f as `v` (runtime, compute_type): write "JOIN " (listed
-// functions only) or "LEFT JOIN " before it and " ON true" after it.
+// The latest version of function f as `v` (runtime, compute_type, price_micro_usd: what a call
+// on "latest" costs): write "JOIN " (listed functions only) or "LEFT JOIN " before it and
+// " ON true" after it.
 inline constexpr const char* kLatestVersion =
-    "LATERAL (SELECT runtime, compute_type FROM registry.versions WHERE function_id = f.id "
+    "LATERAL (SELECT runtime, compute_type, price_micro_usd FROM registry.versions "
+    "WHERE function_id = f.id "
     "ORDER BY p1 DESC, p2 DESC, p3 DESC, p4 DESC LIMIT 1) v";
 
 // The select list of a card over `f` and `v`; viewer_param is the placeholder ("$3") of the

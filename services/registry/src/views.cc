@@ -72,8 +72,11 @@ std::string FunctionDetailJson(const FunctionRecord& f, const std::vector<Versio
       .Field("sector", f.sector)
       .Key("tags");
   StringArray(w, f.tags);
+  // price_micro_usd is what a call on "latest" costs; the function's own price is only the
+  // default of the next version published.
   w.Field("visibility", f.visibility)
-      .Field("price_micro_usd", f.price_micro_usd)
+      .Field("price_micro_usd", latest ? latest->price_micro_usd : f.price_micro_usd)
+      .Field("default_price_micro_usd", f.price_micro_usd)
       .Field("mcp", f.mcp);
   Organization(w, f.org_id, f.org_name);
   w.Key("versions").BeginArray();
@@ -83,6 +86,7 @@ std::string FunctionDetailJson(const FunctionRecord& f, const std::vector<Versio
         .Field("runtime", v.runtime)
         .Field("compute_type", v.compute_type)
         .Field("published_at", FormatRfc3339(v.published_at_ms))
+        .Field("price_micro_usd", v.price_micro_usd)
         .EndObject();
   }
   w.EndArray();
@@ -115,6 +119,7 @@ std::string VersionDetailJson(const VersionRecord& v) {
       .Raw(v.examples_json)
       .Field("timeout_ms", v.timeout_ms)
       .Field("memory_mb", v.memory_mb)
+      .Field("price_micro_usd", v.price_micro_usd)
       .Field("published_at", FormatRfc3339(v.published_at_ms))
       .EndObject();
   return w.Take();

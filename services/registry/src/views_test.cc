@@ -49,8 +49,10 @@ TEST(Views, DetailCarriesTheLatestVersion) {
   latest.examples_json = R"([{"title":"t","event":{}}])";
   latest.timeout_ms = 1000;
   latest.memory_mb = 64;
+  latest.price_micro_usd = 2000;
   VersionRecord older;
   older.version = "1.9";
+  older.price_micro_usd = 1000;
   older.runtime = "lua";
   older.compute_type = "CPU";
   std::string json = FunctionDetailJson(Record(), {latest, older}, &latest);
@@ -75,6 +77,38 @@ TEST(Views, WorkspaceSummaries) {
                   R"({"id":"o","name":"Acme"},"latest_version":null,"runtime":null,)"
                   R"("compute_type":null,"price_micro_usd":0,"visibility":"private","mcp":false}],)"
                   R"("added":[]})");
+}
+
+}  // namespace
+}  // namespace toolgate::registry
+
+namespace toolgate::registry {
+namespace {
+
+// The detail shows what a call on "latest" costs, each version's own price, and the function's
+// price as the default of the next version.
+TEST(Views, DetailPricesAreTheVersions) {
+  VersionRecord latest;
+  latest.version = "2.0";
+  latest.input_schema_json = "{}";
+  latest.examples_json = "[]";
+  latest.price_micro_usd = 40'000'000;
+  VersionRecord older;
+  older.version = "1.0.0";
+  older.price_micro_usd = 0;
+  FunctionRecord f = Record();
+  f.price_micro_usd = 50'000'000;
+  std::string json = FunctionDetailJson(f, {latest, older}, &latest);
+  auto doc = ParseJson(json);
+  ASSERT_TRUE(doc.ok()) << json;
+  simdjson::dom::object o = doc->root.get_object();
+  EXPECT_EQ(int64_t(o["price_micro_usd"].get_int64()), 40'000'000);
+  EXPECT_EQ(int64_t(o["default_price_micro_usd"].get_int64()), 50'000'000);
+  EXPECT_EQ(int64_t(o["versions"].at(1)["price_micro_usd"].get_int64()), 0);
+  // Without a version, the price a first version would get.
+  auto bare = ParseJson(FunctionDetailJson(f, {}, nullptr));
+  ASSERT_TRUE(bare.ok());
+  EXPECT_EQ(int64_t(bare->root["price_micro_usd"].get_int64()), 50'000'000);
 }
 
 }  // namespace

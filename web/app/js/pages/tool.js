@@ -176,9 +176,11 @@ function renderOverview(panel, detail) {
     h('h3', {}, 'Versions'),
     (detail.versions || []).length
       ? h('div', { class: 'table-wrap', tabindex: '0', role: 'region', aria: { label: 'Versions' } }, h('table', {},
-        h('thead', {}, h('tr', {}, ['Version', 'Runtime', 'Compute type', 'Published'].map((t) => h('th', { scope: 'col' }, t)))),
+        h('thead', {}, h('tr', {}, ['Version', 'Runtime', 'Compute type', 'Price', 'Published'].map((t) => h('th', { scope: 'col' }, t)))),
+        // A version keeps the price it was published with: callers pinned to it pay that.
         h('tbody', {}, detail.versions.map((v) => h('tr', {},
-          h('td', {}, v.version), h('td', {}, runtimeName(v.runtime)), h('td', {}, v.compute_type), h('td', {}, day(v.published_at)))))))
+          h('td', {}, v.version), h('td', {}, runtimeName(v.runtime)), h('td', {}, v.compute_type),
+          h('td', {}, Number(v.price_micro_usd) ? usd(v.price_micro_usd) : 'Free'), h('td', {}, day(v.published_at)))))))
       : h('p', { class: 'muted' }, 'No version is published yet.'));
 }
 

@@ -36,6 +36,12 @@ struct BusOptions {
   std::string url = "nats://127.0.0.1:4222";  // comma-separated list for a cluster
   std::string name;                           // shown by the server's monitoring
   int connect_timeout_ms = 30000;             // how long Connect keeps retrying at start-up
+  // Credentials; empty user: none (or those in the URL, nats://user:password@host:port).
+  std::string user;
+  std::string password;
+  // Prefix of every inbox (NewInbox, Request's replies), e.g. "_INBOX.edge": with per-user
+  // subscribe permissions, only this connection's user may read its replies.
+  std::string inbox_prefix = "_INBOX";
 };
 
 class Bus {
@@ -61,7 +67,7 @@ class Bus {
   // the queue group's members share them. The subscription lives until Drain() or destruction.
   Status Subscribe(const std::string& subject, const std::string& queue, Handler handler);
 
-  // A subject unique to this connection, for replies.
+  // A subject unique to this connection, for replies: "<inbox_prefix>.<unique id>".
   std::string NewInbox();
   // Stops delivery to every subscription, lets handlers finish what was delivered, and flushes.
   void Drain(int timeout_ms);
@@ -78,6 +84,7 @@ class Bus {
   static Message ToMessage(natsMsg* msg);
 
   natsConnection* nc_ = nullptr;
+  std::string inbox_prefix_ = "_INBOX";
   std::atomic<bool> closing_{false};  // set before teardown: a disconnect then is expected
   std::mutex mu_;
   std::vector<std::unique_ptr<Sub>> subs_;  // guarded by mu_

@@ -19,16 +19,24 @@
 
 namespace toolgate::core {
 
-// --nats-url, --log-level, --threads.
+// --nats-url, --nats-user, --nats-password-file, --log-level, --threads.
 void DefineCommonFlags(Flags& flags);
-// --postgres-url (libpq URI), --pg-pool.
+// --postgres-url (libpq URI), --postgres-password-file, --pg-pool.
 void DefinePostgresFlags(Flags& flags);
-// --redis-url (redis://[:password@]host:port), --redis-pool.
+// --redis-url (redis://[:password@]host:port), --redis-password-file, --redis-pool.
 void DefineRedisFlags(Flags& flags);
 
 // Blocks shutdown signals, starts logging and libsodium, and connects to NATS. Exits the process
 // with one clear line when NATS cannot be reached.
 std::unique_ptr<bus::Bus> StartService(const std::string& name, const Flags& flags);
+
+// How service `name` connects to NATS: the URL, the user (--nats-user, default name) with the
+// password of --nats-password-file when set, and the user's inbox prefix. Exits with one line
+// when the password file cannot be read.
+bus::BusOptions BusOptionsFromFlags(const std::string& name, const Flags& flags);
+// The secret in the file a flag names ("" when the flag is empty). Exits with one line when
+// the file cannot be read: a service without its credentials cannot work.
+std::string SecretFromFlag(const std::string& name, const Flags& flags, const std::string& flag);
 
 // Prints "<name>: <what>: <detail>" to stderr and exits 1: for bad configuration at start-up.
 [[noreturn]] void Die(const std::string& name, const std::string& what, const std::string& detail);

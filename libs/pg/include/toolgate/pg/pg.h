@@ -68,8 +68,10 @@ class Conn {
 
 class Pool {
  public:
-  // conninfo is a libpq connection string or URI. Connections open on first use.
-  Pool(std::string conninfo, size_t size);
+  // conninfo is a libpq connection string or URI. Connections open on first use. password,
+  // when not empty, is sent for password authentication (SCRAM) and overrides any in conninfo;
+  // it is kept out of conninfo so that it never appears in a URL that gets logged or shown.
+  Pool(std::string conninfo, size_t size, std::string password = {});
   ~Pool();
   Pool(const Pool&) = delete;
   Pool& operator=(const Pool&) = delete;
@@ -86,6 +88,7 @@ class Pool {
   Result<Session*> Acquire();
   void Release(Session* session);
   std::string conninfo_;
+  std::string password_;
   size_t size_;
   std::mutex mu_;
   std::condition_variable cv_;  // a connection was returned

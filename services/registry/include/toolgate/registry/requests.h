@@ -62,6 +62,8 @@ struct VersionDraft {
   int32_t timeout_ms = 0;
   int32_t memory_mb = 0;
   std::string examples_json;  // [{"title": ..., "event": ...}]; [] by default
+  // The version's price per call, fixed for good; nullopt: the function's price at publishing.
+  std::optional<int64_t> price_micro_usd;
 };
 
 // The default memory limit of a runtime: 256 MB for python, 128 MB otherwise.

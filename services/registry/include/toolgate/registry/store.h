@@ -51,6 +51,7 @@ struct VersionRecord {
   int32_t memory_mb = 0;
   std::string examples_json;
   int64_t published_at_ms = 0;
+  int64_t price_micro_usd = 0;  // fixed at publishing
 };
 
 // One line of GET /workspace/tools.
@@ -63,7 +64,7 @@ struct FunctionSummary {
   std::optional<std::string> latest_version;  // with runtime and compute_type; nullopt if none
   std::string runtime;
   std::string compute_type;
-  int64_t price_micro_usd = 0;
+  int64_t price_micro_usd = 0;  // the latest version's; the function's while it has none
   std::string visibility;
   bool mcp = false;
 };

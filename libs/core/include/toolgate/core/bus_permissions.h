@@ -1,0 +1,48 @@
+// Who may publish and subscribe what on the bus: one NATS user per service, and the subjects
+// each one needs, as data. The launcher renders this table into the nats-server configuration
+// of the embedded default, deploy/nats.conf is the same rendering (a test keeps them equal),
+// and services name their user (and so their inbox prefix) from it.
+//
+// Each list is derived from every Subscribe/Publish/Request of a service and the subjects of
+// proto/toolgate/v1/toolgate.proto. Replies to requests a service received need no entry: every
+// user has NATS's `allow_responses` (one reply per received request). Inboxes are per user,
+// `_INBOX.<user>.…`, so only the edge can read the edge's replies, and only billing can send
+// the executor its settlement acks.
+//
+// Immutable after static initialisation: thread-safe.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace toolgate::core {
+
+struct BusUser {
+  std::string name;                    // NATS user name; also the service's name
+  std::vector<std::string> publish;    // subjects or wildcards it may publish to
+  std::vector<std::string> subscribe;  // subjects or wildcards it may subscribe to
+};
+
+// Every user: the six services and the launcher (which asks the services' health).
+const std::vector<BusUser>& BusUsers();
+// The user called name; nullptr for none.
+const BusUser* FindBusUser(std::string_view name);
+
+// "_INBOX.<user>": the prefix of every inbox a user's connection makes.
+std::string InboxPrefix(std::string_view user);
+
+// NATS subject matching: `*` matches one token, `>` one or more trailing tokens.
+bool SubjectMatches(std::string_view pattern, std::string_view subject);
+// Whether user's lists allow publishing to (subscribing to) subject. Replies allowed by
+// allow_responses are not counted: they depend on what the user received.
+bool MayPublish(const BusUser& user, std::string_view subject);
+bool MaySubscribe(const BusUser& user, std::string_view subject);
+
+// The nats-server `authorization { users = [...] }` block for every user. password(user) gives
+// the text that follows `password: ` (a quoted value, or a $VARIABLE the server reads from its
+// environment).
+std::string NatsAuthorization(const std::function<std::string(const std::string& user)>& password);
+
+}  // namespace toolgate::core

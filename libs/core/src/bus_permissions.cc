@@ -1,0 +1,117 @@
+#include "toolgate/core/bus_permissions.h"
+
+namespace toolgate::core {
+namespace {
+
+// Every stage may answer the edge at InvokeJob.edge_reply, which it received as data (or as the
+// reply subject of the message before), not always as a request of its own.
+constexpr const char* kEdgeReplies = "_INBOX.edge.>";
+
+std::vector<BusUser> MakeUsers() {
+  return {
+      {"edge",
+       {"tg.invoke.auth", "tg.auth.authenticate", "tg.auth.http", "tg.registry.http",
+        "tg.secrets.http", "tg.billing.http", "tg.registry.workspace_tools", "tg.health.*",
+        "tg.events.mcp_session_ended", "tg.edge.mcp_sessions_ended"},
+       {"_INBOX.edge.>", "tg.events.mcp_session_ended", "tg.edge.mcp_sessions_ended"}},
+      {"auth",
+       {"tg.invoke.registry", "tg.events.key_revoked", kEdgeReplies},
+       {"tg.invoke.auth", "tg.auth.authenticate", "tg.auth.http", "tg.health.auth",
+        "tg.events.key_revoked", "_INBOX.auth.>"}},
+      {"registry",
+       {"tg.invoke.secrets", "tg.invoke.billing", "tg.events.function_changed",
+        "tg.events.workspace_changed", kEdgeReplies},
+       {"tg.invoke.registry", "tg.registry.code", "tg.registry.http", "tg.registry.workspace_tools",
+        "tg.health.registry", "tg.events.execution", "tg.events.function_changed",
+        "tg.events.workspace_changed", "_INBOX.registry.>"}},
+      {"secrets",
+       {"tg.invoke.billing", "tg.events.secret_changed", kEdgeReplies},
+       {"tg.invoke.secrets", "tg.secrets.http", "tg.health.secrets", "tg.events.secret_changed",
+        "_INBOX.secrets.>"}},
+      // Billing answers the edge, sends jobs to the executor pools and the settlement acks to
+      // the executors' inboxes.
+      {"billing",
+       {"tg.exec.*.*", "tg.events.execution", kEdgeReplies, "_INBOX.executor.>"},
+       {"tg.invoke.billing", "tg.billing.settle.*", "tg.billing.unserved.*", "tg.billing.http",
+        "tg.health.billing", "_INBOX.billing.>"}},
+      // The executor sends results to billing and its dispatch notices to the edge; it reads its
+      // own inbox (settlement acks, code replies) but cannot write to it.
+      {"executor",
+       {"tg.billing.settle.*", "tg.registry.code", kEdgeReplies},
+       {"tg.exec.*.*", "tg.health.executor", "_INBOX.executor.>"}},
+      {"launcher", {"tg.health.*"}, {"_INBOX.launcher.>"}},
+  };
+}
+
+bool AnyMatches(const std::vector<std::string>& patterns, std::string_view subject) {
+  for (const auto& p : patterns) {
+    if (SubjectMatches(p, subject)) return true;
+  }
+  return false;
+}
+
+void AppendList(std::string& out, const std::vector<std::string>& subjects) {
+  out += "[";
+  for (size_t i = 0; i < subjects.size(); ++i) {
+    out += (i ? ", \"" : "\"") + subjects[i] + "\"";
+  }
+  out += "]";
+}
+
+}  // namespace
+
+const std::vector<BusUser>& BusUsers() {
+  static const std::vector<BusUser> kUsers = MakeUsers();
+  return kUsers;
+}
+
+const BusUser* FindBusUser(std::string_view name) {
+  for (const auto& u : BusUsers()) {
+    if (u.name == name) return &u;
+  }
+  return nullptr;
+}
+
+std::string InboxPrefix(std::string_view user) {
+  return "_INBOX." + std::string(user);
+}
+
+bool SubjectMatches(std::string_view pattern, std::string_view subject) {
+  for (;;) {
+    size_t pd = pattern.find('.');
+    size_t sd = subject.find('.');
+    std::string_view pt = pattern.substr(0, pd);
+    std::string_view st = subject.substr(0, sd);
+    if (pt == ">") return !st.empty();
+    if (st.empty() || (pt != "*" && pt != st)) return false;
+    bool p_last = pd == std::string_view::npos;
+    bool s_last = sd == std::string_view::npos;
+    if (p_last || s_last) return p_last && s_last;
+    pattern.remove_prefix(pd + 1);
+    subject.remove_prefix(sd + 1);
+  }
+}
+
+bool MayPublish(const BusUser& user, std::string_view subject) {
+  return AnyMatches(user.publish, subject);
+}
+
+bool MaySubscribe(const BusUser& user, std::string_view subject) {
+  return AnyMatches(user.subscribe, subject);
+}
+
+std::string NatsAuthorization(const std::function<std::string(const std::string& user)>& password) {
+  std::string out = "authorization {\n  users = [\n";
+  for (const auto& u : BusUsers()) {
+    out += "    {user: \"" + u.name + "\", password: " + password(u.name) +
+           ",\n     permissions: {\n       publish: {allow: ";
+    AppendList(out, u.publish);
+    out += "},\n       subscribe: {allow: ";
+    AppendList(out, u.subscribe);
+    out += "},\n       allow_responses: true}}\n";
+  }
+  out += "  ]\n}\n";
+  return out;
+}
+
+}  // namespace toolgate::core

@@ -1,0 +1,133 @@
+#include "toolgate/core/bus_permissions.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace toolgate::core {
+namespace {
+
+const BusUser& User(std::string_view name) {
+  const BusUser* u = FindBusUser(name);
+  EXPECT_NE(u, nullptr) << name;
+  static const BusUser kNone;
+  return u ? *u : kNone;
+}
+
+TEST(SubjectMatches, Wildcards) {
+  EXPECT_TRUE(SubjectMatches("tg.invoke.auth", "tg.invoke.auth"));
+  EXPECT_FALSE(SubjectMatches("tg.invoke.auth", "tg.invoke.authx"));
+  EXPECT_TRUE(SubjectMatches("tg.billing.settle.*", "tg.billing.settle.e1"));
+  EXPECT_FALSE(SubjectMatches("tg.billing.settle.*", "tg.billing.settle.e1.x"));
+  EXPECT_FALSE(SubjectMatches("tg.billing.settle.*", "tg.billing.settle"));
+  EXPECT_TRUE(SubjectMatches("_INBOX.edge.>", "_INBOX.edge.abc.17"));
+  EXPECT_FALSE(SubjectMatches("_INBOX.edge.>", "_INBOX.edge"));
+  EXPECT_FALSE(SubjectMatches("_INBOX.edge.>", "_INBOX.edgex.abc"));
+  EXPECT_TRUE(SubjectMatches(">", "anything.at.all"));
+}
+
+// Each hop of the invoke chain and of settlement: the sender may publish, the receiver may
+// subscribe.
+TEST(BusPermissions, EveryHopIsAllowed) {
+  struct Hop {
+    const char* from;
+    const char* to;
+    const char* subject;
+  };
+  for (const Hop& hop : std::vector<Hop>{
+           {"edge", "auth", "tg.invoke.auth"},
+           {"auth", "registry", "tg.invoke.registry"},
+           {"registry", "secrets", "tg.invoke.secrets"},
+           {"registry", "billing", "tg.invoke.billing"},
+           {"secrets", "billing", "tg.invoke.billing"},
+           {"billing", "executor", "tg.exec.cpu.lua"},
+           {"billing", "executor", "tg.exec.gpu.python"},
+           {"executor", "billing", "tg.billing.settle.0b6c"},
+           {"executor", "registry", "tg.registry.code"},
+           {"billing", "executor", "_INBOX.executor.nuid1.acks"},
+           {"billing", "registry", "tg.events.execution"},
+           {"executor", "edge", "_INBOX.edge.nuid2.5"},
+           {"billing", "edge", "_INBOX.edge.nuid2.5"},
+           {"auth", "edge", "_INBOX.edge.nuid2.5"},
+           {"registry", "edge", "_INBOX.edge.nuid2.5"},
+           {"secrets", "edge", "_INBOX.edge.nuid2.5"},
+           {"edge", "auth", "tg.auth.authenticate"},
+           {"edge", "billing", "tg.billing.http"},
+           {"edge", "registry", "tg.registry.workspace_tools"},
+           {"edge", "edge", "tg.events.mcp_session_ended"},
+           {"edge", "edge", "tg.edge.mcp_sessions_ended"},
+           {"auth", "auth", "tg.events.key_revoked"},
+           {"registry", "registry", "tg.events.function_changed"},
+           {"secrets", "secrets", "tg.events.secret_changed"},
+           {"launcher", "billing", "tg.health.billing"},
+       }) {
+    EXPECT_TRUE(MayPublish(User(hop.from), hop.subject)) << hop.from << " -> " << hop.subject;
+    EXPECT_TRUE(MaySubscribe(User(hop.to), hop.subject)) << hop.to << " <- " << hop.subject;
+  }
+}
+
+TEST(BusPermissions, OnlyTheEdgeReadsTheEdgesInbox) {
+  for (const auto& u : BusUsers()) {
+    EXPECT_EQ(MaySubscribe(u, "_INBOX.edge.nuid.1"), u.name == "edge") << u.name;
+    EXPECT_EQ(MaySubscribe(u, "_INBOX.>"), false) << u.name;
+  }
+}
+
+TEST(BusPermissions, OnlyBillingAcksSettlements) {
+  for (const auto& u : BusUsers()) {
+    EXPECT_EQ(MayPublish(u, "_INBOX.executor.nuid.acks"), u.name == "billing") << u.name;
+  }
+  EXPECT_FALSE(MaySubscribe(User("executor"), "tg.billing.settle.e1"));
+}
+
+TEST(BusPermissions, AStageCannotTakeAnotherStagesQueue) {
+  const char* queues[][2] = {
+      {"auth", "tg.invoke.auth"},         {"registry", "tg.invoke.registry"},
+      {"secrets", "tg.invoke.secrets"},   {"billing", "tg.invoke.billing"},
+      {"executor", "tg.exec.cpu.python"}, {"billing", "tg.billing.settle.x"}};
+  for (const auto& u : BusUsers()) {
+    for (const auto& [owner, subject] : queues) {
+      EXPECT_EQ(MaySubscribe(u, subject), u.name == owner) << u.name << " on " << subject;
+    }
+  }
+}
+
+TEST(BusPermissions, InboxPrefixIsPerUser) {
+  EXPECT_EQ(InboxPrefix("edge"), "_INBOX.edge");
+  for (const auto& u : BusUsers()) {
+    EXPECT_TRUE(MaySubscribe(u, InboxPrefix(u.name) + ".nuid.1")) << u.name;
+    // Nobody forges replies to itself (the executor its settlement acks, say).
+    EXPECT_FALSE(MayPublish(u, InboxPrefix(u.name) + ".nuid.1")) << u.name;
+  }
+}
+
+TEST(BusPermissions, RenderingNamesEveryUserWithItsPassword) {
+  std::string conf = NatsAuthorization([](const std::string& u) { return "\"pw-" + u + "\""; });
+  for (const auto& u : BusUsers()) {
+    EXPECT_NE(conf.find("{user: \"" + u.name + "\", password: \"pw-" + u.name + "\""),
+              std::string::npos)
+        << u.name;
+  }
+  EXPECT_NE(conf.find("subscribe: {allow: [\"tg.exec.*.*\", \"tg.health.executor\", "
+                      "\"_INBOX.executor.>\"]}"),
+            std::string::npos);
+  EXPECT_NE(conf.find("allow_responses: true"), std::string::npos);
+}
+
+// deploy/nats.conf carries the same table, with passwords from the server's environment.
+TEST(BusPermissions, DeployConfigIsTheRendering) {
+  std::ifstream in(std::string(TOOLGATE_SOURCE_DIR) + "/deploy/nats.conf");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string expected = NatsAuthorization([](const std::string& u) {
+    std::string var;
+    for (char c : u) var += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return "$NATS_PASSWORD_" + var;
+  });
+  EXPECT_NE(ss.str().find(expected), std::string::npos) << "deploy/nats.conf must contain:\n"
+                                                        << expected;
+}
+
+}  // namespace
+}  // namespace toolgate::core
