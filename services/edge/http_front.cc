@@ -180,6 +180,8 @@ class HttpFront::Loop {
     uint64_t id;
     std::string peer;
     RequestFramer framer;
+    ResponseCloseWatch responses;  // where a response that ends the connection ends
+    uint64_t relayed = 0;          // response bytes sent to the client
     int client = -1;
     int backend = -1;
     uint32_t client_mask = 0;
@@ -371,6 +373,7 @@ class HttpFront::Loop {
       return;
     }
     c.to_client.append(buf.data(), static_cast<size_t>(n));
+    c.responses.Feed(std::string_view(buf.data(), static_cast<size_t>(n)));
     c.awaiting = false;
     c.idle_since = now_;
     FlushClient(c);
@@ -394,6 +397,15 @@ class HttpFront::Loop {
         return Close(c);
       }
       c.to_client.erase(0, static_cast<size_t>(n));
+      if (!c.closing) c.relayed += static_cast<uint64_t>(n);
+    }
+    const uint64_t close_offset = c.responses.close_offset();
+    if (!c.closing && close_offset > 0 && c.relayed >= close_offset) {
+      // The client asked for "Connection: close" (or spoke HTTP/1.0), and its answer is out:
+      // the connection ends here, as Pistache does not end it.
+      CloseBackend(c);
+      c.closing = true;
+      c.close_at = now_ + kLingerMs;
     }
     if (c.closing && c.to_client.empty() && !c.shut) {
       // Half-close and keep reading a moment: closing with unread input would send a reset,

@@ -132,6 +132,7 @@ void RequestFramer::FinishHead(int64_t now_ms, std::string* out) {
   }
   std::optional<uint64_t> length;
   bool has_encoding = false;
+  bool has_connection = false;
   std::string forwarded_for;
   std::string kept;
   kept.reserve(head.size() + 64);
@@ -154,6 +155,8 @@ void RequestFramer::FinishHead(int64_t now_ms, std::string* out) {
     } else if (EqualsIgnoreCase(name, "Transfer-Encoding")) {
       if (has_encoding || !EqualsIgnoreCase(value, "chunked")) return Fail(Error::kBadFraming);
       has_encoding = true;
+    } else if (EqualsIgnoreCase(name, "Connection")) {
+      has_connection = true;
     } else if (EqualsIgnoreCase(name, "X-Forwarded-For")) {
       if (!forwarded_for.empty()) forwarded_for.append(", ");
       forwarded_for.append(value);
@@ -162,6 +165,9 @@ void RequestFramer::FinishHead(int64_t now_ms, std::string* out) {
   }
   if (length && has_encoding) return Fail(Error::kBadFraming);
   if (length && *length > max_body_bytes_) return Fail(Error::kBodyTooLarge);
+  // HTTP/1.1 keeps a connection open unless the client says "Connection: close" (RFC 9112,
+  // 9.3); Pistache closes one that does not ask for keep-alive, so the front asks for it.
+  if (!has_connection && lines[0].ends_with(" HTTP/1.1")) kept.append("Connection: keep-alive\r\n");
   kept.append(kClientHeader).append(": ").append(client_header_(forwarded_for)).append("\r\n\r\n");
   out->append(kept);
   chunked_ = has_encoding;
@@ -230,6 +236,68 @@ size_t RequestFramer::FeedChunked(std::string_view data, std::string* out) {
   line_.clear();
   if (last) FinishRequest();
   return take;
+}
+
+void ResponseCloseWatch::Feed(std::string_view data) {
+  constexpr size_t kMaxHead = 64 << 10;
+  while (!data.empty() && !blind_ && close_offset_ == 0) {
+    if (in_body_) {
+      uint64_t n = std::min<uint64_t>(body_left_, data.size());
+      body_left_ -= n;
+      seen_ += n;
+      data.remove_prefix(static_cast<size_t>(n));
+      if (body_left_ == 0) in_body_ = false;
+      continue;
+    }
+    size_t before = head_.size();
+    size_t take = std::min(data.size(), kMaxHead - std::min(kMaxHead, before));
+    head_.append(data.substr(0, take));
+    size_t end = head_.find("\r\n\r\n", before >= 3 ? before - 3 : 0);
+    if (end == std::string::npos) {
+      seen_ += take;
+      data.remove_prefix(take);
+      if (head_.size() >= kMaxHead) blind_ = true;
+      continue;
+    }
+    size_t used = end + 4 - before;  // of data, up to the head's end
+    seen_ += used;
+    data.remove_prefix(used);
+    head_.resize(end + 4);
+    FinishHead();
+  }
+  seen_ += data.size();
+}
+
+void ResponseCloseWatch::FinishHead() {
+  std::optional<uint64_t> length;
+  bool close = false;
+  std::string_view rest(head_);
+  size_t eol = rest.find("\r\n");
+  std::string_view status_line = rest.substr(0, eol);
+  size_t space = status_line.find(' ');
+  const bool informational = space != std::string_view::npos && space + 1 < status_line.size() &&
+                             status_line[space + 1] == '1';
+  rest.remove_prefix(eol + 2);
+  while (!rest.empty()) {
+    eol = rest.find("\r\n");
+    std::string_view line = rest.substr(0, eol);
+    rest.remove_prefix(eol + 2);
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    std::string_view name = line.substr(0, colon);
+    std::string_view value = Trim(line.substr(colon + 1));
+    if (EqualsIgnoreCase(name, "Content-Length")) length = Digits(value);
+    if (EqualsIgnoreCase(name, "Connection") && EqualsIgnoreCase(value, "close")) close = true;
+  }
+  head_.clear();
+  if (informational) return;  // 1xx: the real response follows
+  if (!length) {
+    blind_ = true;
+    return;
+  }
+  if (close) close_offset_ = seen_ + *length;
+  body_left_ = *length;
+  in_body_ = body_left_ > 0;
 }
 
 }  // namespace toolgate::edge

@@ -7,7 +7,9 @@
 // copy sent by the client is dropped, so a client cannot name its own address). Body bytes pass
 // through as they come; a body declared (Content-Length) or found (chunked) to be longer than
 // max_body_bytes stops the framer before any of it is passed on (chunked: before the chunk that
-// crosses the limit). Requests are framed one after another (keep-alive and pipelining).
+// crosses the limit). Requests are framed one after another (keep-alive and pipelining). An
+// HTTP/1.1 request without a Connection header gets "Connection: keep-alive", the protocol's
+// default, which Pistache would otherwise not apply.
 //
 // Refused, as request smuggling defences: both Content-Length and Transfer-Encoding, a
 // Transfer-Encoding other than "chunked", Content-Length values that disagree or are not
@@ -74,6 +76,29 @@ class RequestFramer {
   std::string line_;  // a chunk-size or trailer line being read
   uint64_t chunk_left_ = 0;
   uint64_t body_seen_ = 0;  // chunked: data bytes so far
+};
+
+// ResponseCloseWatch: where, in the bytes of a connection's responses, one that ends the
+// connection ends. Pistache answers "Connection: Close" to a request that asks for it (or to
+// HTTP/1.0) but leaves the socket open, so the front closes the client's connection itself once
+// such a response has been relayed whole. Only responses with a Content-Length can be measured;
+// after one without (chunked, an event stream), nothing more is watched and the connection
+// closes when either side closes it, as before. Not thread-safe: one per connection.
+class ResponseCloseWatch {
+ public:
+  // Consumes the next bytes the server sent.
+  void Feed(std::string_view data);
+  // The number of response bytes after which the connection ends; 0 while none is known.
+  uint64_t close_offset() const { return close_offset_; }
+
+ private:
+  void FinishHead();
+  std::string head_;
+  uint64_t seen_ = 0;       // bytes fed so far
+  uint64_t body_left_ = 0;  // of the current response
+  bool in_body_ = false;
+  bool blind_ = false;  // a response without Content-Length: its end is unknown
+  uint64_t close_offset_ = 0;
 };
 
 }  // namespace toolgate::edge

@@ -16,7 +16,9 @@ TEST(RequestFramerTest, PassesAGetWithTheClientHeader) {
   auto f = Framer();
   std::string out;
   f.Feed("GET / HTTP/1.1\r\nHost: a\r\n\r\n", 5, &out);
-  EXPECT_EQ(out, "GET / HTTP/1.1\r\nHost: a\r\nX-Toolgate-Client: t 10.0.0.1\r\n\r\n");
+  EXPECT_EQ(out,
+            "GET / HTTP/1.1\r\nHost: a\r\nConnection: keep-alive\r\n"
+            "X-Toolgate-Client: t 10.0.0.1\r\n\r\n");
   EXPECT_EQ(f.phase(), RequestFramer::Phase::kIdle);
   EXPECT_EQ(f.completed(), 1u);
 }
@@ -27,8 +29,25 @@ TEST(RequestFramerTest, DropsTheClientsOwnClientHeaderAndReadsForwardedFor) {
   f.Feed("GET / HTTP/1.1\r\nx-toolgate-client: t 1.2.3.4\r\nX-Forwarded-For: 9.9.9.9\r\n\r\n", 0,
          &out);
   EXPECT_EQ(out,
-            "GET / HTTP/1.1\r\nX-Forwarded-For: 9.9.9.9\r\n"
+            "GET / HTTP/1.1\r\nX-Forwarded-For: 9.9.9.9\r\nConnection: keep-alive\r\n"
             "X-Toolgate-Client: t 10.0.0.1 9.9.9.9\r\n\r\n");
+}
+
+TEST(RequestFramerTest, KeepAliveIsHttp11sDefaultAndTheClientsWordWins) {
+  auto framed = [](std::string_view request) {
+    auto f = Framer();
+    std::string out;
+    f.Feed(request, 0, &out);
+    return out;
+  };
+  // The client's own Connection header is passed on as it is, and nothing is added.
+  EXPECT_EQ(framed("GET / HTTP/1.1\r\nConnection: close\r\n\r\n"),
+            "GET / HTTP/1.1\r\nConnection: close\r\nX-Toolgate-Client: t 10.0.0.1\r\n\r\n");
+  EXPECT_EQ(framed("GET / HTTP/1.1\r\nconnection: Keep-Alive\r\n\r\n"),
+            "GET / HTTP/1.1\r\nconnection: Keep-Alive\r\nX-Toolgate-Client: t 10.0.0.1\r\n\r\n");
+  // HTTP/1.0 closes by default: nothing is added.
+  EXPECT_EQ(framed("GET / HTTP/1.0\r\n\r\n"),
+            "GET / HTTP/1.0\r\nX-Toolgate-Client: t 10.0.0.1\r\n\r\n");
 }
 
 TEST(RequestFramerTest, HeadArrivingByteByByteRecordsItsStart) {
@@ -105,6 +124,36 @@ TEST(RequestFramerTest, HeadOverTheLimitIsRefused) {
   f.Feed("GET / HTTP/1.1\r\nX: " + std::string(2000, 'a'), 0, &out);
   EXPECT_EQ(f.error(), RequestFramer::Error::kHeadTooLarge);
   EXPECT_TRUE(out.empty());
+}
+
+TEST(ResponseCloseWatchTest, FindsTheEndOfAResponseThatClosesTheConnection) {
+  ResponseCloseWatch w;
+  const std::string keep = "HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc";
+  const std::string close =
+      "HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 5\r\n\r\nhello";
+  std::string all = keep + keep + close;
+  for (char c : all) w.Feed(std::string_view(&c, 1));  // in any chunking
+  EXPECT_EQ(w.close_offset(), all.size());
+  ResponseCloseWatch whole;
+  whole.Feed(all + "HTTP/1.1 200 OK\r\n");
+  EXPECT_EQ(whole.close_offset(), all.size());
+}
+
+TEST(ResponseCloseWatchTest, ResponsesThatKeepTheConnectionOrCannotBeMeasuredEndNothing) {
+  ResponseCloseWatch keep;
+  keep.Feed("HTTP/1.1 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nok");
+  EXPECT_EQ(keep.close_offset(), 0u);
+  ResponseCloseWatch stream;  // no Content-Length: its end is unknown, so is what follows
+  stream.Feed(
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"
+      "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+  EXPECT_EQ(stream.close_offset(), 0u);
+  ResponseCloseWatch informational;  // a 100 Continue is not the answer
+  const std::string cont = "HTTP/1.1 100 Continue\r\nConnection: close\r\n\r\n";
+  const std::string answer =
+      "HTTP/1.1 201 Created\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx";
+  informational.Feed(cont + answer);
+  EXPECT_EQ(informational.close_offset(), cont.size() + answer.size());
 }
 
 }  // namespace

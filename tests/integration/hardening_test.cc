@@ -178,6 +178,32 @@ TEST(EdgeFront, DeclaredOversizeBodyIsRefusedAtOnceAndTheEdgeStaysResponsive) {
   EXPECT_TRUE(BecomesIdle(g_system->Pid("edge"), 10000));
 }
 
+TEST(EdgeFront, Http11KeepsTheConnectionWithoutAConnectionHeaderAndClosesOnRequest) {
+  RawConnection c;
+  const std::string get = "GET /api/v1/openapi.json HTTP/1.1\r\nHost: t\r\n";
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(c.Send(get + "\r\n")) << "request " << i;
+    std::string head = c.ReadHead(10000);
+    ASSERT_TRUE(head.starts_with("HTTP/1.1 200")) << i << ": " << head;
+    EXPECT_EQ(head.find("Connection: Close"), std::string::npos) << head;
+    // The body, whole, before the next request on the same connection.
+    size_t at = head.find("Content-Length: ");
+    ASSERT_NE(at, std::string::npos) << head;
+    size_t length = std::stoul(head.substr(at + 16));
+    std::string body = head.substr(head.find("\r\n\r\n") + 4);
+    while (body.size() < length) {
+      std::string more = c.ReadHead(10000);
+      ASSERT_FALSE(more.empty()) << "the edge closed the connection after request " << i;
+      body += more;
+    }
+  }
+  ASSERT_TRUE(c.Send(get + "Connection: close\r\n\r\n"));
+  bool closed = false;
+  std::string answer = c.ReadUntilClosed(10000, &closed);
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 200")) << answer;
+  EXPECT_TRUE(closed) << "Connection: close was not honoured";
+}
+
 TEST(EdgeFront, ChunkedBodyIsCutAtTheLimit) {
   Account acct(*g_system, "Chunks");
   std::string key = acct.CreateKey();
