@@ -26,6 +26,7 @@ namespace {
 
 struct DemoState {
   std::string api_key;
+  std::string email, password;  // the demo organization's login for the web app
   std::string echo_id, mcp_id, forecast_id;
   std::string secret_id;
 };
@@ -49,16 +50,17 @@ Result<http::HttpResponse> Expect(Result<http::HttpResponse> r, int status,
   return r;
 }
 
-// Signs up the organization's user; the client keeps the session cookie.
+// Signs up the organization's user with password; the client keeps the session cookie.
 Result<std::unique_ptr<http::HttpClient>> SignUp(const std::string& base_url,
-                                                 const DemoOrganization& org) {
+                                                 const DemoOrganization& org,
+                                                 const std::string& password) {
   auto client = std::make_unique<http::HttpClient>(base_url);
   // The edge refuses cookie-signed changes without it (cross-site requests).
   client->SetDefaultHeader("X-Toolgate-CSRF", "1");
   JsonWriter body;
   body.BeginObject()
       .Field("email", org.email)
-      .Field("password", HexEncode(RandomBytes(12)))
+      .Field("password", password)
       .Field("organization", org.organization)
       .EndObject();
   auto signed_up = Expect(client->Post("/api/v1/auth/signup", body.Take()), 201,
@@ -277,7 +279,7 @@ Result<DemoState> SeedFresh(const std::string& base_url) {
   DemoState st;
   std::vector<std::unique_ptr<http::HttpClient>> publishers;
   for (const auto& org : DemoPublishers()) {
-    auto client = SignUp(base_url, org);
+    auto client = SignUp(base_url, org, HexEncode(RandomBytes(12)));
     if (!client.ok()) return client.status();
     publishers.push_back(std::move(client).value());
   }
@@ -303,7 +305,8 @@ Result<DemoState> SeedFresh(const std::string& base_url) {
 
   std::vector<Caller> callers;
   for (size_t i = 0; i < DemoCallers().size(); ++i) {
-    auto session = SignUp(base_url, DemoCallers()[i]);
+    const std::string password = HexEncode(RandomBytes(12));
+    auto session = SignUp(base_url, DemoCallers()[i], password);
     if (!session.ok()) return session.status();
     http::HttpClient& s = **session;
     const bool demo = i == 0;
@@ -324,6 +327,8 @@ Result<DemoState> SeedFresh(const std::string& base_url) {
       if (!id.ok()) return id.status();
       secret_id = st.secret_id = *id;
       st.api_key = *key;
+      st.email = std::string(DemoCallers()[i].email);
+      st.password = password;
     }
     Caller& caller = callers.emplace_back(i, std::move(session).value(), *key, secret_id);
     if (demo) {
@@ -349,6 +354,8 @@ void Save(const fs::path& file, const DemoState& st) {
       .Field("mcp_id", st.mcp_id)
       .Field("forecast_id", st.forecast_id)
       .Field("secret_id", st.secret_id)
+      .Field("email", st.email)
+      .Field("password", st.password)
       .EndObject();
   std::ofstream out(file, std::ios::trunc);
   out << w.str() << "\n";
@@ -371,6 +378,9 @@ Result<DemoState> Load(const fs::path& file) {
       GetString(obj, "secret_id", &st.secret_id) != Field::kOk) {
     return Status::Internal("unreadable " + file.string());
   }
+  // A demo seeded before logins were kept has none to print.
+  GetString(obj, "email", &st.email);
+  GetString(obj, "password", &st.password);
   return st;
 }
 
@@ -414,6 +424,10 @@ Status SeedDemo(const std::string& base_url, const fs::path& data_dir) {
       st->echo_id.c_str(), st->api_key.c_str(), invoke.c_str(), st->mcp_id.c_str(),
       st->api_key.c_str(), invoke.c_str(), st->forecast_id.c_str(), st->api_key.c_str(),
       st->secret_id.c_str());
+  if (!st->password.empty()) {
+    std::printf("Web app: %s/  sign in as %s with the password %s (kept in %s)\n\n",
+                base_url.c_str(), st->email.c_str(), st->password.c_str(), file.c_str());
+  }
   return Status::Ok();
 }
 

@@ -156,6 +156,17 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
+  step('the login that toolgate up --demo prints signs in', async () => {
+    const printed = system.output().match(/sign in as (\S+) with the password (\S+)/);
+    assert.ok(printed, `no login printed:\n${system.output()}`);
+    const r = await fetch(`${base}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email: printed[1], password: printed[2] }),
+    });
+    assert.equal(r.status, 200, await r.text());
+  });
+
   step('signs up', async () => {
     await page.goto('/signup');
     await page.getByRole('heading', { name: 'Create your account' }).waitFor();
