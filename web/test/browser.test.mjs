@@ -292,13 +292,22 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     echoId = await page.locator('code.tool-id').innerText();
     echoRunsBefore = (await (await fetch(`${base}/api/v1/functions/${echoId}`)).json()).executions;
     await page.getByRole('tab', { name: 'Try it' }).click();
-    const editor = page.getByLabel('Event (JSON)');
-    assert.match(await editor.inputValue(), /hello/, 'the editor starts from the example');
-    await editor.fill('{"hello": "from the browser"}');
+    // The input schema's fields, filled from the example.
+    const hello = page.getByLabel('hello', { exact: true });
+    assert.equal(await hello.inputValue(), 'world', 'the form starts from the example');
+    await hello.fill('from the form');
     await Promise.all([apiResponse('POST', '/functions/', 200), page.getByRole('button', { name: 'Run' }).click()]);
     const result = page.locator('[data-result="handler"]');
     await result.waitFor();
     await result.getByText('Status 200').waitFor();
+    assert.match(await result.locator('pre').innerText(), /from the form/);
+    // Raw JSON keeps what the form held, and runs what is typed there.
+    await page.getByLabel('Edit the event as raw JSON').check();
+    const editor = page.getByLabel('Event (JSON)');
+    assert.match(await editor.inputValue(), /from the form/, 'the editor starts from the form');
+    await editor.fill('{"hello": "from the browser"}');
+    await Promise.all([apiResponse('POST', '/functions/', 200), page.getByRole('button', { name: 'Run' }).click()]);
+    await result.getByText(/from the browser/).waitFor();
     assert.match(await result.locator('pre').innerText(), /from the browser/);
     const summary = await result.locator('dl.summary').innerText();
     assert.match(summary, /Runtime\s+\d+ ms/);
