@@ -488,6 +488,17 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await page.locator('button.heart[aria-pressed="true"]').waitFor();
   });
 
+  step('the owner deletes the tool, and it is gone', async () => {
+    await page.goto(`/tools/${publishedId}`);
+    await page.getByRole('heading', { name: 'Browser greeter', level: 1 }).waitFor();
+    await page.getByRole('button', { name: 'Delete tool' }).click();
+    await page.getByText('The executions and charges of past calls stay on record.').waitFor();
+    await Promise.all([apiResponse('DELETE', `/functions/${publishedId}`, 204),
+      page.getByRole('button', { name: 'Delete for good' }).click()]);
+    await page.getByRole('heading', { name: 'My Tools', level: 1 }).waitFor();
+    assert.equal((await fetch(`${base}/api/v1/functions/${publishedId}`)).status, 404);
+  });
+
   step('logs out, and a protected page asks to log in and then opens', async () => {
     await page.goto('/');
     await page.getByRole('button', { name: 'Log out' }).click();

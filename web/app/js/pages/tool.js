@@ -63,9 +63,33 @@ export async function render(container, { params, query }) {
   const workspaceBox = h('div', { class: 'actions' });
   function renderWorkspaceActions(isAdded) {
     if (owned) {
+      // Deleting asks once more, in the page (no browser dialog), and says what stays.
+      const remove = h('button', { type: 'button', class: 'small danger' }, 'Delete tool');
+      const confirmBox = h('div', { class: 'notice warn', role: 'alert', hidden: true });
+      remove.addEventListener('click', () => {
+        const really = h('button', { type: 'button', class: 'danger' }, 'Delete for good');
+        const cancel = h('button', { type: 'button' }, 'Cancel');
+        cancel.addEventListener('click', () => { confirmBox.hidden = true; remove.focus(); });
+        really.addEventListener('click', async () => {
+          really.disabled = true;
+          try {
+            await api('DELETE', `/functions/${encodeURIComponent(functionId)}`);
+            navigate('/my-tools');
+          } catch (error) {
+            replace(confirmBox, errorNotice(error));
+          }
+        });
+        replace(confirmBox,
+          h('p', {}, `Delete ${detail.name} with all its versions? Calls to it will fail from now on. `
+            + 'The executions and charges of past calls stay on record.'),
+          h('div', { class: 'row' }, really, cancel));
+        confirmBox.hidden = false;
+        cancel.focus();
+      });
       replace(workspaceBox,
         h('span', { class: 'badge ok' }, 'Your organization owns this tool'),
-        h('a', { class: 'button', href: `/publish/${functionId}` }, 'Publish a version'));
+        h('a', { class: 'button', href: `/publish/${functionId}` }, 'Publish a version'),
+        remove, confirmBox);
       return;
     }
     if (isAdded) {
