@@ -219,6 +219,14 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await results.locator('article').first().waitFor();
     const all = await results.locator('article').count();
     assert.ok(all >= 3, `the demo catalogue is listed (${all} cards)`);
+    // Each tool's card appears once: the highlights are ranked links, and Top rated repeats no
+    // tool of Trending.
+    const cardNames = await page.locator('article h3').allInnerTexts();
+    assert.equal(new Set(cardNames).size, cardNames.length, `a card repeated: ${cardNames}`);
+    const trending = await page.getByRole('list', { name: 'Trending' }).getByRole('link').allInnerTexts();
+    const topRated = await page.getByRole('list', { name: 'Top rated' }).getByRole('link').allInnerTexts();
+    assert.ok(trending.length > 0 && topRated.length > 0, 'both highlights name tools');
+    assert.ok(topRated.every((name) => !trending.includes(name)), `${topRated} repeats ${trending}`);
     await shot('04-marketplace');
 
     await page.getByRole('searchbox', { name: 'Search tools' }).fill('echo');
@@ -392,6 +400,7 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Publish' }).click();
     await page.getByRole('heading', { name: 'Publish a tool' }).waitFor();
     await page.getByLabel('Description').fill('Says hello from the browser test.');
+    assert.ok(await page.getByLabel(/^Private:/).isChecked(), 'a new tool is private until made public');
     await page.getByLabel('Category', { exact: true }).fill('Testing');
     await page.getByLabel('Price per execution (USD)').fill('0.01');
     await Promise.all([apiResponse('POST', '/functions', 422), page.getByRole('button', { name: 'Create tool' }).click()]);
@@ -468,6 +477,20 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await page.getByRole('heading', { name: 'Browser greeter', level: 1 }).waitFor();
     await shot('19-phone-detail');
     await page.setViewportSize(DESKTOP);
+  });
+
+  step('follows the system in dark mode', async () => {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.goto('/');
+    await page.getByRole('list', { name: 'Tools' }).locator('article').first().waitFor();
+    const colours = await page.evaluate(() => {
+      const root = getComputedStyle(document.documentElement);
+      return { bg: root.backgroundColor, text: root.color };
+    });
+    assert.deepEqual(colours, { bg: 'rgb(15, 17, 21)', text: 'rgb(230, 232, 236)' });
+    await shot('20-dark-marketplace');
+    await page.emulateMedia({ colorScheme: 'light' });
+    assert.equal(await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor), 'rgb(246, 247, 249)');
   });
 
   step('works from the keyboard', async () => {
