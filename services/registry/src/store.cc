@@ -210,8 +210,9 @@ Result<std::vector<std::string>> RegistryStore::DeleteFunction(const std::string
                   {function_id});
     if (!adds.ok()) return adds.status();
     for (int r = 0; r < adds->size(); ++r) added_by.push_back(adds->Str(r, 0));
-    for (const char* table : {"registry.versions", "registry.daily_executions", "registry.runs",
-                              "registry.favorites", "registry.ratings"}) {
+    for (const char* table :
+         {"registry.versions", "registry.daily_executions", "registry.runs", "registry.favorites",
+          "registry.ratings", "registry.workspace_env_keys"}) {
       auto gone =
           conn.Exec(std::string("DELETE FROM ") + table + " WHERE function_id = $1", {function_id});
       if (!gone.ok()) return gone.status();
@@ -221,6 +222,25 @@ Result<std::vector<std::string>> RegistryStore::DeleteFunction(const std::string
   });
   if (!s.ok()) return s;
   return added_by;
+}
+
+Status RegistryStore::SetWorkspaceEnvKeys(const std::string& org_id, const std::string& function_id,
+                                          const std::string& env_keys) {
+  auto rows = pool_.Exec(
+      "INSERT INTO registry.workspace_env_keys (org_id, function_id, env_keys) "
+      "VALUES ($1, $2, $3) ON CONFLICT (org_id, function_id) "
+      "DO UPDATE SET env_keys = EXCLUDED.env_keys, updated_at = now()",
+      {org_id, function_id, env_keys});
+  return rows.status();
+}
+
+Result<bool> RegistryStore::ClearWorkspaceEnvKeys(const std::string& org_id,
+                                                  const std::string& function_id) {
+  auto rows =
+      pool_.Exec("DELETE FROM registry.workspace_env_keys WHERE org_id = $1 AND function_id = $2",
+                 {org_id, function_id});
+  if (!rows.ok()) return rows.status();
+  return rows->affected() > 0;
 }
 
 Result<VersionRecord> RegistryStore::InsertVersion(const std::string& function_id,
