@@ -1,8 +1,8 @@
 #include "launcher.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <libpq-fe.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
@@ -79,8 +79,8 @@ void EnsurePortFree(const std::string& host, int port, const std::string& flag) 
   if (fd < 0) return;
   int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  bool in_use = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 &&
-                errno == EADDRINUSE;
+  bool in_use =
+      ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 && errno == EADDRINUSE;
   ::close(fd);
   if (in_use) {
     Fail("port " + std::to_string(port) + " is in use (" + host + ":" + std::to_string(port) +
@@ -210,8 +210,8 @@ void CheckStarting(Supervisor& supervisor) {
   std::string how = WIFEXITED(exit->status)
                         ? "exited with status " + std::to_string(WEXITSTATUS(exit->status))
                         : "was killed by signal " + std::to_string(WTERMSIG(exit->status));
-  std::string message = exit->name + " " + how + " during start-up; the end of " +
-                        exit->log_file + ":\n" + LastLines(exit->log_file, 15);
+  std::string message = exit->name + " " + how + " during start-up; the end of " + exit->log_file +
+                        ":\n" + LastLines(exit->log_file, 15);
   while (!message.empty() && message.back() == '\n') message.pop_back();
   supervisor.Stop(kStopOrder, 10000);
   Fail(message);
@@ -274,8 +274,7 @@ void SetPostgresPassword(const fs::path& pg_dir, const fs::path& keys, const PgU
 }
 
 // Connects as the cluster's superuser and creates the database on first run.
-void EnsureDatabase(int port, const std::string& password, int timeout_ms,
-                    Supervisor& supervisor) {
+void EnsureDatabase(int port, const std::string& password, int timeout_ms, Supervisor& supervisor) {
   std::string conninfo = "host=127.0.0.1 port=" + std::to_string(port) +
                          " user=toolgate dbname=postgres password=" + password;
   int64_t deadline = NowMs() + timeout_ms;
@@ -416,8 +415,8 @@ void DetachedReady(const fs::path& logs) {
   std::printf("%s\n", std::string(kReady).c_str());
   std::fflush(stdout);
   std::fflush(stderr);
-  int log_fd = ::open((logs / "launcher.log").c_str(),
-                      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  int log_fd =
+      ::open((logs / "launcher.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (log_fd < 0) log_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   ::dup2(log_fd, STDOUT_FILENO);
   ::dup2(log_fd, STDERR_FILENO);
@@ -690,9 +689,10 @@ int RunUp(const std::vector<std::string>& args) {
     if (!seeded.ok()) std::fprintf(stderr, "%s: demo seeding failed: %s\n", kProgram, seeded.ToString().c_str());
   }
   if (detach) {
-    std::printf("Running in the background (launcher pid %d); `toolgate status --data-dir %s` "
-                "shows it, `toolgate down --data-dir %s` stops it.\n",
-                static_cast<int>(::getpid()), data.c_str(), data.c_str());
+    std::printf(
+        "Running in the background (launcher pid %d); `toolgate status --data-dir %s` "
+        "shows it, `toolgate down --data-dir %s` stops it.\n",
+        static_cast<int>(::getpid()), data.c_str(), data.c_str());
     DetachedReady(logs);
   } else {
     std::printf("Press Ctrl-C to stop.\n");
@@ -734,7 +734,8 @@ bool LauncherRuns(const fs::path& data) {
 fs::path DataDirFlag(const std::string& command, const std::string& description,
                      const std::vector<std::string>& args) {
   Flags flags("toolgate " + command, description);
-  flags.Define("data-dir", "./data", "the data directory of the system (as given to `toolgate up`)");
+  flags.Define("data-dir", "./data",
+               "the data directory of the system (as given to `toolgate up`)");
   std::vector<char*> argv = {const_cast<char*>("toolgate")};
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   std::vector<std::string> extra = flags.Parse(static_cast<int>(argv.size()), argv.data());
@@ -763,9 +764,9 @@ int RunStatus(const std::vector<std::string>& args) {
   if (state->root["pid"].get_int64().get(launcher) != simdjson::SUCCESS) launcher = 0;
   std::string_view url;
   bool has_url = state->root["url"].get_string().get(url) == simdjson::SUCCESS;
-  std::printf("Toolgate %s %s (launcher pid %lld, data in %s)\n", has_url ? "runs at" : "is starting",
-              has_url ? std::string(url).c_str() : "", static_cast<long long>(launcher),
-              data.c_str());
+  std::printf("Toolgate %s %s (launcher pid %lld, data in %s)\n",
+              has_url ? "runs at" : "is starting", has_url ? std::string(url).c_str() : "",
+              static_cast<long long>(launcher), data.c_str());
   const std::map<std::string, std::string> programs = {
       {"nats", "nats-server"}, {"redis", "redis-server"}, {"postgres", "postgres"}};
   simdjson::dom::object pids;
@@ -774,19 +775,18 @@ int RunStatus(const std::vector<std::string>& args) {
       int64_t pid = 0;
       if (value.get_int64().get(pid) != simdjson::SUCCESS) continue;
       auto it = programs.find(std::string(name));
-      bool alive = RunsProgram(static_cast<pid_t>(pid),
-                               it == programs.end() ? "toolgate-" : it->second);
-      std::printf("  %-13s pid %-8lld %s\n", std::string(name).c_str(),
-                  static_cast<long long>(pid), alive ? "running" : "restarting");
+      bool alive =
+          RunsProgram(static_cast<pid_t>(pid), it == programs.end() ? "toolgate-" : it->second);
+      std::printf("  %-13s pid %-8lld %s\n", std::string(name).c_str(), static_cast<long long>(pid),
+                  alive ? "running" : "restarting");
     }
   }
   return 0;
 }
 
 int RunDown(const std::vector<std::string>& args) {
-  fs::path data =
-      DataDirFlag("down", "Stop the system `toolgate up --detach` started on a data directory.",
-                  args);
+  fs::path data = DataDirFlag(
+      "down", "Stop the system `toolgate up --detach` started on a data directory.", args);
   if (!LauncherRuns(data)) {
     std::printf("Toolgate is not running (data in %s)\n", data.c_str());
     return 0;
@@ -795,8 +795,9 @@ int RunDown(const std::vector<std::string>& args) {
   int64_t launcher = 0;
   if (!state.ok() || state->root["pid"].get_int64().get(launcher) != simdjson::SUCCESS ||
       !RunsProgram(static_cast<pid_t>(launcher), "toolgate")) {
-    std::fprintf(stderr, "toolgate down: a launcher holds %s but its pid is unknown; try again "
-                         "once it has started\n",
+    std::fprintf(stderr,
+                 "toolgate down: a launcher holds %s but its pid is unknown; try again "
+                 "once it has started\n",
                  (data / "run" / "launcher.lock").c_str());
     return 1;
   }

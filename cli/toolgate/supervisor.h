@@ -3,10 +3,10 @@
 // Each child's stdout and stderr go to its own log file. While the system starts, a child that
 // exits is not restarted but recorded (first_exit()): a service that cannot start fails the same
 // way every time, and the launcher reports why and gives up instead of looping. After
-// StartupDone(), a child that exits unexpectedly is restarted with a backoff (100 ms doubling to 5 s, reset after 30 s of healthy running). Children
-// get PR_SET_PDEATHSIG (their stop signal), set after the user change that would clear it, so
-// that they never outlive a killed launcher. Not thread-safe: one thread
-// owns the supervisor (the launcher's main thread).
+// StartupDone(), a child that exits unexpectedly is restarted with a backoff (100 ms doubling to 5
+// s, reset after 30 s of healthy running). Children get PR_SET_PDEATHSIG (their stop signal), set
+// after the user change that would clear it, so that they never outlive a killed launcher. Not
+// thread-safe: one thread owns the supervisor (the launcher's main thread).
 #pragma once
 
 #include <sys/types.h>
