@@ -3,8 +3,8 @@
 // Paths are resolved inside the root only (no "..", no symlink escape). A path that does not
 // look like a file (no extension) gets its directory's index.html when there is one ("/docs":
 // the API reference, rendered at build time), else the root's index.html, so the single-page
-// app's own routes work on reload. Files are read once and kept in memory: the app is small and immutable per
-// release. Thread-safe after construction.
+// app's own routes work on reload. Files are read once and kept in memory: the app is small and
+// immutable per release. Thread-safe after construction.
 #pragma once
 
 #include <map>

@@ -92,8 +92,7 @@ TEST_F(UpDown, DetachedSystemIsShownByStatusAndStoppedByDown) {
   ASSERT_NE(at, std::string::npos) << up.out;
   std::string url = up.out.substr(at + announce.size(),
                                   up.out.find(' ', at + announce.size()) - at - announce.size());
-  EXPECT_NE(up.out.find("toolgate down --data-dir " + data_.string()), std::string::npos)
-      << up.out;
+  EXPECT_NE(up.out.find("toolgate down --data-dir " + data_.string()), std::string::npos) << up.out;
 
   // `up` has returned; the system runs on without it.
   auto health = http::HttpClient(url).Get("/healthz");
@@ -149,7 +148,8 @@ TEST_F(UpDown, APortInUseIsNamedAndUpExitsAtOnce) {
 
   for (const std::string mode : {"", "--detach "}) {
     SCOPED_TRACE(mode);
-    CommandRun up = Toolgate("up " + mode + "--data-dir " + data_.string() + " --http-port " + port);
+    CommandRun up =
+        Toolgate("up " + mode + "--data-dir " + data_.string() + " --http-port " + port);
     EXPECT_EQ(up.status, 1) << up.out;
     EXPECT_NE(up.out.find("port " + port + " is in use"), std::string::npos) << up.out;
     EXPECT_NE(up.out.find("--http-port"), std::string::npos) << up.out;
@@ -172,8 +172,8 @@ TEST_F(UpDown, AServiceThatDiesWhileStartingIsReportedWithItsLog) {
       << "#!/bin/sh\necho 'registry: cannot open the catalogue' >&2\nexit 3\n";
   fs::permissions(bin / "toolgate-registry", fs::perms::owner_all);
 
-  CommandRun up = Toolgate("up --data-dir " + (data_ / "data").string() + " --http-port 0 --bin-dir " +
-                    bin.string());
+  CommandRun up = Toolgate("up --data-dir " + (data_ / "data").string() +
+                           " --http-port 0 --bin-dir " + bin.string());
   EXPECT_EQ(up.status, 1) << up.out;
   EXPECT_NE(up.out.find("registry exited with status 3 during start-up"), std::string::npos)
       << up.out;
