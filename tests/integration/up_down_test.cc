@@ -186,7 +186,9 @@ TEST_F(UpDown, AServiceThatDiesWhileStartingIsReportedWithItsLog) {
   std::map<std::string, pid_t> pids = StatePids(data_ / "data");
   EXPECT_TRUE(pids.count("postgres")) << ReadFile(data_ / "data" / "run" / "state.json");
   for (const auto& [name, pid] : pids) {
-    if (name != "launcher") EXPECT_FALSE(Alive(pid)) << name;
+    if (name != "launcher") {
+      EXPECT_FALSE(Alive(pid)) << name;
+    }
   }
 }
 
