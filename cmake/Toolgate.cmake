@@ -72,3 +72,27 @@ function(toolgate_embed_text)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${E_FILE})
   target_include_directories(${E_TARGET} PUBLIC ${CMAKE_CURRENT_BINARY_DIR}/generated)
 endfunction()
+
+# toolgate_embed_tree(TARGET target DIR dir FUNCTION name): every file below dir, as
+# `const std::vector<EmbeddedFile>& name()` (header "<name>.h"), each with its path relative to
+# dir and its text, sorted by path: data a binary carries (the demo catalogue's tools).
+function(toolgate_embed_tree)
+  cmake_parse_arguments(E "" "TARGET;DIR;FUNCTION" "" ${ARGN})
+  file(GLOB_RECURSE _files CONFIGURE_DEPENDS ${E_DIR}/*)
+  list(SORT _files)
+  set(_body "")
+  foreach(_f ${_files})
+    file(RELATIVE_PATH _rel ${E_DIR} ${_f})
+    file(READ ${_f} _text)
+    string(APPEND _body "      {\"${_rel}\", R\"toolgate_text(${_text})toolgate_text\"},\n")
+  endforeach()
+  set(_out ${CMAKE_CURRENT_BINARY_DIR}/generated/${E_FUNCTION})
+  file(WRITE ${_out}.h.tmp "#pragma once\n#include <string_view>\n#include <vector>\n"
+    "#ifndef TOOLGATE_EMBEDDED_FILE\n#define TOOLGATE_EMBEDDED_FILE\n"
+    "struct EmbeddedFile {\n  std::string_view path;\n  std::string_view text;\n};\n#endif\n"
+    "inline const std::vector<EmbeddedFile>& ${E_FUNCTION}() {\n"
+    "  static const std::vector<EmbeddedFile> kFiles = {\n${_body}  };\n  return kFiles;\n}\n")
+  configure_file(${_out}.h.tmp ${_out}.h COPYONLY)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_files})
+  target_include_directories(${E_TARGET} PUBLIC ${CMAKE_CURRENT_BINARY_DIR}/generated)
+endfunction()

@@ -156,6 +156,17 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
+  step('the login that toolgate up --demo prints signs in', async () => {
+    const printed = system.output().match(/sign in as (\S+) with the password (\S+)/);
+    assert.ok(printed, `no login printed:\n${system.output()}`);
+    const r = await fetch(`${base}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email: printed[1], password: printed[2] }),
+    });
+    assert.equal(r.status, 200, await r.text());
+  });
+
   step('signs up', async () => {
     await page.goto('/signup');
     await page.getByRole('heading', { name: 'Create your account' }).waitFor();
@@ -281,13 +292,22 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     echoId = await page.locator('code.tool-id').innerText();
     echoRunsBefore = (await (await fetch(`${base}/api/v1/functions/${echoId}`)).json()).executions;
     await page.getByRole('tab', { name: 'Try it' }).click();
-    const editor = page.getByLabel('Event (JSON)');
-    assert.match(await editor.inputValue(), /hello/, 'the editor starts from the example');
-    await editor.fill('{"hello": "from the browser"}');
+    // The input schema's fields, filled from the example.
+    const hello = page.getByLabel('hello', { exact: true });
+    assert.equal(await hello.inputValue(), 'world', 'the form starts from the example');
+    await hello.fill('from the form');
     await Promise.all([apiResponse('POST', '/functions/', 200), page.getByRole('button', { name: 'Run' }).click()]);
     const result = page.locator('[data-result="handler"]');
     await result.waitFor();
     await result.getByText('Status 200').waitFor();
+    assert.match(await result.locator('pre').innerText(), /from the form/);
+    // Raw JSON keeps what the form held, and runs what is typed there.
+    await page.getByLabel('Edit the event as raw JSON').check();
+    const editor = page.getByLabel('Event (JSON)');
+    assert.match(await editor.inputValue(), /from the form/, 'the editor starts from the form');
+    await editor.fill('{"hello": "from the browser"}');
+    await Promise.all([apiResponse('POST', '/functions/', 200), page.getByRole('button', { name: 'Run' }).click()]);
+    await result.getByText(/from the browser/).waitFor();
     assert.match(await result.locator('pre').innerText(), /from the browser/);
     const summary = await result.locator('dl.summary').innerText();
     assert.match(summary, /Runtime\s+\d+ ms/);
@@ -466,6 +486,17 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await heart.focus();
     await Promise.all([apiResponse('PUT', '/favorites/', 204), page.keyboard.press('Enter')]);
     await page.locator('button.heart[aria-pressed="true"]').waitFor();
+  });
+
+  step('the owner deletes the tool, and it is gone', async () => {
+    await page.goto(`/tools/${publishedId}`);
+    await page.getByRole('heading', { name: 'Browser greeter', level: 1 }).waitFor();
+    await page.getByRole('button', { name: 'Delete tool' }).click();
+    await page.getByText('The executions and charges of past calls stay on record.').waitFor();
+    await Promise.all([apiResponse('DELETE', `/functions/${publishedId}`, 204),
+      page.getByRole('button', { name: 'Delete for good' }).click()]);
+    await page.getByRole('heading', { name: 'My Tools', level: 1 }).waitFor();
+    assert.equal((await fetch(`${base}/api/v1/functions/${publishedId}`)).status, 404);
   });
 
   step('logs out, and a protected page asks to log in and then opens', async () => {

@@ -35,6 +35,8 @@ void RegistryApi::AddRoutes(core::Router& router) {
   router.Add(
       "GET", "/functions/{id}", [this](const core::Request& r) { return GetFunction(r); },
       /*require_auth=*/false);
+  router.Add("DELETE", "/functions/{id}",
+             [this](const core::Request& r) { return DeleteFunction(r); });
   router.Add("POST", "/functions/{id}/versions",
              [this](const core::Request& r) { return PublishVersion(r); });
   router.Add("POST", "/workspace/tools", [this](const core::Request& r) { return AddTool(r); });
@@ -112,6 +114,20 @@ v1::HttpResponse RegistryApi::UpdateFunction(const core::Request& r) {
   if (!updated.ok()) return core::Unavailable(updated.status());
   AnnounceFunction(updated->id);
   return Detail(200, *updated);
+}
+
+v1::HttpResponse RegistryApi::DeleteFunction(const core::Request& r) {
+  v1::HttpResponse refusal;
+  auto owned = OwnedFunction(r, &refusal);
+  if (!owned) return refusal;
+  auto deleted = store_.DeleteFunction(owned->id, r.principal().org_id());
+  if (deleted.status().code() == Status::Code::kNotFound) return FunctionNotFound(r.params[0]);
+  if (!deleted.ok()) return core::Unavailable(deleted.status());
+  // Every replica forgets it (invocations are 404 from now on), and every workspace that had it.
+  AnnounceFunction(owned->id);
+  for (const std::string& org : *deleted) AnnounceWorkspace(org, owned->id);
+  log::Info("function deleted").Str("function_id", owned->id);
+  return core::NoContent();
 }
 
 v1::HttpResponse RegistryApi::GetFunction(const core::Request& r) {

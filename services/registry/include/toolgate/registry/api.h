@@ -28,6 +28,8 @@ class RegistryApi {
   v1::HttpResponse CreateFunction(const core::Request& r);
   v1::HttpResponse UpdateFunction(const core::Request& r);
   v1::HttpResponse GetFunction(const core::Request& r);
+  // DELETE /functions/{id}: 204; the owner's only.
+  v1::HttpResponse DeleteFunction(const core::Request& r);
   v1::HttpResponse PublishVersion(const core::Request& r);
   v1::HttpResponse AddTool(const core::Request& r);
   v1::HttpResponse ListTools(const core::Request& r);

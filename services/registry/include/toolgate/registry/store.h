@@ -104,6 +104,12 @@ class RegistryStore : public FunctionSource {
   Result<int64_t> AddToWorkspace(const std::string& org_id, const std::string& function_id);
   // False when org_id had not added function_id.
   Result<bool> RemoveFromWorkspace(const std::string& org_id, const std::string& function_id);
+  // Deletes function_id, which org_id owns, with its versions and everything the registry keeps
+  // about it (workspace adds, favorites, ratings, run counts), in one transaction; returns the
+  // organizations that had added it. NotFound when org_id owns no such function. The billing
+  // records of its executions are billing's and stay.
+  Result<std::vector<std::string>> DeleteFunction(const std::string& function_id,
+                                                  const std::string& org_id);
   // The functions org_id owns, oldest first.
   Result<std::vector<FunctionSummary>> ListOwned(const std::string& org_id);
   // The public functions of other organizations that org_id added, in the order added.
