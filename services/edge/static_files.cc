@@ -30,6 +30,9 @@ std::optional<StaticFile> StaticFiles::Find(const std::string& path) const {
   if (auto it = files_.find(key); it != files_.end()) return it->second;
   std::string last = key.substr(key.rfind('/') + 1);
   if (last.find('.') == std::string::npos) {
+    // A directory with a page of its own ("/docs" is /docs/index.html), else the app's.
+    std::string dir = key.ends_with('/') ? key : key + "/";
+    if (auto page = files_.find(dir + "index.html"); page != files_.end()) return page->second;
     if (auto index = files_.find("/index.html"); index != files_.end()) return index->second;
   }
   return std::nullopt;
