@@ -363,6 +363,16 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await shot('10-reviews');
   });
 
+  step('opens the publisher page from a tool', async () => {
+    await page.goto(`/tools/${echoId}`);
+    await page.getByRole('heading', { name: 'Echo', level: 1 }).waitFor();
+    await page.locator('.detail-head').getByRole('link', { name: 'Toolgate Samples' }).click();
+    const found = await resultsFor('creator=');
+    const publishers = await found.locator('article a.publisher').allInnerTexts();
+    assert.ok(publishers.length >= 3, `the publisher's tools are listed (${publishers})`);
+    assert.ok(publishers.every((p) => p === 'Toolgate Samples'), `only the publisher's tools: ${publishers}`);
+  });
+
   step('manages secrets and maps one into a snippet', async () => {
     await page.goto('/settings/secrets');
     await page.getByRole('heading', { name: 'Secrets', level: 2 }).waitFor();

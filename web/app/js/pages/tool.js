@@ -9,7 +9,7 @@ import { busy, clearErrors, errorNotice, fieldError, showOk, showProblem } from 
 import { renderMarkdown } from '../markdown.js';
 import { schemaForm } from '../schema_form.js';
 import {
-  copyButton, emptyState, envKeysHeader, heartButton, ratingBadge, secretChooser, setPageTitle, tabs,
+  copyButton, emptyState, envKeysHeader, heartButton, publisherLink, ratingBadge, secretChooser, setPageTitle, tabs,
 } from '../components.js';
 import { navigate, requireLogin, session } from '../state.js';
 
@@ -156,7 +156,7 @@ export async function render(container, { params, query }) {
     h('div', { class: 'detail-head' },
       h('div', {},
         h('div', { class: 'row' }, h('h1', {}, detail.name), session.me ? heartButton(functionId, detail.name, viewer.favorite) : null),
-        h('p', { class: 'muted' }, `by ${detail.organization?.name || 'unknown'}`),
+        h('p', { class: 'muted' }, 'by ', publisherLink(detail.organization)),
         h('p', {}, detail.description),
         h('div', { class: 'badges' },
           h('span', { class: 'badge' }, runtimeName(detail.runtime)),
