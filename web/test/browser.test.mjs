@@ -473,6 +473,27 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await shot('16-executions');
   });
 
+  step('a failed load shows one error, and its retry works', async () => {
+    let answered = 0;
+    const pattern = '**/api/v1/executions?*';
+    await page.route(pattern, (route) => {
+      if (answered++ > 0) return route.continue();
+      return route.fulfill({
+        status: 503,
+        contentType: 'application/problem+json',
+        body: JSON.stringify({ type: 'urn:toolgate:error:service_unavailable', title: 'Service unavailable', status: 503, detail: 'Try again in a moment.', code: 'service_unavailable' }),
+      });
+    });
+    await page.goto('/executions');
+    const notice = page.getByRole('alert').filter({ hasText: 'Service unavailable' });
+    await notice.waitFor();
+    assert.equal(await notice.count(), 1, 'the error is shown once');
+    await notice.getByRole('button', { name: 'Try again' }).click();
+    await page.locator('tr[data-execution-id]').first().waitFor();
+    assert.equal(await notice.count(), 0, 'the error is gone once the list loads');
+    await page.unroute(pattern);
+  });
+
   step('fits a phone-width screen', async () => {
     await page.setViewportSize(PHONE);
     await page.goto('/');

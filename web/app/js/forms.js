@@ -89,8 +89,20 @@ export async function busy(form, work) {
 }
 
 // A page-level error box (for failed loads).
-export function errorNotice(error) {
+// The one notice a failed load shows; with retry, a Try again button that runs it (the notice
+// is replaced by whatever retry renders, so it never piles up).
+export function errorNotice(error, retry) {
+  const again = retry ? h('button', { type: 'button', class: 'small' }, 'Try again') : null;
+  if (again) again.addEventListener('click', () => { again.disabled = true; retry(); });
   return h('div', { class: 'notice error', role: 'alert' },
     h('strong', {}, error.title || 'Something went wrong'),
-    error.detail ? h('p', { class: 'small' }, error.detail) : (error.message ? h('p', { class: 'small' }, error.message) : null));
+    error.detail ? h('p', { class: 'small' }, error.detail) : (error.message ? h('p', { class: 'small' }, error.message) : null),
+    again);
+}
+
+// Placeholder bars while something loads, announced to screen readers by label. Widths come
+// from the stylesheet: the CSP allows no inline style.
+export function skeleton(label, lines = 3) {
+  return h('div', { class: 'skeleton', role: 'status', aria: { label, busy: 'true' } },
+    Array.from({ length: lines }, () => h('span', { class: 'skeleton-line' })));
 }

@@ -4,7 +4,7 @@
 import { api, query as qs } from '../api.js';
 import { h, replace, table } from '../dom.js';
 import { usd, when } from '../format.js';
-import { errorNotice } from '../forms.js';
+import { errorNotice, skeleton } from '../forms.js';
 import { emptyState, setPageTitle } from '../components.js';
 import { functionLink } from '../names.js';
 
@@ -16,7 +16,7 @@ function statusBadge(code) {
 export async function render(container, { query }) {
   setPageTitle('Executions');
   const functionId = query.get('function_id') || '';
-  const listBox = h('div', {}, h('p', { class: 'loading' }, 'Loading executions…'));
+  const listBox = h('div', {}, skeleton('Loading executions', 5));
   const more = h('button', { type: 'button', hidden: true }, 'Load more');
   let cursor = null;
 
@@ -30,7 +30,7 @@ export async function render(container, { query }) {
       return;
     }
     button.setAttribute('aria-expanded', 'true');
-    const cell = h('td', { colspan: '9' }, h('p', { class: 'loading' }, 'Loading…'));
+    const cell = h('td', { colspan: '9' }, skeleton('Loading the execution', 3));
     const detailRow = h('tr', { class: 'detail-row', id: button.getAttribute('aria-controls') }, cell);
     tr.after(detailRow);
     try {
@@ -74,7 +74,8 @@ export async function render(container, { query }) {
       else replace(listBox, items.length ? table('Executions', headers, items.map(row)) : emptyState('No executions yet. Run a tool from its Try it tab or with an API key.'));
       more.hidden = !cursor;
     } catch (error) {
-      replace(listBox, errorNotice(error));
+      // A failed page, first or later, offers to load the list again from its start.
+      replace(listBox, errorNotice(error, () => { replace(listBox, skeleton('Loading executions', 5)); load(false); }));
     }
   }
   more.addEventListener('click', () => load(true));

@@ -2,7 +2,7 @@
 
 import { api } from '../api.js';
 import { h, replace } from '../dom.js';
-import { errorNotice } from '../forms.js';
+import { errorNotice, skeleton } from '../forms.js';
 import { cardList, emptyState, setPageTitle, tabs } from '../components.js';
 
 const TABS = [
@@ -22,7 +22,7 @@ export async function render(container, { query }) {
 }
 
 async function show(id, panel) {
-  replace(panel, h('p', { class: 'loading' }, 'Loading…'));
+  replace(panel, skeleton('Loading tools', 4));
   try {
     if (id === 'favorites') {
       const favorites = (await api('GET', '/favorites?limit=200')).items || [];
@@ -66,6 +66,6 @@ async function show(id, panel) {
       card.append(h('div', { class: 'row' }, h('a', { class: 'button small', href: `/tools/${fid}?tab=try` }, 'Try it'), remove));
     }
   } catch (error) {
-    replace(panel, errorNotice(error));
+    replace(panel, errorNotice(error, () => show(id, panel)));
   }
 }

@@ -3,7 +3,7 @@
 import { api, idempotencyKey, listAll } from '../api.js';
 import { field, h, replace, table, toast, uid } from '../dom.js';
 import { dateInputValue, day, parseUsd, usd, when } from '../format.js';
-import { busy, clearErrors, errorNotice, fieldError, showProblem } from '../forms.js';
+import { busy, clearErrors, errorNotice, fieldError, showProblem, skeleton } from '../forms.js';
 import { copyButton, emptyState, setPageTitle } from '../components.js';
 import { functionLink } from '../names.js';
 import { chromeChanged, session } from '../state.js';
@@ -53,7 +53,7 @@ export async function renderKeys(container) {
   const invoke = h('input', { type: 'checkbox', name: 'scope', value: 'invoke', checked: true });
   const manage = h('input', { type: 'checkbox', name: 'scope', value: 'manage' });
   const created = h('div', { class: 'new-key' });
-  const listBox = h('div', {}, h('p', { class: 'loading' }, 'Loading keys…'));
+  const listBox = h('div', {}, skeleton('Loading keys', 3));
   const form = h('form', { class: 'panel', novalidate: true, aria: { label: 'Create an API key' } },
     h('h3', {}, 'Create a key'),
     h('div', { class: 'grid-2' },
@@ -84,7 +84,7 @@ export async function renderKeys(container) {
             })))))
         : emptyState('No keys yet. Create one to call tools from your code.'));
     } catch (error) {
-      replace(listBox, errorNotice(error));
+      replace(listBox, errorNotice(error, () => { replace(listBox, skeleton('Loading', 3)); loadList(); }));
     }
   }
 
@@ -131,7 +131,7 @@ export async function renderKeys(container) {
 export async function renderSecrets(container) {
   const name = h('input', { type: 'text', required: true, maxlength: '100' });
   const value = h('input', { type: 'password', required: true, autocomplete: 'off' });
-  const listBox = h('div', {}, h('p', { class: 'loading' }, 'Loading secrets…'));
+  const listBox = h('div', {}, skeleton('Loading secrets', 3));
   const form = h('form', { class: 'panel', novalidate: true, aria: { label: 'Create a secret' } },
     h('h3', {}, 'Create a secret'),
     h('div', { class: 'grid-2' },
@@ -184,7 +184,7 @@ export async function renderSecrets(container) {
         }))
         : emptyState('No secrets yet. Tools that declare keys (such as an API token) read them from your secrets.'));
     } catch (error) {
-      replace(listBox, errorNotice(error));
+      replace(listBox, errorNotice(error, () => { replace(listBox, skeleton('Loading', 3)); loadList(); }));
     }
   }
 
