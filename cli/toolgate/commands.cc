@@ -780,7 +780,7 @@ Result<ParsedArgs> ParseArgs(const std::vector<std::string>& words,
     } else {
       return Status::InvalidArgument("--" + name + " needs a value");
     }
-    if (allowed.count(name) == 0) return Status::InvalidArgument("unknown option --" + name);
+    if (allowed.count(name) == 0) return Status::InvalidArgument("unknown flag --" + name);
     if (!out.options.emplace(name, value).second) {
       return Status::InvalidArgument("--" + name + " is given twice");
     }

@@ -46,7 +46,7 @@ TEST(ParseArgsTest, DoubleDashEndsOptions) {
 TEST(ParseArgsTest, RejectsUnknownMissingAndRepeatedOptions) {
   auto unknown = ParseArgs({"--nmae", "x"}, {"name"});
   ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.status().message(), "unknown option --nmae");
+  EXPECT_EQ(unknown.status().message(), "unknown flag --nmae");
   auto missing = ParseArgs({"--name"}, {"name"});
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().message(), "--name needs a value");

@@ -24,6 +24,10 @@ int main(int argc, char** argv) {
   if (!args.empty() && args[0] == "down") {
     return toolgate::cli::RunDown(std::vector<std::string>(args.begin() + 1, args.end()));
   }
+  if (!args.empty() && (args[0] == "version" || args[0] == "--version")) {
+    std::printf("toolgate %s\n", TOOLGATE_VERSION);
+    return 0;
+  }
   if (!args.empty() && args[0] == "trace") {
     return toolgate::cli::RunTrace(std::vector<std::string>(args.begin() + 1, args.end()));
   }

@@ -35,6 +35,16 @@ CliRun Toolgate(const std::string& config_dir, const std::string& args,
   return r;
 }
 
+TEST(CliTest, VersionAndUnknownFlags) {
+  std::string config = (fs::path(g_system->data_dir()) / "cli-version").string();
+  CliRun r = Toolgate(config, "version");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out, "toolgate 0.1.0\n");
+  r = Toolgate(config, "invoke 00000000-0000-4000-8000-000000000000 --evnt '{}'");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.out.find("unknown flag --evnt"), std::string::npos) << r.out;
+}
+
 TEST(CliTest, SignupKeysPublishTopUpInvoke) {
   fs::path dir = fs::path(g_system->data_dir()) / ("cli-" + HexEncode(RandomBytes(4)));
   fs::create_directories(dir / "tool");
