@@ -542,6 +542,19 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await page.locator('button.heart[aria-pressed="true"]').waitFor();
   });
 
+  step('the owner edits the listing', async () => {
+    await page.goto(`/tools/${publishedId}`);
+    await page.getByRole('heading', { name: 'Browser greeter', level: 1 }).waitFor();
+    await page.getByRole('link', { name: 'Edit listing' }).click();
+    await page.getByRole('heading', { name: 'Edit the listing of Browser greeter' }).waitFor();
+    const description = page.getByLabel('Description', { exact: true });
+    assert.notEqual(await description.inputValue(), '', 'the form starts from the listing');
+    await description.fill('Greets whoever it is given, politely.');
+    await Promise.all([apiResponse('PATCH', `/functions/${publishedId}`, 200), page.getByRole('button', { name: 'Save listing' }).click()]);
+    await page.getByRole('heading', { name: 'Browser greeter', level: 1 }).waitFor();
+    await page.getByText('Greets whoever it is given, politely.').first().waitFor();
+  });
+
   step('the owner deletes the tool, and it is gone', async () => {
     await page.goto(`/tools/${publishedId}`);
     await page.getByRole('heading', { name: 'Browser greeter', level: 1 }).waitFor();

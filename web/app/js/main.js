@@ -23,6 +23,7 @@ const ROUTES = [
   [/^\/my-tools$/, myTools.render, true],
   [/^\/publish$/, publish.renderCreate, true],
   [/^\/publish\/([^/]+)$/, publish.renderVersion, true],
+  [/^\/publish\/([^/]+)\/listing$/, publish.renderEditListing, true],
   [/^\/settings(?:\/keys)?$/, settings.renderKeys, true],
   [/^\/settings\/secrets$/, settings.renderSecrets, true],
   [/^\/settings\/billing$/, settings.renderBilling, true],

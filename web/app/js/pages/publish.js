@@ -4,7 +4,7 @@
 
 import { api } from '../api.js';
 import { field, h, replace, select, uid } from '../dom.js';
-import { parseUsd, runtimeName, usd, day } from '../format.js';
+import { parseUsd, runtimeName, usd, usdInput, day } from '../format.js';
 import { busy, clearErrors, fieldError, showOk, showProblem } from '../forms.js';
 import { renderMarkdown } from '../markdown.js';
 import { setPageTitle } from '../components.js';
@@ -36,7 +36,19 @@ function commaList(text) {
 }
 
 export async function renderCreate(container) {
-  setPageTitle('Publish a tool');
+  renderListing(container, null);
+}
+
+// The listing of a tool its organization owns: the same form, filled, saved with PATCH.
+export async function renderEditListing(container, { params }) {
+  const [functionId] = params;
+  const detail = await api('GET', `/functions/${encodeURIComponent(functionId)}`);
+  renderListing(container, detail);
+}
+
+// The form of a tool's listing: a new tool when existing is null, else existing's listing.
+function renderListing(container, existing) {
+  setPageTitle(existing ? `Edit the listing of ${existing.name}` : 'Publish a tool');
   const name = h('input', { type: 'text', required: true, maxlength: '100' });
   const description = h('input', { type: 'text', required: true, maxlength: '300' });
   const overview = h('textarea', { rows: '8' });
@@ -60,7 +72,19 @@ export async function renderCreate(container) {
     h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'visibility', value: 'private', checked: true }), 'Private: only your organization can see and call it'),
     h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'visibility', value: 'public' }), 'Public: listed in the marketplace once a version is published'));
 
-  const form = h('form', { class: 'panel', novalidate: true, aria: { label: 'Create a tool' } },
+  if (existing) {
+    name.value = existing.name || '';
+    description.value = existing.description || '';
+    overview.value = existing.overview || '';
+    category.value = existing.category || '';
+    sector.value = existing.sector || '';
+    tags.value = (existing.tags || []).join(', ');
+    // The price new versions take; each published version keeps its own.
+    priceInput.value = usdInput(existing.default_price_micro_usd ?? existing.price_micro_usd ?? 0);
+    mcp.checked = Boolean(existing.mcp);
+    for (const radio of visibility.querySelectorAll('input')) radio.checked = radio.value === existing.visibility;
+  }
+  const form = h('form', { class: 'panel', novalidate: true, aria: { label: existing ? 'Edit the listing' : 'Create a tool' } },
     h('div', { class: 'grid-2' },
       field('Name', name, { name: 'name' }),
       field('Category', category, { name: 'category', hint: 'For example Data, Utilities, AI agents.' })),
@@ -76,7 +100,7 @@ export async function renderCreate(container) {
       h('div', { class: 'field', data: { field: 'mcp' } }, h('span', { class: 'label' }, 'Protocol'),
         h('label', { class: 'choice' }, mcp, 'MCP server (the event is a JSON-RPC 2.0 request)'))),
     visibility,
-    h('button', { type: 'submit', class: 'primary' }, 'Create tool'));
+    h('button', { type: 'submit', class: 'primary' }, existing ? 'Save listing' : 'Create tool'));
 
   form.addEventListener('submit', (e) => {
     e.preventDefault();
@@ -89,19 +113,23 @@ export async function renderCreate(container) {
     }
     busy(form, async () => {
       try {
-        const created = await api('POST', '/functions', {
-          body: {
-            name: name.value.trim(),
-            description: description.value.trim(),
-            overview: overview.value,
-            category: category.value.trim(),
-            sector: sector.value.trim(),
-            tags: commaList(tags.value),
-            visibility: form.querySelector('input[name="visibility"]:checked').value,
-            price_micro_usd: micro,
-            mcp: mcp.checked,
-          },
-        });
+        const body = {
+          name: name.value.trim(),
+          description: description.value.trim(),
+          overview: overview.value,
+          category: category.value.trim(),
+          sector: sector.value.trim(),
+          tags: commaList(tags.value),
+          visibility: form.querySelector('input[name="visibility"]:checked').value,
+          price_micro_usd: micro,
+          mcp: mcp.checked,
+        };
+        if (existing) {
+          await api('PATCH', `/functions/${encodeURIComponent(existing.function_id)}`, { body });
+          await navigate(`/tools/${existing.function_id}`);
+          return;
+        }
+        const created = await api('POST', '/functions', { body });
         await navigate(`/publish/${created.function_id}?created=1`);
       } catch (error) {
         showProblem(form, error);
@@ -110,8 +138,10 @@ export async function renderCreate(container) {
   });
 
   replace(container,
-    h('h1', {}, 'Publish a tool'),
-    h('p', { class: 'muted' }, 'Step 1 of 2: describe the tool. Next you publish its first version with the code.'),
+    h('h1', {}, existing ? `Edit the listing of ${existing.name}` : 'Publish a tool'),
+    h('p', { class: 'muted' }, existing
+      ? 'What the marketplace shows, and the price new versions take (each published version keeps its own).'
+      : 'Step 1 of 2: describe the tool. Next you publish its first version with the code.'),
     form);
   name.focus();
   api('GET', '/marketplace/facets').then((facets) => {

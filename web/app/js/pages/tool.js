@@ -89,6 +89,7 @@ export async function render(container, { params, query }) {
       replace(workspaceBox,
         h('span', { class: 'badge ok' }, 'Your organization owns this tool'),
         h('a', { class: 'button', href: `/publish/${functionId}` }, 'Publish a version'),
+        h('a', { class: 'button', href: `/publish/${functionId}/listing` }, 'Edit listing'),
         remove, confirmBox);
       return;
     }
