@@ -279,6 +279,41 @@ TEST(Functions, DeleteIsTheOwnersAndKeepsTheRecords) {
   EXPECT_FALSE(owner.CreateFunction("retiring").empty());
 }
 
+TEST(Functions, TheLastSevenDaysShowTheSuccessRateAndTheMedianLatency) {
+  Account owner(*g_system, "Measured");
+  owner.TopUp(1'000'000);
+  std::string key = owner.CreateKey();
+  std::string fn = owner.CreateFunction("sometimes fails");
+  ASSERT_EQ(owner
+                .PublishLua(fn, "1",
+                            "function service_handler(e, c)\n"
+                            "  if e.fail then return {statusCode = 500, body = 'no'} end\n"
+                            "  return {statusCode = 200, body = 'yes'}\n"
+                            "end")
+                .status,
+            201);
+  for (const char* event :
+       {R"({"event":{}})", R"({"event":{}})", R"({"event":{"fail":true}})", R"({"event":{}})"}) {
+    ASSERT_NE(Invoke(*g_system, key, fn, "1", event).status, 0);
+  }
+  // The registry learns of runs from billing's execution events, written once a second.
+  std::string week;
+  for (int64_t deadline = NowMs() + 15000; NowMs() < deadline;) {
+    auto detail = owner.session().Get("/api/v1/functions/" + fn);
+    ASSERT_TRUE(detail.ok() && detail->status == 200);
+    week = ToJson(Json(detail->body).root["last_7_days"]);
+    if (week.find(R"("executions":4)") != std::string::npos) break;
+  }
+  auto doc = Json(week);
+  EXPECT_EQ(int64_t(doc.root["executions"].get_int64()), 4) << week;
+  double rate = 0;
+  ASSERT_EQ(doc.root["success_rate"].get_double().get(rate), simdjson::SUCCESS) << week;
+  EXPECT_DOUBLE_EQ(rate, 0.75) << week;
+  int64_t p50 = 0;
+  ASSERT_EQ(doc.root["p50_ms"].get_int64().get(p50), simdjson::SUCCESS) << week;
+  EXPECT_GE(p50, 1);
+}
+
 TEST(Ledger, PaginationHasNoDuplicatesOrGaps) {
   Account acct(*g_system, "Pages");
   for (int i = 1; i <= 7; ++i) acct.TopUp(i);

@@ -273,6 +273,8 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     const toolId = await page.locator('code.tool-id').innerText();
     assert.match(toolId, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     await page.getByText('Price per execution').waitFor();
+    // The demo ran Echo: its last 7 days show runs, a success rate and a median latency.
+    assert.match(await page.locator('[data-stat="week"]').innerText(), /^\d+ runs? · \d+\.\d% succeeded · p50 under \d+ ms$/);
     await page.getByRole('heading', { name: 'Input schema' }).waitFor();
     await Promise.all([apiResponse('POST', '/workspace/tools', 201), page.getByRole('button', { name: 'Add to workspace' }).click()]);
     await page.getByText('In your workspace').waitFor();

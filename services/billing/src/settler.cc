@@ -178,6 +178,9 @@ void Settler::Commit(Batch batch) {
       event->set_function_id(execution.function_id);
       event->set_caller_org_id(execution.org_id);
       event->set_created_at_ms(NowMs());
+      event->set_outcome_known(true);
+      event->set_runtime_ms(execution.runtime_ms);
+      event->set_status_code(execution.status_code);
     }
   }
   AckAll(batch);

@@ -78,8 +78,10 @@ v1::HttpResponse RegistryApi::Detail(int status, const FunctionRecord& function)
     if (!got.ok()) return core::Unavailable(got.status());
     latest = std::move(*got);
   }
-  return core::JsonResponse(status,
-                            FunctionDetailJson(function, *versions, latest ? &*latest : nullptr));
+  auto week = store_.LastWeek(function.id);
+  if (!week.ok()) return core::Unavailable(week.status());
+  return core::JsonResponse(
+      status, FunctionDetailJson(function, *versions, latest ? &*latest : nullptr, &*week));
 }
 
 std::optional<FunctionRecord> RegistryApi::OwnedFunction(const core::Request& r,

@@ -29,8 +29,8 @@ TEST(ExecutionCounter, BatchesCountsIntoOneWrite) {
   counter.Add("b", "org1", 0);
   ASSERT_TRUE(counter.Flush().ok());
   EXPECT_EQ(store.writes, 1);
-  EXPECT_EQ((store.total[{"a", "org1", 0}]), 2);
-  EXPECT_EQ((store.total[{"b", "org1", 0}]), 1);
+  EXPECT_EQ((store.total[{"a", "org1", 0}].executions), 2);
+  EXPECT_EQ((store.total[{"b", "org1", 0}].executions), 1);
   ASSERT_TRUE(counter.Flush().ok());  // nothing pending: no write
   EXPECT_EQ(store.writes, 1);
 }
@@ -45,10 +45,10 @@ TEST(ExecutionCounter, CountsPerCallerAndUtcDay) {
   counter.Add("a", "org2", day * kDayMs + 5);
   counter.Add("a", "org2", -1);  // before 1970: the day before day 0, not day 0
   ASSERT_TRUE(counter.Flush().ok());
-  EXPECT_EQ((store.total[{"a", "org1", day}]), 2);
-  EXPECT_EQ((store.total[{"a", "org1", day + 1}]), 1);
-  EXPECT_EQ((store.total[{"a", "org2", day}]), 1);
-  EXPECT_EQ((store.total[{"a", "org2", -1}]), 1);
+  EXPECT_EQ((store.total[{"a", "org1", day}].executions), 2);
+  EXPECT_EQ((store.total[{"a", "org1", day + 1}].executions), 1);
+  EXPECT_EQ((store.total[{"a", "org2", day}].executions), 1);
+  EXPECT_EQ((store.total[{"a", "org2", -1}].executions), 1);
   EXPECT_EQ(store.total.size(), 4u);
 }
 
@@ -61,7 +61,7 @@ TEST(ExecutionCounter, FailedFlushKeepsCounts) {
   counter.Add("a", "org1", 0);
   store.down = false;
   ASSERT_TRUE(counter.Flush().ok());
-  EXPECT_EQ((store.total[{"a", "org1", 0}]), 2);
+  EXPECT_EQ((store.total[{"a", "org1", 0}].executions), 2);
 }
 
 TEST(ExecutionCounter, DestructorFlushes) {
@@ -70,7 +70,39 @@ TEST(ExecutionCounter, DestructorFlushes) {
     ExecutionCounter counter(store.Fn(), std::chrono::hours(1));
     counter.Add("a", "org1", 0);
   }
-  EXPECT_EQ((store.total[{"a", "org1", 0}]), 1);
+  EXPECT_EQ((store.total[{"a", "org1", 0}].executions), 1);
+}
+
+TEST(ExecutionCounter, TalliesSuccessesAndLatencyWhenTheOutcomeIsKnown) {
+  Store store;
+  ExecutionCounter counter(store.Fn(), std::chrono::milliseconds(0));
+  counter.Add("a", "org1", 0, 3, true);     // bucket 2: [2, 4) ms
+  counter.Add("a", "org1", 0, 0, true);     // bucket 0: under 1 ms
+  counter.Add("a", "org1", 0, 900, false);  // a 500
+  ASSERT_TRUE(counter.Flush().ok());
+  const Tally& t = store.total[{"a", "org1", 0}];
+  EXPECT_EQ(t.executions, 3);
+  EXPECT_EQ(t.succeeded, 2);
+  EXPECT_EQ(t.latency[0], 1);
+  EXPECT_EQ(t.latency[2], 1);
+  EXPECT_EQ(t.latency[10], 1);  // [512, 1024) ms
+}
+
+TEST(ExecutionCounter, TheMedianIsTheUpperBoundOfItsBucket) {
+  EXPECT_EQ(LatencyBucket(0), 0);
+  EXPECT_EQ(LatencyBucket(1), 1);
+  EXPECT_EQ(LatencyBucket(2), 2);
+  EXPECT_EQ(LatencyBucket(3), 2);
+  EXPECT_EQ(LatencyBucket(int64_t{1} << 40), kLatencyBuckets - 1);
+  std::array<int64_t, kLatencyBuckets> h{};
+  EXPECT_EQ(MedianUpperBoundMs(h), -1);
+  h[0] = 1;  // under 1 ms
+  EXPECT_EQ(MedianUpperBoundMs(h), 1);
+  h[3] = 3;  // [4, 8) ms holds the median of 4
+  EXPECT_EQ(MedianUpperBoundMs(h), 8);
+  h = {};
+  h[kLatencyBuckets - 1] = 1;
+  EXPECT_EQ(MedianUpperBoundMs(h), int64_t{1} << (kLatencyBuckets - 2));
 }
 
 }  // namespace

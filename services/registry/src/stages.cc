@@ -134,8 +134,15 @@ void RegistryStages::HandleExecution(bus::Message&& m) {
   v1::ExecutionsRecorded events;
   if (!events.ParseFromString(m.data)) return;
   for (const v1::ExecutionRecorded& event : events.executions()) {
-    executions_.Add(NormalizeFunctionId(event.function_id()), event.caller_org_id(),
-                    event.created_at_ms() > 0 ? event.created_at_ms() : NowMs());
+    const int64_t at_ms = event.created_at_ms() > 0 ? event.created_at_ms() : NowMs();
+    const std::string function_id = NormalizeFunctionId(event.function_id());
+    if (event.outcome_known()) {
+      // Success as the caller sees it: the handler answered below 500.
+      executions_.Add(function_id, event.caller_org_id(), at_ms, event.runtime_ms(),
+                      event.status_code() < 500);
+    } else {
+      executions_.Add(function_id, event.caller_org_id(), at_ms);
+    }
   }
 }
 

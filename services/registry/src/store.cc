@@ -210,9 +210,9 @@ Result<std::vector<std::string>> RegistryStore::DeleteFunction(const std::string
                   {function_id});
     if (!adds.ok()) return adds.status();
     for (int r = 0; r < adds->size(); ++r) added_by.push_back(adds->Str(r, 0));
-    for (const char* table :
-         {"registry.versions", "registry.daily_executions", "registry.runs", "registry.favorites",
-          "registry.ratings", "registry.workspace_env_keys"}) {
+    for (const char* table : {"registry.versions", "registry.daily_executions",
+                              "registry.daily_latency", "registry.runs", "registry.favorites",
+                              "registry.ratings", "registry.workspace_env_keys"}) {
       auto gone =
           conn.Exec(std::string("DELETE FROM ") + table + " WHERE function_id = $1", {function_id});
       if (!gone.ok()) return gone.status();
@@ -222,6 +222,27 @@ Result<std::vector<std::string>> RegistryStore::DeleteFunction(const std::string
   });
   if (!s.ok()) return s;
   return added_by;
+}
+
+Result<WeekStats> RegistryStore::LastWeek(const std::string& function_id) {
+  WeekStats stats;
+  auto totals = pool_.Exec(
+      "SELECT COALESCE(sum(executions), 0), COALESCE(sum(succeeded), 0) "
+      "FROM registry.daily_executions WHERE function_id = $1 AND day > current_date - 7",
+      {function_id});
+  if (!totals.ok()) return totals.status();
+  stats.executions = totals->Int(0, 0);
+  stats.succeeded = totals->Int(0, 1);
+  auto buckets = pool_.Exec(
+      "SELECT bucket, sum(n) FROM registry.daily_latency "
+      "WHERE function_id = $1 AND day > current_date - 7 GROUP BY bucket",
+      {function_id});
+  if (!buckets.ok()) return buckets.status();
+  for (int r = 0; r < buckets->size(); ++r) {
+    int64_t b = buckets->Int(r, 0);
+    if (b >= 0 && b < kLatencyBuckets) stats.latency[static_cast<size_t>(b)] = buckets->Int(r, 1);
+  }
+  return stats;
 }
 
 Status RegistryStore::SetWorkspaceEnvKeys(const std::string& org_id, const std::string& function_id,
@@ -340,15 +361,18 @@ Status RegistryStore::AddExecutions(const ExecutionCounter::Counts& counts) {
   JsonWriter batch;
   batch.BeginArray();
   bool any = false;
-  for (const auto& [key, n] : counts) {
+  for (const auto& [key, tally] : counts) {
     if (!IsUuid(key.function_id)) continue;
     any = true;
     batch.BeginObject()
         .Field("f", NormalizeFunctionId(key.function_id))
         .Field("o", key.caller_org_id)
         .Field("d", key.day)
-        .Field("n", n)
-        .EndObject();
+        .Field("n", tally.executions)
+        .Field("s", tally.succeeded);
+    batch.Key("l").BeginArray();
+    for (int64_t n : tally.latency) batch.Int(n);
+    batch.EndArray().EndObject();
   }
   batch.EndArray();
   if (!any) return Status::Ok();
@@ -356,7 +380,7 @@ Status RegistryStore::AddExecutions(const ExecutionCounter::Counts& counts) {
   // Rows for functions that do not exist are dropped by the joins, so one stray id cannot
   // fail the batch (and so every later batch) on a foreign key.
   constexpr const char* kBatch =
-      "jsonb_to_recordset($1::jsonb) AS c(f uuid, o text, d integer, n bigint) "
+      "jsonb_to_recordset($1::jsonb) AS c(f uuid, o text, d integer, n bigint, s bigint, l jsonb) "
       "JOIN registry.functions fn ON fn.id = c.f ";
   return pool_.Transaction([&](pg::Conn& conn) -> Status {
     auto totals =
@@ -366,13 +390,25 @@ Status RegistryStore::AddExecutions(const ExecutionCounter::Counts& counts) {
                   params);
     if (!totals.ok()) return totals.status();
     auto daily = conn.Exec(
-        std::string("INSERT INTO registry.daily_executions (function_id, day, executions) "
-                    "SELECT c.f, DATE '1970-01-01' + c.d, sum(c.n) FROM ") +
+        std::string("INSERT INTO registry.daily_executions (function_id, day, executions, "
+                    "succeeded) SELECT c.f, DATE '1970-01-01' + c.d, sum(c.n), sum(c.s) FROM ") +
             kBatch +
             "GROUP BY c.f, c.d ON CONFLICT (function_id, day) DO UPDATE "
-            "SET executions = registry.daily_executions.executions + EXCLUDED.executions",
+            "SET executions = registry.daily_executions.executions + EXCLUDED.executions, "
+            "succeeded = registry.daily_executions.succeeded + EXCLUDED.succeeded",
         params);
     if (!daily.ok()) return daily.status();
+    auto latency = conn.Exec(
+        std::string("INSERT INTO registry.daily_latency (function_id, day, bucket, n) "
+                    "SELECT c.f, DATE '1970-01-01' + c.d, (b.i - 1)::smallint, sum(b.v::bigint) "
+                    "FROM ") +
+            kBatch +
+            "CROSS JOIN LATERAL jsonb_array_elements_text(c.l) WITH ORDINALITY AS b(v, i) "
+            "WHERE b.v::bigint > 0 GROUP BY c.f, c.d, b.i "
+            "ON CONFLICT (function_id, day, bucket) DO UPDATE "
+            "SET n = registry.daily_latency.n + EXCLUDED.n",
+        params);
+    if (!latency.ok()) return latency.status();
     auto runs = conn.Exec(
         std::string("INSERT INTO registry.runs (org_id, function_id, executions) "
                     "SELECT c.o, c.f, sum(c.n) FROM ") +

@@ -1,5 +1,7 @@
 #include "toolgate/registry/views.h"
 
+#include <cstdio>
+
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/time.h"
 #include "toolgate/registry/rating.h"
@@ -61,7 +63,7 @@ void Summary(JsonWriter& w, const FunctionSummary& s) {
 }  // namespace
 
 std::string FunctionDetailJson(const FunctionRecord& f, const std::vector<VersionRecord>& versions,
-                               const VersionRecord* latest) {
+                               const VersionRecord* latest, const WeekStats* stats) {
   JsonWriter w;
   w.BeginObject()
       .Field("function_id", f.id)
@@ -97,8 +99,28 @@ std::string FunctionDetailJson(const FunctionRecord& f, const std::vector<Versio
       .Raw(FormatAverage(f.rating_sum, f.rating_count))
       .Field("count", f.rating_count)
       .EndObject();
-  w.Field("executions", f.executions)
-      .Field("created_at", FormatRfc3339(f.created_at_ms))
+  w.Field("executions", f.executions);
+  if (stats != nullptr) {
+    w.Key("last_7_days").BeginObject().Field("executions", stats->executions);
+    if (stats->executions > 0) {
+      // Three decimals, rounded down so that a failure never shows as 1.000: 0.987.
+      const int64_t permille = stats->succeeded * 1000 / stats->executions;
+      char rate[48];
+      std::snprintf(rate, sizeof rate, "%lld.%03lld", static_cast<long long>(permille / 1000),
+                    static_cast<long long>(permille % 1000));
+      w.Key("success_rate").Raw(rate);
+    } else {
+      w.Key("success_rate").Null();
+    }
+    int64_t p50 = MedianUpperBoundMs(stats->latency);
+    if (p50 >= 0) {
+      w.Field("p50_ms", p50);
+    } else {
+      w.Key("p50_ms").Null();
+    }
+    w.EndObject();
+  }
+  w.Field("created_at", FormatRfc3339(f.created_at_ms))
       .Field("updated_at", FormatRfc3339(f.updated_at_ms))
       .EndObject();
   return w.Take();

@@ -111,5 +111,24 @@ TEST(Views, DetailPricesAreTheVersions) {
   EXPECT_EQ(int64_t(bare->root["price_micro_usd"].get_int64()), 50'000'000);
 }
 
+TEST(FunctionDetailJson, LastSevenDaysGiveTheSuccessRateAndTheMedianLatency) {
+  WeekStats stats;
+  stats.executions = 3;
+  stats.succeeded = 2;
+  stats.latency[2] = 2;  // [2, 4) ms
+  stats.latency[9] = 1;  // [256, 512) ms
+  auto doc = ParseJson(FunctionDetailJson(Record(), {}, nullptr, &stats));
+  ASSERT_TRUE(doc.ok());
+  simdjson::dom::element week = doc->root["last_7_days"];
+  EXPECT_EQ(int64_t(week["executions"].get_int64()), 3);
+  EXPECT_EQ(ToJson(week["success_rate"]), "0.666");  // rounded down: never 1.000 with a failure
+  EXPECT_EQ(int64_t(week["p50_ms"].get_int64()), 4);
+  WeekStats none;
+  auto quiet = ParseJson(FunctionDetailJson(Record(), {}, nullptr, &none));
+  ASSERT_TRUE(quiet.ok());
+  EXPECT_EQ(ToJson(quiet->root["last_7_days"]),
+            R"({"executions":0,"success_rate":null,"p50_ms":null})");
+}
+
 }  // namespace
 }  // namespace toolgate::registry

@@ -8,6 +8,7 @@
 // without losing them (short of a crash). Thread-safe.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -34,9 +35,31 @@ struct ExecutionKey {
   }
 };
 
+// Latency histogram buckets: 0 holds runs under 1 ms, b (1 .. kLatencyBuckets - 2) holds
+// [2^(b-1), 2^b) ms, and the last one everything longer.
+constexpr int kLatencyBuckets = 20;
+int LatencyBucket(int64_t runtime_ms);
+// The upper bound, in ms, of the bucket that holds the median of histogram (a p50 "at most");
+// -1 when it is empty. The last bucket has no bound: it reports its lower one.
+int64_t MedianUpperBoundMs(const std::array<int64_t, kLatencyBuckets>& histogram);
+
+// What the executions of one key came to: how many, how many succeeded (the handler answered
+// below 500), and their runtimes (only for executions whose outcome was known).
+struct Tally {
+  int64_t executions = 0;
+  int64_t succeeded = 0;
+  std::array<int64_t, kLatencyBuckets> latency{};
+  Tally& operator+=(const Tally& o) {
+    executions += o.executions;
+    succeeded += o.succeeded;
+    for (int b = 0; b < kLatencyBuckets; ++b) latency[b] += o.latency[b];
+    return *this;
+  }
+};
+
 class ExecutionCounter {
  public:
-  using Counts = std::map<ExecutionKey, int64_t>;  // -> executions
+  using Counts = std::map<ExecutionKey, Tally>;
   // Adds the counts to the store; on a non-OK status they are kept and retried.
   using Writer = std::function<Status(const Counts&)>;
 
@@ -48,6 +71,9 @@ class ExecutionCounter {
 
   // Counts one execution of function_id by caller_org_id at at_ms (epoch milliseconds).
   void Add(const std::string& function_id, const std::string& caller_org_id, int64_t at_ms);
+  // The same, with its outcome: runtime_ms for the latency, and whether it succeeded.
+  void Add(const std::string& function_id, const std::string& caller_org_id, int64_t at_ms,
+           int64_t runtime_ms, bool succeeded);
   // Writes the pending counts now; returns the writer's status (OK when nothing was pending).
   Status Flush();
 

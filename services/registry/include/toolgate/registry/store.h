@@ -5,6 +5,7 @@
 // outcomes (absent rows, conflicts) are values. Thread-safe (the pool is).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -69,6 +70,13 @@ struct FunctionSummary {
   bool mcp = false;
 };
 
+// How a function's calls went over the last 7 UTC days (today included).
+struct WeekStats {
+  int64_t executions = 0;
+  int64_t succeeded = 0;
+  std::array<int64_t, kLatencyBuckets> latency{};
+};
+
 // Reads and writes registry.*; the FunctionSource of the invoke path's cache.
 class RegistryStore : public FunctionSource {
  public:
@@ -104,6 +112,8 @@ class RegistryStore : public FunctionSource {
   Result<int64_t> AddToWorkspace(const std::string& org_id, const std::string& function_id);
   // False when org_id had not added function_id.
   Result<bool> RemoveFromWorkspace(const std::string& org_id, const std::string& function_id);
+  // The last 7 days of function_id's calls (daily_executions, daily_latency).
+  Result<WeekStats> LastWeek(const std::string& function_id);
   // Stores org_id's secret mapping for function_id (X-Env-Keys syntax, already checked),
   // replacing any earlier one.
   Status SetWorkspaceEnvKeys(const std::string& org_id, const std::string& function_id,

@@ -12,10 +12,11 @@ namespace toolgate::registry {
 // as given) [{version, runtime, compute_type, published_at}], latest_version, and of the latest
 // version (latest, may be nullptr) runtime, compute_type, input_schema, declared_keys, examples,
 // timeout_ms and memory_mb: all null while no version is published. Also rating {average,
-// count} and executions.
+// count}, executions, and, with stats, last_7_days {executions, success_rate, p50_ms} (the
+// rates null without executions; p50_ms is the upper bound of the median's latency bucket).
 std::string FunctionDetailJson(const FunctionRecord& function,
                                const std::vector<VersionRecord>& versions,
-                               const VersionRecord* latest);
+                               const VersionRecord* latest, const WeekStats* stats = nullptr);
 
 // POST /functions/{id}/versions: {function_id, version, runtime, compute_type, input_schema,
 // declared_keys, examples, timeout_ms, memory_mb, published_at}.
