@@ -173,6 +173,7 @@ EdgeServer::EdgeServer(bus::Bus& bus, EdgeOptions options)
       options_(std::move(options)),
       mux_(bus),
       web_(options_.web_dir),
+      invoke_metrics_(options_.metrics),
       mcp_codec_(options_.mcp_session_key.empty() ? RandomBytes(McpSessionCodec::kKeyBytes)
                                                   : options_.mcp_session_key),
       mcp_bus_(
@@ -294,6 +295,7 @@ void EdgeServer::OnRequest(const Http::Request& request, Http::ResponseWriter wr
 void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
                               const std::string& request_id, const std::string& function_id,
                               const std::string& version) {
+  const int64_t start_us = MonotonicUs();
   auto span = std::make_shared<trace::Span>(
       trace::ContinueOrStart(HeaderValue(request, "traceparent")), "edge.invoke");
   std::string traceparent = span->traceparent();
@@ -343,8 +345,12 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
     job.set_env_keys_header(HeaderValue(request, "X-Env-Keys"));
   }
   job.set_traceparent(traceparent);
-  DispatchInvoke(std::move(job), [writer, span, request_id, traceparent](v1::InvokeReply reply) {
-    Send(*writer, RenderInvokeReply(reply, request_id, NowMs()), request_id, traceparent);
+  DispatchInvoke(std::move(job), [this, writer, span, request_id, traceparent, function_id,
+                                   version, start_us](v1::InvokeReply reply) {
+    HttpAnswer answer = RenderInvokeReply(reply, request_id, NowMs());
+    invoke_metrics_.Record(function_id, version, reply, answer.status,
+                           static_cast<double>(MonotonicUs() - start_us) / 1e6);
+    Send(*writer, answer, request_id, traceparent);
   });
 }
 

@@ -1,8 +1,7 @@
 // StaticFiles: the web app's files, served by the edge from one directory.
 //
-// Paths are resolved inside the root only (no "..", no symlink escape); an unknown path that
-// does not look like a file (no extension) gets index.html, so the single-page app's own routes
-// work on reload. Files are read once and kept in memory: the app is small and immutable per
+// Paths are resolved inside the root only (no "..", no symlink escape); an unknown path that is
+// an app route (IsAppRoute) gets index.html, so the single-page app's own routes work on reload. Files are read once and kept in memory: the app is small and immutable per
 // release. Thread-safe after construction.
 #pragma once
 
@@ -27,6 +26,9 @@ class StaticFiles {
   bool empty() const { return files_.empty(); }
 
   static std::string ContentTypeFor(const std::string& path);
+  // Whether path may be one of the app's own routes: not under /api, /mcp or an operator's path
+  // (/metrics, /healthz, /readyz, /livez), and with no dot in its last segment.
+  static bool IsAppRoute(const std::string& path);
 
  private:
   std::map<std::string, StaticFile> files_;  // keyed by "/relative/path"

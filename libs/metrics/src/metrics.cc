@@ -206,7 +206,23 @@ HistogramFamily& Registry::Histogram(const std::string& name, const std::string&
   return Get<HistogramFamily>(name, "histogram", help, label_names, max_series, bounds);
 }
 
+Collector::~Collector() {
+  std::lock_guard lock(registry_.collect_mu_);
+  registry_.collectors_.erase(id_);
+}
+
+std::unique_ptr<Collector> Registry::AddCollector(std::function<void()> collect) {
+  std::lock_guard lock(collect_mu_);
+  uint64_t id = next_collector_++;
+  collectors_.emplace(id, std::move(collect));
+  return std::unique_ptr<Collector>(new Collector(*this, id));
+}
+
 std::string Registry::Expose() const {
+  {
+    std::lock_guard collecting(collect_mu_);
+    for (const auto& [id, collect] : collectors_) collect();
+  }
   std::string out;
   std::lock_guard lock(mu_);
   for (const auto& [name, family] : families_) family->Write(out);

@@ -111,6 +111,17 @@ TEST(MetricsTest, ConcurrentIncrementsAreNotLost) {
   EXPECT_EQ(f.With({"0"}).value() + f.With({"1"}).value(), 40000u);
 }
 
+TEST(MetricsTest, CollectorsRunBeforeExpositionUntilTheirHandleGoes) {
+  Registry r;
+  auto& g = r.Gauge("queue_length", "Queued.").With({});
+  int queued = 7;
+  auto collector = r.AddCollector([&] { g.Set(queued); });
+  EXPECT_NE(r.Expose().find("\nqueue_length 7\n"), std::string::npos);
+  collector.reset();
+  queued = 9;
+  EXPECT_NE(r.Expose().find("\nqueue_length 7\n"), std::string::npos);
+}
+
 TEST(MetricsTest, FormatValue) {
   EXPECT_EQ(FormatValue(0.00025), "0.00025");
   EXPECT_EQ(FormatValue(60), "60");

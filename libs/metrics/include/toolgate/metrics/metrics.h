@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -148,6 +149,23 @@ class HistogramFamily final : public Family<Histogram> {
   std::vector<double> bounds_;
 };
 
+class Registry;
+
+// A collector's registration; destroying it removes the collector, waiting for a run of it in
+// progress, so a collector never runs after what it reads is gone.
+class Collector {
+ public:
+  ~Collector();
+  Collector(const Collector&) = delete;
+  Collector& operator=(const Collector&) = delete;
+
+ private:
+  friend class Registry;
+  Collector(Registry& registry, uint64_t id) : registry_(registry), id_(id) {}
+  Registry& registry_;
+  uint64_t id_;
+};
+
 class Registry {
  public:
   Registry() = default;
@@ -170,15 +188,26 @@ class Registry {
                              const std::vector<double>& bounds = DefaultLatencyBuckets(),
                              size_t max_series = kDefaultMaxSeries);
 
-  // Every family in the text format 0.0.4 (Content-Type "text/plain; version=0.0.4"), by name.
+  // Adds a function run before each Expose, for values another object keeps (a pool's counts,
+  // read under its own lock) rather than updates as they change. The registry must outlive the
+  // returned handle.
+  std::unique_ptr<Collector> AddCollector(std::function<void()> collect);
+
+  // Runs the collectors, then writes every family in the text format 0.0.4 (Content-Type
+  // "text/plain; version=0.0.4"), by name.
   std::string Expose() const;
 
  private:
+  friend class Collector;
   template <typename F, typename... Args>
   F& Get(const std::string& name, const char* type, Args&&... args);
 
   mutable std::mutex mu_;
   std::map<std::string, std::unique_ptr<FamilyBase>> families_;  // guarded by mu_
+  // Held while collectors run: a Collector's destructor waits for its run to end.
+  mutable std::mutex collect_mu_;
+  uint64_t next_collector_ = 1;                               // guarded by collect_mu_
+  std::map<uint64_t, std::function<void()>> collectors_;      // guarded by collect_mu_
 };
 
 // Label value and HELP escaping of the text format (exposed for tests).
