@@ -45,8 +45,8 @@ int main(int argc, char** argv) {
   // read as a store that is away.
   pg::Pool ready_probe(flags.Get("postgres-url"), 1,
                        core::SecretFromFlag("auth", flags, "postgres-password-file"));
-  core::ReadinessCheck postgres_ready("postgres",
-                                      [&ready_probe] { return ready_probe.Exec("SELECT 1").status(); });
+  core::ReadinessCheck postgres_ready(
+      "postgres", [&ready_probe] { return ready_probe.Exec("SELECT 1").status(); });
   auth::AccountStore accounts(pool);
   auth::KeyStore keys(pool);
   auth::KeyCache cache(flags.GetInt("key-cache-ttl-ms") * 1000);

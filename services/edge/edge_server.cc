@@ -345,8 +345,8 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
     job.set_env_keys_header(HeaderValue(request, "X-Env-Keys"));
   }
   job.set_traceparent(traceparent);
-  DispatchInvoke(std::move(job), [this, writer, span, request_id, traceparent, function_id,
-                                   version, start_us](v1::InvokeReply reply) {
+  DispatchInvoke(std::move(job), [this, writer, span, request_id, traceparent, function_id, version,
+                                  start_us](v1::InvokeReply reply) {
     HttpAnswer answer = RenderInvokeReply(reply, request_id, NowMs());
     invoke_metrics_.Record(function_id, version, reply, answer.status,
                            static_cast<double>(MonotonicUs() - start_us) / 1e6);

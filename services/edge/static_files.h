@@ -1,8 +1,9 @@
 // StaticFiles: the web app's files, served by the edge from one directory.
 //
 // Paths are resolved inside the root only (no "..", no symlink escape); an unknown path that is
-// an app route (IsAppRoute) gets index.html, so the single-page app's own routes work on reload. Files are read once and kept in memory: the app is small and immutable per
-// release. Thread-safe after construction.
+// an app route (IsAppRoute) gets index.html, so the single-page app's own routes work on reload.
+// Files are read once and kept in memory: the app is small and immutable per release. Thread-safe
+// after construction.
 #pragma once
 
 #include <map>

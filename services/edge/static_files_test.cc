@@ -24,8 +24,8 @@ TEST(StaticFilesTest, AppRoutesAreExtensionlessPathsOutsideTheApiAndOperatorPath
 }
 
 TEST(StaticFilesTest, ServesIndexOnlyForAppRoutes) {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("static_files_test_" + std::to_string(::getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("static_files_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "index.html") << "<html>app</html>";
   std::ofstream(dir / "app.js") << "js";

@@ -161,7 +161,7 @@ std::unique_ptr<metrics::Collector> ExportMetrics(const WorkerPool& workers,
                         "Worker processes by state: busy, idle or spare.", {"state"});
   auto& kills = r.Counter("toolgate_executor_worker_kills_total",
                           "Worker processes stopped, by cause: timeout, memory, crash (during a "
-                          "call) or recycle (retired after their last call), idle, evicted.",
+                          "call), recycle (retired after their last call), idle or evicted.",
                           {"cause"});
   struct Series {
     metrics::Gauge& busy;
@@ -187,25 +187,25 @@ std::unique_ptr<metrics::Collector> ExportMetrics(const WorkerPool& workers,
       r.Counter("toolgate_executor_jobs_expired_total",
                 "Jobs that waited --queue-timeout-ms without a slot and were refused.")
           .With({})};
-  return r.AddCollector([&workers, &scheduler, s, last = WorkerPool::Stats{},
-                         last_expired = uint64_t{0}]() mutable {
-    // A count that fell (a start that failed is uncounted) adds nothing.
-    auto grown = [](uint64_t now, uint64_t before) { return now > before ? now - before : 0; };
-    WorkerPool::Stats w = workers.stats();
-    s.busy.Set(static_cast<double>(w.busy));
-    s.idle.Set(static_cast<double>(w.idle));
-    s.spare.Set(static_cast<double>(w.spare));
-    s.starts.Inc(grown(w.started + w.spares_started, last.started + last.spares_started));
-    s.recycle.Inc(grown(w.recycled, last.recycled));
-    s.idle_kills.Inc(grown(w.expired, last.expired));
-    s.evicted.Inc(grown(w.evicted + w.spares_evicted, last.evicted + last.spares_evicted));
-    last = w;
-    FairScheduler::Stats f = scheduler.stats();
-    s.slots_busy.Set(static_cast<double>(f.running));
-    s.queued.Set(static_cast<double>(f.queued));
-    s.expired.Inc(grown(f.expired, last_expired));
-    last_expired = f.expired;
-  });
+  return r.AddCollector(
+      [&workers, &scheduler, s, last = WorkerPool::Stats{}, last_expired = uint64_t{0}]() mutable {
+        // A count that fell (a start that failed is uncounted) adds nothing.
+        auto grown = [](uint64_t now, uint64_t before) { return now > before ? now - before : 0; };
+        WorkerPool::Stats w = workers.stats();
+        s.busy.Set(static_cast<double>(w.busy));
+        s.idle.Set(static_cast<double>(w.idle));
+        s.spare.Set(static_cast<double>(w.spare));
+        s.starts.Inc(grown(w.started + w.spares_started, last.started + last.spares_started));
+        s.recycle.Inc(grown(w.recycled, last.recycled));
+        s.idle_kills.Inc(grown(w.expired, last.expired));
+        s.evicted.Inc(grown(w.evicted + w.spares_evicted, last.evicted + last.spares_evicted));
+        last = w;
+        FairScheduler::Stats f = scheduler.stats();
+        s.slots_busy.Set(static_cast<double>(f.running));
+        s.queued.Set(static_cast<double>(f.queued));
+        s.expired.Inc(grown(f.expired, last_expired));
+        last_expired = f.expired;
+      });
 }
 
 }  // namespace

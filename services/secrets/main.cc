@@ -46,8 +46,8 @@ int main(int argc, char** argv) {
   // read as a store that is away.
   pg::Pool ready_probe(flags.Get("postgres-url"), 1,
                        core::SecretFromFlag(name, flags, "postgres-password-file"));
-  core::ReadinessCheck postgres_ready("postgres",
-                                      [&ready_probe] { return ready_probe.Exec("SELECT 1").status(); });
+  core::ReadinessCheck postgres_ready(
+      "postgres", [&ready_probe] { return ready_probe.Exec("SELECT 1").status(); });
   secrets::SecretStore store(pool, box);
   if (Status s = store.Migrate(); !s.ok()) core::Die(name, "migration failed", s.ToString());
   secrets::SecretCache cache(

@@ -24,8 +24,8 @@ constexpr const char* kEcho = "function service_handler(event, context) return e
 constexpr const char* kLoop = "function service_handler(event, context) while true do end end";
 constexpr const char* kBoom = "function service_handler(event, context) error('boom') end";
 
-const std::vector<std::string> kServices = {"auth",     "registry", "secrets",
-                                            "billing",  "executor", "edge"};
+const std::vector<std::string> kServices = {"auth",    "registry", "secrets",
+                                            "billing", "executor", "edge"};
 
 // Samples of a Prometheus text exposition, keyed by `name{labels}` as written. Fails the test on
 // a line that is not a comment, a blank or `name[{labels}] value`, on a sample whose family has
@@ -34,7 +34,8 @@ std::map<std::string, double> ParseExposition(const std::string& text) {
   static const std::regex kSample(
       R"(^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? )"
       R"(([-+]?[0-9.eE+-]+|[-+]Inf|NaN)$)");
-  static const std::regex kType(R"(^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$)");
+  static const std::regex kType(
+      R"(^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$)");
   std::map<std::string, double> out;
   std::map<std::string, std::string> types;
   std::istringstream in(text);
@@ -62,8 +63,9 @@ std::map<std::string, double> ParseExposition(const std::string& text) {
     }
     EXPECT_TRUE(types.count(family)) << "no TYPE before " << line;
     std::string value = line.substr(line.rfind(' ') + 1);
-    out[line.substr(0, line.rfind(' '))] =
-        value == "+Inf" ? 1e308 : value == "NaN" ? 0 : std::stod(value);
+    out[line.substr(0, line.rfind(' '))] = value == "+Inf"  ? 1e308
+                                           : value == "NaN" ? 0
+                                                            : std::stod(value);
   }
   return out;
 }
@@ -149,8 +151,8 @@ TEST(MetricsTest, TheEdgeCountsAKnownMixOfInvocationsExactly) {
   auto edge = Scrape("edge");
   auto count = [&](const std::string& fn, const std::string& cls, const std::string& runtime) {
     return Sample(edge, "toolgate_invocations_total{function_id=\"" + fn +
-                            "\",version=\"1\",status_class=\"" + cls + "\",runtime=\"" +
-                            runtime + "\"}");
+                            "\",version=\"1\",status_class=\"" + cls + "\",runtime=\"" + runtime +
+                            "\"}");
   };
   EXPECT_EQ(count(echo, "2xx", "lua"), 3);
   EXPECT_EQ(count(mine, "4xx", "none"), 1);
@@ -164,8 +166,8 @@ TEST(MetricsTest, TheEdgeCountsAKnownMixOfInvocationsExactly) {
   EXPECT_EQ(Sample(edge, "toolgate_platform_errors_total{code=\"insufficient_balance\"}"), 1);
   EXPECT_EQ(Sample(edge, "toolgate_platform_errors_total{code=\"timeout\"}"), 1);
   EXPECT_EQ(Sample(edge, "toolgate_invoke_duration_seconds_count{status_class=\"2xx\"}"), 3);
-  EXPECT_EQ(Sample(edge, "toolgate_invoke_duration_seconds_bucket{status_class=\"4xx\",le=\"+Inf\"}"),
-            2);
+  EXPECT_EQ(
+      Sample(edge, "toolgate_invoke_duration_seconds_bucket{status_class=\"4xx\",le=\"+Inf\"}"), 2);
   EXPECT_EQ(Sample(edge, "toolgate_invoke_duration_seconds_count{status_class=\"5xx\"}"), 1);
 
   // Billing held five calls and refused one; it captured the four that ran and released the

@@ -62,7 +62,9 @@ Status FromNats(natsStatus s, std::string_view what) {
 
 }  // namespace
 
-const metrics::Gauge& ConnectionGauge(const std::string& name) { return ConnectedGauge(name); }
+const metrics::Gauge& ConnectionGauge(const std::string& name) {
+  return ConnectedGauge(name);
+}
 
 void Bus::OnDisconnected(natsConnection*, void* closure) {
   auto* bus = static_cast<Bus*>(closure);

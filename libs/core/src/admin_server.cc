@@ -70,8 +70,12 @@ std::vector<std::pair<std::string, Status>> ReadinessCheck::RunAll() {
   return out;
 }
 
-void MarkDraining() { g_draining.store(true); }
-bool Draining() { return g_draining.load(); }
+void MarkDraining() {
+  g_draining.store(true);
+}
+bool Draining() {
+  return g_draining.load();
+}
 
 Result<AdminRequest> ParseAdminRequest(std::string_view head) {
   size_t eol = head.find("\r\n");
@@ -131,8 +135,8 @@ Result<std::unique_ptr<AdminServer>> AdminServer::Start(const std::string& addre
       ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 64) != 0) {
     std::string error = std::strerror(errno);
     if (fd >= 0) ::close(fd);
-    return Status::Unavailable("cannot listen on " + address + ":" + std::to_string(port) +
-                               ": " + error);
+    return Status::Unavailable("cannot listen on " + address + ":" + std::to_string(port) + ": " +
+                               error);
   }
   socklen_t len = sizeof addr;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
@@ -195,8 +199,8 @@ void AdminServer::Serve(int conn) {
     response.status = 400;
     response.body = request.status().message() + "\n";
   }
-  std::string out = "HTTP/1.1 " + std::to_string(response.status) + " " +
-                    Reason(response.status) + "\r\nContent-Type: " + response.content_type +
+  std::string out = "HTTP/1.1 " + std::to_string(response.status) + " " + Reason(response.status) +
+                    "\r\nContent-Type: " + response.content_type +
                     "\r\nContent-Length: " + std::to_string(response.body.size()) +
                     "\r\nConnection: close\r\n\r\n";
   if (!request.ok() || request->method != "HEAD") out += response.body;

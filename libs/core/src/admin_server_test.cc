@@ -1,11 +1,10 @@
 #include "toolgate/core/admin_server.h"
 
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include "toolgate/metrics/metrics.h"
 
@@ -23,7 +22,8 @@ std::string Fetch(int port, const std::string& request) {
   EXPECT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
   std::string out;
   char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) out.append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;)
+    out.append(buf, static_cast<size_t>(n));
   ::close(fd);
   return out;
 }

@@ -64,8 +64,8 @@ Histogram::Histogram(const std::vector<double>& bounds)
 
 void Histogram::Observe(double v) {
   // Buckets are inclusive upper bounds (le): the first bound >= v.
-  size_t i = static_cast<size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), v) -
-                                 bounds_.begin());
+  size_t i =
+      static_cast<size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), v) - bounds_.begin());
   buckets_[i].fetch_add(1, std::memory_order_relaxed);
   sum_.fetch_add(v, std::memory_order_relaxed);
 }
@@ -136,14 +136,15 @@ void FamilyBase::Write(std::string& out) const {
 
 namespace {
 
-std::string Braced(const std::string& labels) { return labels.empty() ? "" : "{" + labels + "}"; }
+std::string Braced(const std::string& labels) {
+  return labels.empty() ? "" : "{" + labels + "}";
+}
 
 }  // namespace
 
-void CounterFamily::WriteSeries(std::string& out, const std::string& labels,
-                                const void* s) const {
-  out += name_ + Braced(labels) + " " +
-         std::to_string(static_cast<const Counter*>(s)->value()) + "\n";
+void CounterFamily::WriteSeries(std::string& out, const std::string& labels, const void* s) const {
+  out +=
+      name_ + Braced(labels) + " " + std::to_string(static_cast<const Counter*>(s)->value()) + "\n";
 }
 
 void GaugeFamily::WriteSeries(std::string& out, const std::string& labels, const void* s) const {
@@ -189,10 +190,8 @@ F& Registry::Get(const std::string& name, const char* type, Args&&... args) {
 }
 
 CounterFamily& Registry::Counter(const std::string& name, const std::string& help,
-                                 const std::vector<std::string>& label_names,
-                                 size_t max_series) {
-  return Get<CounterFamily>(name, "counter", help, label_names, max_series,
-                            std::string("counter"));
+                                 const std::vector<std::string>& label_names, size_t max_series) {
+  return Get<CounterFamily>(name, "counter", help, label_names, max_series, std::string("counter"));
 }
 
 GaugeFamily& Registry::Gauge(const std::string& name, const std::string& help,

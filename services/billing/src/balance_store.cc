@@ -253,10 +253,12 @@ Result<HoldOutcome> CountHold(Result<HoldOutcome> outcome) {
       "Hold attempts by outcome: held, already_held, not_loaded, rate_limited, "
       "concurrency_limit, insufficient_balance or error.",
       {"outcome"});
-  static metrics::Counter* by_verdict[] = {
-      &family.With({"held"}),         &family.With({"already_held"}),
-      &family.With({"not_loaded"}),   &family.With({"rate_limited"}),
-      &family.With({"concurrency_limit"}), &family.With({"insufficient_balance"})};
+  static metrics::Counter* by_verdict[] = {&family.With({"held"}),
+                                           &family.With({"already_held"}),
+                                           &family.With({"not_loaded"}),
+                                           &family.With({"rate_limited"}),
+                                           &family.With({"concurrency_limit"}),
+                                           &family.With({"insufficient_balance"})};
   static auto& error = family.With({"error"});
   if (!outcome.ok()) {
     error.Inc();
@@ -336,8 +338,8 @@ std::vector<Result<bool>> BalanceStore::SettleMany(const std::vector<SettleStep>
   std::vector<Result<bool>> out;
   out.reserve(steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
-    out.push_back(CountCapture(replies.ok() ? SettleOutcome((*replies)[i])
-                                            : Result<bool>(replies.status())));
+    out.push_back(
+        CountCapture(replies.ok() ? SettleOutcome((*replies)[i]) : Result<bool>(replies.status())));
   }
   return out;
 }

@@ -265,8 +265,8 @@ namespace {
 void CountKill(std::string_view cause) {
   static auto& family = metrics::Registry::Global().Counter(
       "toolgate_executor_worker_kills_total",
-      "Worker processes stopped, by cause: timeout, memory, crash (during a call) or recycle "
-      "(retired after their last call, or idle).",
+      "Worker processes stopped, by cause: timeout, memory, crash (during a call), recycle "
+      "(retired after their last call), idle or evicted.",
       {"cause"});
   static auto& timeout = family.With({"timeout"});
   static auto& memory = family.With({"memory"});

@@ -206,8 +206,8 @@ class Registry {
   std::map<std::string, std::unique_ptr<FamilyBase>> families_;  // guarded by mu_
   // Held while collectors run: a Collector's destructor waits for its run to end.
   mutable std::mutex collect_mu_;
-  uint64_t next_collector_ = 1;                               // guarded by collect_mu_
-  std::map<uint64_t, std::function<void()>> collectors_;      // guarded by collect_mu_
+  uint64_t next_collector_ = 1;                           // guarded by collect_mu_
+  std::map<uint64_t, std::function<void()>> collectors_;  // guarded by collect_mu_
 };
 
 // Label value and HELP escaping of the text format (exposed for tests).
