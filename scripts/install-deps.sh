@@ -10,7 +10,7 @@ packages=(
   libpistache-dev libnats-dev nats-server libsimdjson-dev libhiredis-dev libpq-dev
   postgresql-15 redis-server liblua5.4-dev libsodium-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libcurl4-openssl-dev libssl-dev libre2-dev wrk python3 python3-yaml
-  chromium libseccomp-dev python3-uvicorn python3-uvloop python3-httptools
+  chromium libseccomp-dev python3-uvicorn python3-uvloop python3-httptools prometheus
 )
 
 missing=()

@@ -2,9 +2,17 @@
 // answers /healthz, /readyz and /metrics in the Prometheus text format; the edge counts a known
 // mix of invocations exactly; billing's readiness follows Redis; the public port serves neither
 // metrics nor HTML for what is not a page.
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -233,6 +241,99 @@ TEST(MetricsTest, ThePublicPortServesNoMetricsAndNoHtmlForUnknownApiPaths) {
   ASSERT_TRUE(other.ok());
   EXPECT_EQ(other->status, 404);
   EXPECT_EQ(other->Header("content-type"), "application/problem+json");
+}
+
+// Every admin URL in the state file, by service.
+std::map<std::string, std::string> AdminUrls() {
+  std::map<std::string, std::string> out;
+  auto state = Json(g_system->State());
+  simdjson::dom::object admin;
+  if (state.root["admin"].get_object().get(admin) != simdjson::SUCCESS) return out;
+  for (auto [name, url] : admin) out[std::string(name)] = std::string(std::string_view(url));
+  return out;
+}
+
+int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+// The one value of an instant query's vector result, or "" when the query has no single result.
+std::string QueryValue(http::HttpClient& prometheus, const std::string& encoded_query) {
+  auto r = prometheus.Get("/api/v1/query?query=" + encoded_query);
+  if (!r.ok() || r->status != 200) return "";
+  auto doc = Json(r->body);
+  simdjson::dom::array result;
+  if (doc.root["data"]["result"].get_array().get(result) != simdjson::SUCCESS ||
+      result.size() != 1) {
+    return "";
+  }
+  std::string_view value;
+  if (result.at(0)["value"].at(1).get_string().get(value) != simdjson::SUCCESS) return "";
+  return std::string(value);
+}
+
+// A real Prometheus (Debian's package) scrapes every admin port: its `up` is 1 only for a target
+// whose exposition it could parse.
+TEST(MetricsTest, APrometheusServerScrapesEveryAdminPort) {
+  auto urls = AdminUrls();
+  ASSERT_GE(urls.size(), kServices.size());
+  std::filesystem::path dir = std::filesystem::path(g_system->data_dir()) / "prometheus";
+  std::filesystem::create_directories(dir);
+  std::string targets;
+  for (const auto& [name, url] : urls) {
+    targets +=
+        std::string(targets.empty() ? "" : ", ") + "\"" + url.substr(url.find("//") + 2) + "\"";
+  }
+  std::ofstream(dir / "prometheus.yml")
+      << "global:\n  scrape_interval: 1s\n"
+      << "scrape_configs:\n  - job_name: toolgate\n"
+      << "    static_configs:\n      - targets: [" << targets << "]\n";
+  const std::string address = "127.0.0.1:" + std::to_string(FreePort());
+  std::vector<std::string> args = {
+      "/usr/bin/prometheus", "--config.file=" + (dir / "prometheus.yml").string(),
+      "--storage.tsdb.path=" + (dir / "tsdb").string(), "--web.listen-address=" + address};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, (dir / "prometheus.log").c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = -1;
+  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0)
+      << "prometheus is installed by scripts/install-deps.sh";
+  posix_spawn_file_actions_destroy(&actions);
+  struct Stop {
+    pid_t pid;
+    ~Stop() {
+      ::kill(pid, SIGTERM);
+      ::waitpid(pid, nullptr, 0);
+    }
+  } stop{pid};
+
+  http::HttpClient prometheus("http://" + address);
+  const std::string want = std::to_string(urls.size());
+  std::string up, started;
+  int64_t deadline = NowMs() + 60000;
+  while (NowMs() < deadline) {
+    up = QueryValue(prometheus, "count(up%7Bjob%3D%22toolgate%22%7D%20%3D%3D%201)");
+    started = QueryValue(prometheus, "count(toolgate_process_start_time_seconds)");
+    if (up == want && started == want) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the next scrape
+  }
+  std::ifstream log(dir / "prometheus.log");
+  std::string log_text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(up, want) << log_text;
+  EXPECT_EQ(started, want);
 }
 
 }  // namespace
