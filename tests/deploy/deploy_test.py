@@ -82,7 +82,22 @@ class KubernetesTest(unittest.TestCase):
             self.assertEqual({k for k in keys if k.startswith("nats-")}, {"nats-%s.password" % name})
             self.assertEqual("redis.password" in keys, name == "billing")
 
-
+    def test_probes_and_scrapes_use_the_admin_port(self):
+        docs = list(yaml.safe_load_all((ROOT / "deploy" / "k8s" / "toolgate.yaml").read_text()))
+        config = next(d for d in docs if d["kind"] == "ConfigMap")["data"]
+        # Reachable by the kubelet and the scraper on the pod network, the same port everywhere.
+        self.assertEqual(config["TOOLGATE_ADMIN_ADDRESS"], "0.0.0.0")
+        port = int(config["TOOLGATE_ADMIN_PORT"])
+        deployments = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Deployment"}
+        for name in SERVICES:
+            template = deployments["toolgate-" + name]["spec"]["template"]
+            container = template["spec"]["containers"][0]
+            self.assertEqual(container["readinessProbe"]["httpGet"], {"path": "/readyz", "port": port})
+            self.assertEqual(container["livenessProbe"]["httpGet"], {"path": "/healthz", "port": port})
+            self.assertIn({"name": "admin", "containerPort": port}, container["ports"])
+            annotations = template["metadata"]["annotations"]
+            self.assertEqual(annotations["prometheus.io/scrape"], "true")
+            self.assertEqual(annotations["prometheus.io/port"], str(port))
 
 
 def dockerignore_excludes(patterns, path):
