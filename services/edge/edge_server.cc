@@ -300,31 +300,35 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
       trace::ContinueOrStart(HeaderValue(request, "traceparent")), "edge.invoke");
   std::string traceparent = span->traceparent();
   const std::string& body = request.body();
+  // Refused before the chain, and counted like any other answer to an invocation.
+  auto refuse = [&](std::string_view code, std::string_view detail) {
+    v1::InvokeReply reply;
+    *reply.mutable_problem() = core::MakeProblem(code, detail);
+    HttpAnswer answer = RenderInvokeReply(reply, request_id, NowMs());
+    invoke_metrics_.Record(function_id, version, reply, answer.status,
+                           static_cast<double>(MonotonicUs() - start_us) / 1e6);
+    Send(*writer, answer, request_id, traceparent);
+  };
   if (body.size() > options_.max_request_bytes) {
-    return SendProblem(
-        *writer, "payload_too_large",
-        "The request body is over " + std::to_string(options_.max_request_bytes) + " bytes.",
-        request_id, traceparent);
+    return refuse("payload_too_large", "The request body is over " +
+                                           std::to_string(options_.max_request_bytes) + " bytes.");
   }
   std::string key = ApiKeyFrom(HeaderValue(request, "Authorization"));
   std::string session;
   if (key.empty() && SessionRequested(HeaderValue(request, kCsrfHeader)) &&
       request.cookies().has("tg_session")) {
     if (!SameOrigin(HeaderValue(request, "Origin"), HeaderValue(request, "Host"))) {
-      return SendProblem(*writer, "forbidden",
-                         "A browser session may invoke only from the Toolgate web app; scripts "
-                         "send an API key in the Authorization header.",
-                         request_id, traceparent);
+      return refuse("forbidden",
+                    "A browser session may invoke only from the Toolgate web app; scripts "
+                    "send an API key in the Authorization header.");
     }
     if (!IsJsonContentType(HeaderValue(request, "Content-Type"))) {
-      return SendProblem(*writer, "csrf_rejected", CsrfRejection(CsrfVerdict::kNotJson), request_id,
-                         traceparent);
+      return refuse("csrf_rejected", CsrfRejection(CsrfVerdict::kNotJson));
     }
     session = request.cookies().get("tg_session").value;
   }
   if (key.empty() && session.empty()) {
-    return SendProblem(*writer, "missing_api_key", "Send your API key in the Authorization header.",
-                       request_id, traceparent);
+    return refuse("missing_api_key", "Send your API key in the Authorization header.");
   }
   InvokeBody parsed = ParseInvokeBody(body);
 

@@ -155,6 +155,8 @@ TEST(MetricsTest, TheEdgeCountsAKnownMixOfInvocationsExactly) {
   EXPECT_EQ(Invoke(*g_system, poor_key, mine, "1", R"({"event": {}})").status, 402);
   EXPECT_EQ(Invoke(*g_system, key, loop, "1", R"({"event": {}})").status, 408);
   EXPECT_EQ(Invoke(*g_system, key, boom, "1", R"({"event": {}})").status, 500);
+  // Refused at the edge, before the chain: counted too.
+  EXPECT_EQ(Invoke(*g_system, "", echo, "1", R"({"event": {}})").status, 401);
 
   auto edge = Scrape("edge");
   auto count = [&](const std::string& fn, const std::string& cls, const std::string& runtime) {
@@ -166,16 +168,18 @@ TEST(MetricsTest, TheEdgeCountsAKnownMixOfInvocationsExactly) {
   EXPECT_EQ(count(mine, "4xx", "none"), 1);
   EXPECT_EQ(count(loop, "4xx", "none"), 1);
   EXPECT_EQ(count(boom, "5xx", "lua"), 1);
+  EXPECT_EQ(count(echo, "4xx", "none"), 1);
   double total = 0;
   for (const auto& [k, v] : edge) {
     if (k.rfind("toolgate_invocations_total{", 0) == 0) total += v;
   }
-  EXPECT_EQ(total, 6);
+  EXPECT_EQ(total, 7);
   EXPECT_EQ(Sample(edge, "toolgate_platform_errors_total{code=\"insufficient_balance\"}"), 1);
   EXPECT_EQ(Sample(edge, "toolgate_platform_errors_total{code=\"timeout\"}"), 1);
+  EXPECT_EQ(Sample(edge, "toolgate_platform_errors_total{code=\"missing_api_key\"}"), 1);
   EXPECT_EQ(Sample(edge, "toolgate_invoke_duration_seconds_count{status_class=\"2xx\"}"), 3);
   EXPECT_EQ(
-      Sample(edge, "toolgate_invoke_duration_seconds_bucket{status_class=\"4xx\",le=\"+Inf\"}"), 2);
+      Sample(edge, "toolgate_invoke_duration_seconds_bucket{status_class=\"4xx\",le=\"+Inf\"}"), 3);
   EXPECT_EQ(Sample(edge, "toolgate_invoke_duration_seconds_count{status_class=\"5xx\"}"), 1);
 
   // Billing held five calls and refused one; it captured the four that ran and released the
