@@ -169,9 +169,11 @@ Result<Message> Bus::Request(std::string_view subject, std::string_view data, in
     s = natsMsgHeader_Set(msg, kTraceHeader, std::string(traceparent).c_str());
   }
   natsMsg* reply = nullptr;
-  if (s == NATS_OK) s = natsConnection_RequestMsg(&reply, nc_, msg, timeout_ms);
+  if (s == NATS_OK) {
+    Published().Inc();  // sent, whatever comes back
+    s = natsConnection_RequestMsg(&reply, nc_, msg, timeout_ms);
+  }
   natsMsg_Destroy(msg);
-  if (s != NATS_TIMEOUT) Published().Inc();  // sent, whatever came back
   if (s == NATS_NO_RESPONDERS) return Status::Unavailable("no responders on " + subj);
   if (s != NATS_OK) return FromNats(s, "request " + subj);
   Received().Inc();

@@ -71,7 +71,6 @@ std::unique_ptr<bus::Bus> StartService(const std::string& name, const Flags& fla
 }
 
 const std::string& StartAdmin(const std::string& name, const Flags& flags) {
-  static const std::string kNone;
   if (g_admin) return g_admin->url();
   int64_t port = flags.GetInt("admin-port");
   if (port < 0 || port > 65535) Die(name, "bad --admin-port", flags.Get("admin-port"));

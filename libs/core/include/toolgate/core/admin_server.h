@@ -57,7 +57,7 @@ struct AdminResponse {
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
 };
-// Parses a request head ("GET /metrics HTTP/1.1\r\n..."); nullopt-like failure as InvalidArgument.
+// Parses a request head ("GET /metrics HTTP/1.1\r\n..."); InvalidArgument when it is not HTTP/1.
 Result<AdminRequest> ParseAdminRequest(std::string_view head);
 // Answers one request from the global registry and readiness checks (pure apart from those).
 AdminResponse AnswerAdmin(const AdminRequest& request);

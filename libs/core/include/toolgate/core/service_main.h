@@ -35,7 +35,8 @@ std::unique_ptr<bus::Bus> StartService(const std::string& name, const Flags& fla
 
 // Starts the process's admin server on --admin-address:--admin-port once (later calls return
 // the first one's URL), logs "admin listening" with the URL it bound, and returns that URL. The
-// server runs until the process exits. Exits with one line when the port cannot be bound.
+// server runs until the process exits. Exits with one line when the port cannot be bound. Call
+// from main's thread, before others start.
 const std::string& StartAdmin(const std::string& name, const Flags& flags);
 
 // How service `name` connects to NATS: the URL, the user (--nats-user, default name) with the
