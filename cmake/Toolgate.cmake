@@ -1,9 +1,17 @@
 # toolgate_add_test(NAME name SOURCES a.cc ... LIBS lib ... [LABELS l ...] [WHOLE])
 # One place registers every GoogleTest binary, so flags and discovery stay uniform. Unit tests
 # are registered case by case; WHOLE registers the binary as one test, for integration suites
-# that start a whole system once and share it between their cases.
+# that start a whole system once and share it between their cases. With TOOLGATE_TESTS off, the
+# binary is declared but not built.
 function(toolgate_add_test)
   cmake_parse_arguments(T "WHOLE" "NAME;TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  if(NOT TOOLGATE_TESTS)
+    # Declared, so that what the CMakeLists say of the test still holds, but built only on
+    # request (which fails without GoogleTest) and not registered with ctest.
+    add_executable(${T_NAME} EXCLUDE_FROM_ALL ${T_SOURCES})
+    target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} Threads::Threads)
+    return()
+  endif()
   add_executable(${T_NAME} ${T_SOURCES})
   target_link_libraries(${T_NAME} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main Threads::Threads)
   if(T_LABELS)
@@ -62,5 +70,29 @@ function(toolgate_embed_text)
     "inline std::string_view ${E_FUNCTION}() {\n  return R\"toolgate_text(${_text})toolgate_text\";\n}\n")
   configure_file(${_out}.h.tmp ${_out}.h COPYONLY)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${E_FILE})
+  target_include_directories(${E_TARGET} PUBLIC ${CMAKE_CURRENT_BINARY_DIR}/generated)
+endfunction()
+
+# toolgate_embed_tree(TARGET target DIR dir FUNCTION name): every file below dir, as
+# `const std::vector<EmbeddedFile>& name()` (header "<name>.h"), each with its path relative to
+# dir and its text, sorted by path: data a binary carries (the demo catalogue's tools).
+function(toolgate_embed_tree)
+  cmake_parse_arguments(E "" "TARGET;DIR;FUNCTION" "" ${ARGN})
+  file(GLOB_RECURSE _files CONFIGURE_DEPENDS ${E_DIR}/*)
+  list(SORT _files)
+  set(_body "")
+  foreach(_f ${_files})
+    file(RELATIVE_PATH _rel ${E_DIR} ${_f})
+    file(READ ${_f} _text)
+    string(APPEND _body "      {\"${_rel}\", R\"toolgate_text(${_text})toolgate_text\"},\n")
+  endforeach()
+  set(_out ${CMAKE_CURRENT_BINARY_DIR}/generated/${E_FUNCTION})
+  file(WRITE ${_out}.h.tmp "#pragma once\n#include <string_view>\n#include <vector>\n"
+    "#ifndef TOOLGATE_EMBEDDED_FILE\n#define TOOLGATE_EMBEDDED_FILE\n"
+    "struct EmbeddedFile {\n  std::string_view path;\n  std::string_view text;\n};\n#endif\n"
+    "inline const std::vector<EmbeddedFile>& ${E_FUNCTION}() {\n"
+    "  static const std::vector<EmbeddedFile> kFiles = {\n${_body}  };\n  return kFiles;\n}\n")
+  configure_file(${_out}.h.tmp ${_out}.h COPYONLY)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_files})
   target_include_directories(${E_TARGET} PUBLIC ${CMAKE_CURRENT_BINARY_DIR}/generated)
 endfunction()

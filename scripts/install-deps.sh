@@ -1,25 +1,41 @@
 #!/usr/bin/env bash
-# Installs what the build, the tests and the embedded system need: Debian's packages, and the
-# test-only npm packages of web/ and tests/mcp_sdk/ and the benchmark peer of bench/ (their
-# package-lock.json, `npm ci`).
+# Installs what is missing, for one of two purposes:
+#   scripts/install-deps.sh run    what building and running the system needs (scripts/run.sh):
+#                                  the compiler, the libraries, NATS, Redis, PostgreSQL, and the
+#                                  Python and Node.js interpreters the tools run in
+#   scripts/install-deps.sh test   all of that, and what the tests and benchmarks need on top
+#                                  (scripts/test.sh): GoogleTest, Chromium and the npm packages of
+#                                  the browser and MCP SDK tests, wrk and the benchmark peers
 # Idempotent: installs only what is missing. Needs root (or sudo).
 set -euo pipefail
 
-packages=(
+purpose="${1:-test}"
+run_packages=(
   g++ cmake ninja-build pkg-config
   libpistache-dev libnats-dev nats-server libsimdjson-dev libhiredis-dev libpq-dev
   postgresql-15 redis-server liblua5.4-dev libsodium-dev libprotobuf-dev protobuf-compiler
-  libgtest-dev libgmock-dev libcurl4-openssl-dev libssl-dev libre2-dev wrk python3 python3-yaml
-  chromium libseccomp-dev python3-uvicorn python3-uvloop python3-httptools prometheus
+  libcurl4-openssl-dev libssl-dev libre2-dev libseccomp-dev python3
 )
+test_packages=(
+  libgtest-dev libgmock-dev wrk python3-yaml chromium python3-uvicorn python3-uvloop
+  python3-httptools prometheus
+)
+case "$purpose" in
+  run) packages=("${run_packages[@]}") ;;
+  test) packages=("${run_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "usage: $0 run|test" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-# Node.js with npm runs the web app's browser test. A machine may already have a Node.js of its
-# own (with npm inside); Debian's packages are installed only when there is none.
-command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+# Node.js runs JavaScript tools (and, with npm, the browser and MCP SDK tests). A machine may
+# already have a Node.js of its own; Debian's packages are installed only when there is none.
+command -v node >/dev/null 2>&1 || missing+=(nodejs)
+if [ "$purpose" = test ]; then
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
+fi
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 if [ ${#missing[@]} -gt 0 ]; then
@@ -27,6 +43,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+[ "$purpose" = test ] || exit 0
 
 # The npm packages of the browser test (web/), of the MCP SDK test (tests/mcp_sdk/) and of the
 # runtime benchmark's workerd peer (bench/), exactly as locked; installed again only when a lock

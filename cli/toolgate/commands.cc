@@ -729,7 +729,10 @@ int Help(const Call&) {
   std::string text =
       "usage: toolgate <command> [options]\n\n"
       "  up [--demo]\n      Start NATS, Redis, PostgreSQL and every service here "
-      "(toolgate up --help).\n";
+      "(toolgate up --help); --detach runs it in the background.\n"
+      "  status [--data-dir DIR]\n      Show what `toolgate up` runs: each child, its pid, the "
+      "URL.\n"
+      "  down [--data-dir DIR]\n      Stop the system started with `toolgate up --detach`.\n";
   for (const Command& c : Commands()) {
     text += "  " + std::string(c.usage) + "\n      " + std::string(c.summary) + "\n";
   }

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -10,9 +11,7 @@
 #include <sstream>
 #include <thread>
 
-#include "DemoEchoLua.h"
-#include "DemoForecastLua.h"
-#include "DemoMcpLua.h"
+#include "commands.h"
 #include "demo/catalogue.h"
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json.h"
@@ -26,6 +25,7 @@ namespace {
 
 struct DemoState {
   std::string api_key;
+  std::string email, password;  // the demo organization's login for the web app
   std::string echo_id, mcp_id, forecast_id;
   std::string secret_id;
 };
@@ -49,16 +49,17 @@ Result<http::HttpResponse> Expect(Result<http::HttpResponse> r, int status,
   return r;
 }
 
-// Signs up the organization's user; the client keeps the session cookie.
+// Signs up the organization's user with password; the client keeps the session cookie.
 Result<std::unique_ptr<http::HttpClient>> SignUp(const std::string& base_url,
-                                                 const DemoOrganization& org) {
+                                                 const DemoOrganization& org,
+                                                 const std::string& password) {
   auto client = std::make_unique<http::HttpClient>(base_url);
   // The edge refuses cookie-signed changes without it (cross-site requests).
   client->SetDefaultHeader("X-Toolgate-CSRF", "1");
   JsonWriter body;
   body.BeginObject()
       .Field("email", org.email)
-      .Field("password", HexEncode(RandomBytes(12)))
+      .Field("password", password)
       .Field("organization", org.organization)
       .EndObject();
   auto signed_up = Expect(client->Post("/api/v1/auth/signup", body.Take()), 201,
@@ -67,102 +68,19 @@ Result<std::unique_ptr<http::HttpClient>> SignUp(const std::string& base_url,
   return client;
 }
 
-Result<std::string> Publish(http::HttpClient& client, const DemoTool& tool,
-                            const std::vector<std::string>& declared_keys) {
-  JsonWriter f;
-  f.BeginObject()
-      .Field("name", tool.name)
-      .Field("description", tool.description)
-      .Field("overview", tool.overview)
-      .Field("category", tool.category)
-      .Field("sector", tool.sector)
-      .Field("visibility", "public")
-      .Field("price_micro_usd", tool.price_micro_usd)
-      .Field("mcp", tool.mcp);
-  f.Key("tags").BeginArray();
-  for (auto tag : tool.tags) f.String(tag);
-  f.EndArray().EndObject();
-  auto created = Expect(client.Post("/api/v1/functions", f.Take()), 201,
-                        "create function " + std::string(tool.name));
+// Publishes tool as `toolgate publish` does: the same request bodies from the same manifest.
+Result<std::string> Publish(http::HttpClient& client, const DemoTool& tool) {
+  const std::string& name = tool.manifest.name;
+  auto created = Expect(client.Post("/api/v1/functions", FunctionRequestBody(tool.manifest)), 201,
+                        "create function " + name);
   if (!created.ok()) return created.status();
   auto id = Field(*created, "function_id");
   if (!id.ok()) return id;
-  JsonWriter v;
-  v.BeginObject()
-      .Field("version", "1.0.0")
-      .Field("runtime", tool.runtime)
-      .Field("compute_type", tool.compute_type)
-      .Field("code", tool.code)
-      .Key("input_schema")
-      .Raw(R"({"type":"object"})")
-      .Field("timeout_ms", 5000);
-  v.Key("declared_keys").BeginArray();
-  for (const auto& k : declared_keys) v.String(k);
-  v.EndArray();
-  v.Key("examples").BeginArray().BeginObject().Field("title", "Example").Key("event");
-  v.Raw(tool.example).EndObject().EndArray().EndObject();
-  auto published = Expect(client.Post("/api/v1/functions/" + *id + "/versions", v.Take()), 201,
-                          "publish " + std::string(tool.name));
+  auto published = Expect(client.Post("/api/v1/functions/" + *id + "/versions",
+                                      VersionRequestBody(tool.manifest, tool.code)),
+                          201, "publish " + name);
   if (!published.ok()) return published.status();
   return id;
-}
-
-// The three sample tools whose curl lines `toolgate up --demo` prints.
-struct Samples {
-  DemoTool echo, mcp, forecast;
-};
-
-const Samples& SampleTools() {
-  static const Samples kSamples = {
-      {0,
-       "Echo",
-       "Answers with the event it was given.",
-       "Returns the event, the execution id and the version: the quickest way to see the "
-       "invocation envelope.",
-       "Utilities",
-       "Developer tools",
-       {"sample", "lua", "debugging"},
-       0,
-       false,
-       "lua",
-       "CPU",
-       DemoEchoLua(),
-       R"({"hello":"world"})",
-       {3, 2, 1},
-       {{0, {}}, {4, "Handy for checking our integration end to end."}, {0, {}}}},
-      {0,
-       "Sample MCP server",
-       "An MCP tool server with add and reverse.",
-       "A Model Context Protocol server in Lua: `initialize`, `ping`, `tools/list` and "
-       "`tools/call` with the tools `add` and `reverse`.",
-       "AI agents",
-       "Developer tools",
-       {"sample", "lua", "mcp"},
-       0,
-       true,
-       "lua",
-       "CPU",
-       DemoMcpLua(),
-       R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}})",
-       {2, 0, 1},
-       {{5, "The cleanest MCP example we have found."}, {0, {}}, {0, {}}}},
-      {0,
-       "Forecast",
-       "A priced tool that needs WEATHER_API_KEY.",
-       "Shows declared keys: map `WEATHER_API_KEY` to one of your secrets with `X-Env-Keys`.",
-       "Data",
-       "Developer tools",
-       {"sample", "lua", "weather"},
-       2500,
-       false,
-       "lua",
-       "CPU",
-       DemoForecastLua(),
-       R"({"city":"Lisbon"})",
-       {2, 0, 0},
-       {{0, {}}, {0, {}}, {0, {}}}},
-  };
-  return kSamples;
 }
 
 // A tool once published, with what its callers do with it.
@@ -200,10 +118,9 @@ class Caller {
       http::HeaderList headers = {{"Authorization", key_}};
       if (p.needs_weather_key) headers.emplace_back("X-Env-Keys", "WEATHER_API_KEY=" + secret_id_);
       for (int i = 0; i < runs; ++i) {
-        auto ran =
-            Expect(session_->Post("/api/v1/functions/" + p.id + "/invoke",
-                                  R"({"event":)" + std::string(p.tool->example) + "}", headers),
-                   200, "run " + std::string(p.tool->name));
+        auto ran = Expect(session_->Post("/api/v1/functions/" + p.id + "/invoke",
+                                         R"({"event":)" + p.tool->example + "}", headers),
+                          200, "run " + p.tool->manifest.name);
         if (!ran.ok()) return ran.status();
       }
     }
@@ -219,7 +136,7 @@ class Caller {
       JsonWriter body;
       body.BeginObject().Field("stars", r.stars).Field("review", r.review).EndObject();
       auto rated = Expect(session_->Put("/api/v1/functions/" + p.id + "/rating", body.Take()), 201,
-                          "rate " + std::string(p.tool->name));
+                          "rate " + p.tool->manifest.name);
       if (!rated.ok()) return rated.status();
     }
     return Status::Ok();
@@ -257,7 +174,7 @@ Status WaitForRecordedRuns(http::HttpClient& client, const std::vector<Published
       }
       if (std::chrono::steady_clock::now() > deadline) {
         return Status::Timeout("the registry did not record the demo runs of " +
-                               std::string(p.tool->name));
+                               p.tool->manifest.name);
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -277,33 +194,40 @@ Result<DemoState> SeedFresh(const std::string& base_url) {
   DemoState st;
   std::vector<std::unique_ptr<http::HttpClient>> publishers;
   for (const auto& org : DemoPublishers()) {
-    auto client = SignUp(base_url, org);
+    auto client = SignUp(base_url, org, HexEncode(RandomBytes(12)));
     if (!client.ok()) return client.status();
     publishers.push_back(std::move(client).value());
   }
 
-  const Samples& samples = SampleTools();
+  static const Result<std::vector<DemoTool>> catalogue = LoadDemoCatalogue();
+  if (!catalogue.ok()) return catalogue.status();
+  // The three samples first, in the order their curl lines are printed, then the rest.
+  std::vector<const DemoTool*> order;
+  for (const char* sample : {"echo", "mcp", "forecast"}) {
+    for (const DemoTool& tool : *catalogue) {
+      if (tool.sample == sample) order.push_back(&tool);
+    }
+  }
+  if (order.size() != 3) return Status::Internal("demo catalogue: the three samples are missing");
+  for (const DemoTool& tool : *catalogue) {
+    if (tool.sample.empty()) order.push_back(&tool);
+  }
   std::vector<Published> published;
-  for (const DemoTool* tool : {&samples.echo, &samples.mcp, &samples.forecast}) {
-    bool weather = tool == &samples.forecast;
-    auto id =
-        Publish(*publishers[0], *tool,
-                weather ? std::vector<std::string>{"WEATHER_API_KEY"} : std::vector<std::string>{});
+  for (const DemoTool* tool : order) {
+    auto id = Publish(*publishers[tool->publisher], *tool);
     if (!id.ok()) return id.status();
+    const auto& keys = tool->manifest.declared_keys;
+    bool weather = keys && std::find(keys->begin(), keys->end(), "WEATHER_API_KEY") != keys->end();
     published.push_back(Published{tool, *id, weather});
   }
   st.echo_id = published[0].id;
   st.mcp_id = published[1].id;
   st.forecast_id = published[2].id;
-  for (const auto& tool : DemoCatalogue()) {
-    auto id = Publish(*publishers[tool.publisher], tool, {});
-    if (!id.ok()) return id.status();
-    published.push_back(Published{&tool, *id, false});
-  }
 
   std::vector<Caller> callers;
   for (size_t i = 0; i < DemoCallers().size(); ++i) {
-    auto session = SignUp(base_url, DemoCallers()[i]);
+    const std::string password = HexEncode(RandomBytes(12));
+    auto session = SignUp(base_url, DemoCallers()[i], password);
     if (!session.ok()) return session.status();
     http::HttpClient& s = **session;
     const bool demo = i == 0;
@@ -324,6 +248,8 @@ Result<DemoState> SeedFresh(const std::string& base_url) {
       if (!id.ok()) return id.status();
       secret_id = st.secret_id = *id;
       st.api_key = *key;
+      st.email = std::string(DemoCallers()[i].email);
+      st.password = password;
     }
     Caller& caller = callers.emplace_back(i, std::move(session).value(), *key, secret_id);
     if (demo) {
@@ -349,6 +275,8 @@ void Save(const fs::path& file, const DemoState& st) {
       .Field("mcp_id", st.mcp_id)
       .Field("forecast_id", st.forecast_id)
       .Field("secret_id", st.secret_id)
+      .Field("email", st.email)
+      .Field("password", st.password)
       .EndObject();
   std::ofstream out(file, std::ios::trunc);
   out << w.str() << "\n";
@@ -371,6 +299,9 @@ Result<DemoState> Load(const fs::path& file) {
       GetString(obj, "secret_id", &st.secret_id) != Field::kOk) {
     return Status::Internal("unreadable " + file.string());
   }
+  // A demo seeded before logins were kept has none to print.
+  GetString(obj, "email", &st.email);
+  GetString(obj, "password", &st.password);
   return st;
 }
 
@@ -414,6 +345,10 @@ Status SeedDemo(const std::string& base_url, const fs::path& data_dir) {
       st->echo_id.c_str(), st->api_key.c_str(), invoke.c_str(), st->mcp_id.c_str(),
       st->api_key.c_str(), invoke.c_str(), st->forecast_id.c_str(), st->api_key.c_str(),
       st->secret_id.c_str());
+  if (!st->password.empty()) {
+    std::printf("Web app: %s/  sign in as %s with the password %s (kept in %s)\n\n",
+                base_url.c_str(), st->email.c_str(), st->password.c_str(), file.c_str());
+  }
   return Status::Ok();
 }
 

@@ -1,5 +1,6 @@
 #include "launcher.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <libpq-fe.h>
 #include <netinet/in.h>
@@ -12,8 +13,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -63,10 +67,47 @@ int FreePort() {
   return port;
 }
 
+// Fails when another program listens on host:port, before anything is started: otherwise the
+// child that wants the port would exit, and all the user would see is a service that did not
+// start. SO_REUSEADDR like the servers themselves, so a socket in TIME_WAIT does not count.
+void EnsurePortFree(const std::string& host, int port, const std::string& flag) {
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) return;  // a name: the edge says
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  bool in_use =
+      ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 && errno == EADDRINUSE;
+  ::close(fd);
+  if (in_use) {
+    Fail("port " + std::to_string(port) + " is in use (" + host + ":" + std::to_string(port) +
+         "); stop the program that listens there or choose another port with --" + flag +
+         " (0: any free port)");
+  }
+}
+
 int PortFlag(const Flags& flags, const std::string& name) {
   int64_t p = flags.GetInt(name);
   if (p < 0 || p > 65535) Fail("--" + name + " must be a port number");
-  return p == 0 ? FreePort() : static_cast<int>(p);
+  if (p == 0) return FreePort();
+  EnsurePortFree("127.0.0.1", static_cast<int>(p), name);
+  return static_cast<int>(p);
+}
+
+// The last lines of a log file, for a console that must say why a child died.
+std::string LastLines(const fs::path& path, size_t count) {
+  std::ifstream in(path);
+  std::deque<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(std::move(line));
+    if (lines.size() > count) lines.pop_front();
+  }
+  std::string out;
+  for (const auto& line : lines) out += "  | " + line + "\n";
+  return out;
 }
 
 std::string ReadFile(const fs::path& path) {
@@ -156,6 +197,26 @@ void ChownTree(const fs::path& dir, const PgUser& user) {
   }
 }
 
+const std::vector<std::string> kStopOrder = {"edge",    "executor", "executor-gpu", "billing",
+                                             "secrets", "registry", "auth",         "postgres",
+                                             "redis",   "nats"};
+
+// Reaps children and, when one died during start-up, stops the others and exits non-zero with
+// the cause: the child, how it ended and the last lines of its log.
+void CheckStarting(Supervisor& supervisor) {
+  supervisor.Poll();
+  const auto& exit = supervisor.first_exit();
+  if (!exit) return;
+  std::string how = WIFEXITED(exit->status)
+                        ? "exited with status " + std::to_string(WEXITSTATUS(exit->status))
+                        : "was killed by signal " + std::to_string(WTERMSIG(exit->status));
+  std::string message = exit->name + " " + how + " during start-up; the end of " + exit->log_file +
+                        ":\n" + LastLines(exit->log_file, 15);
+  while (!message.empty() && message.back() == '\n') message.pop_back();
+  supervisor.Stop(kStopOrder, 10000);
+  Fail(message);
+}
+
 // Every credential of the embedded default, generated on the first run into DATA/keys (0600)
 // and read back on every later one.
 struct Credentials {
@@ -213,7 +274,7 @@ void SetPostgresPassword(const fs::path& pg_dir, const fs::path& keys, const PgU
 }
 
 // Connects as the cluster's superuser and creates the database on first run.
-void EnsureDatabase(int port, const std::string& password, int timeout_ms) {
+void EnsureDatabase(int port, const std::string& password, int timeout_ms, Supervisor& supervisor) {
   std::string conninfo = "host=127.0.0.1 port=" + std::to_string(port) +
                          " user=toolgate dbname=postgres password=" + password;
   int64_t deadline = NowMs() + timeout_ms;
@@ -222,6 +283,7 @@ void EnsureDatabase(int port, const std::string& password, int timeout_ms) {
     conn = PQconnectdb(conninfo.c_str());
     if (PQstatus(conn) == CONNECTION_OK) break;
     PQfinish(conn);
+    CheckStarting(supervisor);
     if (NowMs() > deadline) Fail("PostgreSQL did not start; see its log in the data directory");
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // server still starting
   }
@@ -285,7 +347,7 @@ bool WaitHealthy(bus::Bus& bus, int timeout_ms, Supervisor& supervisor) {
     if (name == "edge") continue;
     for (;;) {
       if (bus.Request("tg.health." + name, "", 500).ok()) break;
-      supervisor.Poll();
+      CheckStarting(supervisor);
       if (NowMs() > deadline) {
         std::fprintf(stderr, "%s: service %s did not become healthy\n", kProgram, name.c_str());
         return false;
@@ -294,6 +356,71 @@ bool WaitHealthy(bus::Bus& bus, int timeout_ms, Supervisor& supervisor) {
     }
   }
   return true;
+}
+
+// `toolgate up --detach`: the launcher goes on in a child of its own session (no terminal, so
+// no SIGHUP when it closes) whose stdout and stderr are a pipe to this process until the system
+// is up; this process copies what comes through to the console and exits 0 when the child
+// writes kReady, or with the child's status when it died first. Returns only in the child.
+constexpr std::string_view kReady = "\x06toolgate-ready";
+
+void Detach() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) Fail("pipe: " + std::string(strerror(errno)));
+  std::fflush(stdout);
+  std::fflush(stderr);
+  pid_t pid = ::fork();
+  if (pid < 0) Fail("fork: " + std::string(strerror(errno)));
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::setsid();
+    int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::dup2(fds[1], STDERR_FILENO);
+    ::close(fds[1]);
+    if (null_fd >= 0) ::close(null_fd);
+    return;
+  }
+  ::close(fds[1]);
+  std::string pending;
+  bool ready = false;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fds[0], buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    pending.append(buf, static_cast<size_t>(n));
+    for (size_t eol; (eol = pending.find('\n')) != std::string::npos;) {
+      std::string line = pending.substr(0, eol);
+      pending.erase(0, eol + 1);
+      if (line == kReady) {
+        ready = true;
+      } else {
+        std::fprintf(stdout, "%s\n", line.c_str());
+      }
+    }
+  }
+  if (!pending.empty()) std::fprintf(stdout, "%s\n", pending.c_str());
+  std::fflush(stdout);
+  if (ready) std::exit(0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  std::exit(WIFEXITED(status) && WEXITSTATUS(status) != 0 ? WEXITSTATUS(status) : 1);
+}
+
+// Called in a detached launcher once the system is up: the waiting `toolgate up` returns, and
+// from now on the launcher's own output goes to DATA/logs/launcher.log.
+void DetachedReady(const fs::path& logs) {
+  std::printf("%s\n", std::string(kReady).c_str());
+  std::fflush(stdout);
+  std::fflush(stderr);
+  int log_fd =
+      ::open((logs / "launcher.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (log_fd < 0) log_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  ::dup2(log_fd, STDOUT_FILENO);
+  ::dup2(log_fd, STDERR_FILENO);
+  ::close(log_fd);
 }
 
 }  // namespace
@@ -307,6 +434,9 @@ int RunUp(const std::vector<std::string>& args) {
   flags.Define("redis-port", "0", "Redis port (0: any free port)");
   flags.Define("postgres-port", "0", "PostgreSQL port (0: any free port)");
   flags.Define("demo", "false", "seed a demo organization, key and sample tools");
+  flags.Define("detach", "false",
+               "run in the background once the system is up (logs in DATA/logs/launcher.log; "
+               "`toolgate status` shows it, `toolgate down` stops it)");
   flags.Define("log-level", "info", "services' log level");
   flags.Define("bin-dir", "", "where the toolgate-* binaries are (default: beside this one)");
   flags.Define("executor-threads", "4", "CPU executor worker threads");
@@ -328,6 +458,9 @@ int RunUp(const std::vector<std::string>& args) {
   }
   bool demo = flags.GetBool("demo");
   bool durable = flags.GetBool("durable-writes");
+  bool detach = flags.GetBool("detach");
+  // Before any thread or child: the rest of the launcher runs in the detached process.
+  if (detach) Detach();
 
   BlockShutdownSignals();
   sigset_t chld;
@@ -359,6 +492,8 @@ int RunUp(const std::vector<std::string>& args) {
   }
 
   int http_port = static_cast<int>(flags.GetInt("http-port"));
+  if (http_port < 0 || http_port > 65535) Fail("--http-port must be a port number");
+  if (http_port != 0) EnsurePortFree(flags.Get("host"), http_port, "http-port");
   int nats_port = PortFlag(flags, "nats-port");
   int redis_port = PortFlag(flags, "redis-port");
   int pg_port = PortFlag(flags, "postgres-port");
@@ -475,7 +610,7 @@ int RunUp(const std::vector<std::string>& args) {
        SIGINT,
        ""});
   if (!s.ok()) Fail(s.ToString());
-  EnsureDatabase(pg_port, creds.postgres, 60000);
+  EnsureDatabase(pg_port, creds.postgres, 60000, supervisor);
 
   // Credentials travel as file names: a service reads its own password files (root-only, like
   // the launcher's keys), and only billing is given Redis's.
@@ -546,17 +681,16 @@ int RunUp(const std::vector<std::string>& args) {
   if (!bus.ok()) Fail("cannot reach NATS: " + bus.status().ToString());
   bool healthy = WaitHealthy(**bus, 60000, supervisor);
   for (int i = 0; healthy && !fs::exists(port_file); ++i) {
-    supervisor.Poll();
+    CheckStarting(supervisor);
     if (i > 600) healthy = false;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // edge binding its port
   }
-  const std::vector<std::string> stop_order = {"edge",     "executor", "executor-gpu", "billing",
-                                               "secrets",  "registry", "auth",         "postgres",
-                                               "redis",    "nats"};
   if (!healthy) {
-    supervisor.Stop(stop_order, 10000);
+    supervisor.Stop(kStopOrder, 10000);
     Fail("the system did not start; logs are in " + logs.string());
   }
+  // Up: from now on a child that dies is restarted.
+  supervisor.StartupDone();
   write_state();
   std::string url = "http://" + flags.Get("host") + ":" + ReadFile(port_file);
   while (!url.empty() && url.back() == '\n') url.pop_back();
@@ -566,7 +700,15 @@ int RunUp(const std::vector<std::string>& args) {
     Status seeded = SeedDemo(url, data);
     if (!seeded.ok()) std::fprintf(stderr, "%s: demo seeding failed: %s\n", kProgram, seeded.ToString().c_str());
   }
-  std::printf("Press Ctrl-C to stop.\n");
+  if (detach) {
+    std::printf(
+        "Running in the background (launcher pid %d); `toolgate status --data-dir %s` "
+        "shows it, `toolgate down --data-dir %s` stops it.\n",
+        static_cast<int>(::getpid()), data.c_str(), data.c_str());
+    DetachedReady(logs);
+  } else {
+    std::printf("Press Ctrl-C to stop.\n");
+  }
   std::fflush(stdout);
 
   sigset_t wait_set;
@@ -582,9 +724,111 @@ int RunUp(const std::vector<std::string>& args) {
   }
   log::Info("shutting down");
   bus->reset();
-  supervisor.Stop(stop_order, 15000);
+  supervisor.Stop(kStopOrder, 15000);
   fs::remove(state_file);
   std::printf("Toolgate stopped.\n");
+  return 0;
+}
+
+namespace {
+
+// Whether a launcher holds DATA/run/launcher.lock (see LockDataDir): the one sign of a live
+// launcher on a data directory that a pid reused by another process cannot fake.
+bool LauncherRuns(const fs::path& data) {
+  int fd = ::open((data / "run" / "launcher.lock").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);  // releases the probe's own lock at once
+  return held;
+}
+
+// The data directory of `toolgate status` and `toolgate down`, whose only flag it is.
+fs::path DataDirFlag(const std::string& command, const std::string& description,
+                     const std::vector<std::string>& args) {
+  Flags flags("toolgate " + command, description);
+  flags.Define("data-dir", "./data",
+               "the data directory of the system (as given to `toolgate up`)");
+  std::vector<char*> argv = {const_cast<char*>("toolgate")};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  std::vector<std::string> extra = flags.Parse(static_cast<int>(argv.size()), argv.data());
+  if (!extra.empty()) {
+    std::fprintf(stderr, "toolgate %s: unexpected argument '%s' (see --help)\n", command.c_str(),
+                 extra[0].c_str());
+    std::exit(2);
+  }
+  return fs::absolute(flags.Get("data-dir")).lexically_normal();
+}
+
+}  // namespace
+
+int RunStatus(const std::vector<std::string>& args) {
+  fs::path data = DataDirFlag("status", "Show what `toolgate up` runs on a data directory.", args);
+  if (!LauncherRuns(data)) {
+    std::printf("Toolgate is not running (data in %s)\n", data.c_str());
+    return 1;
+  }
+  auto state = ParseJson(ReadFile(data / "run" / "state.json"));
+  if (!state.ok()) {
+    std::printf("Toolgate is starting (data in %s)\n", data.c_str());
+    return 0;
+  }
+  int64_t launcher = 0;
+  if (state->root["pid"].get_int64().get(launcher) != simdjson::SUCCESS) launcher = 0;
+  std::string_view url;
+  bool has_url = state->root["url"].get_string().get(url) == simdjson::SUCCESS;
+  std::printf("Toolgate %s %s (launcher pid %lld, data in %s)\n",
+              has_url ? "runs at" : "is starting", has_url ? std::string(url).c_str() : "",
+              static_cast<long long>(launcher), data.c_str());
+  const std::map<std::string, std::string> programs = {
+      {"nats", "nats-server"}, {"redis", "redis-server"}, {"postgres", "postgres"}};
+  simdjson::dom::object pids;
+  if (state->root["pids"].get_object().get(pids) == simdjson::SUCCESS) {
+    for (auto [name, value] : pids) {
+      int64_t pid = 0;
+      if (value.get_int64().get(pid) != simdjson::SUCCESS) continue;
+      auto it = programs.find(std::string(name));
+      bool alive =
+          RunsProgram(static_cast<pid_t>(pid), it == programs.end() ? "toolgate-" : it->second);
+      std::printf("  %-13s pid %-8lld %s\n", std::string(name).c_str(), static_cast<long long>(pid),
+                  alive ? "running" : "restarting");
+    }
+  }
+  return 0;
+}
+
+int RunDown(const std::vector<std::string>& args) {
+  fs::path data = DataDirFlag(
+      "down", "Stop the system `toolgate up --detach` started on a data directory.", args);
+  if (!LauncherRuns(data)) {
+    std::printf("Toolgate is not running (data in %s)\n", data.c_str());
+    return 0;
+  }
+  auto state = ParseJson(ReadFile(data / "run" / "state.json"));
+  int64_t launcher = 0;
+  if (!state.ok() || state->root["pid"].get_int64().get(launcher) != simdjson::SUCCESS ||
+      !RunsProgram(static_cast<pid_t>(launcher), "toolgate")) {
+    std::fprintf(stderr,
+                 "toolgate down: a launcher holds %s but its pid is unknown; try again "
+                 "once it has started\n",
+                 (data / "run" / "launcher.lock").c_str());
+    return 1;
+  }
+  // SIGTERM: the launcher stops every child in order, then releases the lock as it exits.
+  if (::kill(static_cast<pid_t>(launcher), SIGTERM) != 0) {
+    std::fprintf(stderr, "toolgate down: cannot signal pid %lld: %s\n",
+                 static_cast<long long>(launcher), strerror(errno));
+    return 1;
+  }
+  int64_t deadline = NowMs() + 120000;
+  while (LauncherRuns(data)) {
+    if (NowMs() > deadline) {
+      std::fprintf(stderr, "toolgate down: the launcher (pid %lld) is still stopping\n",
+                   static_cast<long long>(launcher));
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // not our child: no waitpid
+  }
+  std::printf("Toolgate stopped (data in %s)\n", data.c_str());
   return 0;
 }
 

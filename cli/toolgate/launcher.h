@@ -12,4 +12,12 @@ namespace toolgate::cli {
 // args: the arguments after "up". Returns the process exit code.
 int RunUp(const std::vector<std::string>& args);
 
+// `toolgate status [--data-dir DIR]`: whether a launcher runs on DIR, its URL, and each child
+// with its pid (from DIR/run/state.json). Returns 0 when it runs, 1 when not.
+int RunStatus(const std::vector<std::string>& args);
+
+// `toolgate down [--data-dir DIR]`: stops the launcher running on DIR (started with `toolgate up
+// --detach`, or any other) and returns once it and every child are gone. 0 also when none ran.
+int RunDown(const std::vector<std::string>& args);
+
 }  // namespace toolgate::cli

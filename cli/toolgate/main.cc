@@ -11,11 +11,18 @@ int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (!args.empty() && args[0] == "up") {
     std::vector<std::string> rest(args.begin() + 1, args.end());
-    // `--demo` is a switch; Flags wants a value.
+    // `--demo` and `--detach` are switches; Flags wants a value.
     for (auto& a : rest) {
       if (a == "--demo") a = "--demo=true";
+      if (a == "--detach") a = "--detach=true";
     }
     return toolgate::cli::RunUp(rest);
+  }
+  if (!args.empty() && args[0] == "status") {
+    return toolgate::cli::RunStatus(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
+  if (!args.empty() && args[0] == "down") {
+    return toolgate::cli::RunDown(std::vector<std::string>(args.begin() + 1, args.end()));
   }
   if (!args.empty() && args[0] == "trace") {
     return toolgate::cli::RunTrace(std::vector<std::string>(args.begin() + 1, args.end()));

@@ -83,7 +83,13 @@ Result<std::unique_ptr<Reaper>> Reaper::Start(int grace_ms) {
   if (pid == 0) {
     // Holds nothing of the launcher's but the pipe: not the data directory's lock, not the
     // write end (whose close is the news it waits for).
+    // Nor its terminal or the pipe of a detached start (`toolgate up --detach` waits for that
+    // pipe to close): it writes nothing.
     ::dup2(fds[0], 3);
+    int null_fd = ::open("/dev/null", O_RDWR);
+    if (null_fd >= 0) {
+      for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) ::dup2(null_fd, fd);
+    }
     ::syscall(SYS_close_range, 4, ~0U, 0);
     for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::signal(sig, SIG_IGN);
     sigset_t none;

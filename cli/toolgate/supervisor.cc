@@ -94,6 +94,15 @@ void Supervisor::Poll() {
       if (child.pid != pid) continue;
       child.pid = -1;
       if (stopping_) break;
+      if (starting_) {
+        // Not restarted: the launcher reports it and stops (see the header).
+        child.restart_at_ms = INT64_MAX;
+        if (!first_exit_) first_exit_ = Exit{name, child.spec.log_file, status};
+        log::Warn("child exited during start-up")
+            .Str("child", name)
+            .Int("status", WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status));
+        break;
+      }
       int64_t now = NowMs();
       if (now - child.started_ms > 30000) child.backoff_ms = 100;
       child.restart_at_ms = now + child.backoff_ms;

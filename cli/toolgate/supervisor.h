@@ -1,10 +1,12 @@
 // Supervisor: starts child processes, restarts the ones that die, and stops them in order.
 //
-// Each child's stdout and stderr go to its own log file. A child that exits unexpectedly is
-// restarted with a backoff (100 ms doubling to 5 s, reset after 30 s of healthy running). Children
-// get PR_SET_PDEATHSIG (their stop signal), set after the user change that would clear it, so
-// that they never outlive a killed launcher. Not thread-safe: one thread
-// owns the supervisor (the launcher's main thread).
+// Each child's stdout and stderr go to its own log file. While the system starts, a child that
+// exits is not restarted but recorded (first_exit()): a service that cannot start fails the same
+// way every time, and the launcher reports why and gives up instead of looping. After
+// StartupDone(), a child that exits unexpectedly is restarted with a backoff (100 ms doubling to 5
+// s, reset after 30 s of healthy running). Children get PR_SET_PDEATHSIG (their stop signal), set
+// after the user change that would clear it, so that they never outlive a killed launcher. Not
+// thread-safe: one thread owns the supervisor (the launcher's main thread).
 #pragma once
 
 #include <sys/types.h>
@@ -12,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -51,6 +54,17 @@ class Supervisor {
   pid_t pid(const std::string& name) const;
   std::map<std::string, pid_t> pids() const;
 
+  // A child that exited before StartupDone(), with its wait status.
+  struct Exit {
+    std::string name;
+    std::string log_file;
+    int status = 0;
+  };
+  // The first child that exited during start-up; nullopt while none has (Poll reaps).
+  const std::optional<Exit>& first_exit() const { return first_exit_; }
+  // From now on, children that exit are restarted.
+  void StartupDone() { starting_ = false; }
+
  private:
   struct Child {
     ChildSpec spec;
@@ -64,6 +78,8 @@ class Supervisor {
   Reaper* reaper_;
   std::map<std::string, Child> children_;
   bool stopping_ = false;
+  bool starting_ = true;
+  std::optional<Exit> first_exit_;
 };
 
 }  // namespace toolgate::cli

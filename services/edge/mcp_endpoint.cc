@@ -64,11 +64,20 @@ std::string HandlerFailure(std::string_view id_json, const v1::InvokeSuccess& re
 // The workspace client's X-Env-Keys, narrowed to what function declares.
 void SetEnvKeys(const McpHttpRequest& request, const v1::WorkspaceTool& function,
                 v1::InvokeJob* job) {
-  if (!request.env_keys) return;
-  std::string keys = EnvKeysFor(*request.env_keys, function);
+  // The call's own X-Env-Keys, else the mapping the organization stored for this function
+  // (PUT /workspace/tools/{id}/env-keys), so an MCP client needs no header of its own.
+  if (!request.env_keys && function.env_keys().empty()) return;
+  std::string keys =
+      EnvKeysFor(request.env_keys ? *request.env_keys : function.env_keys(), function);
   if (keys.empty()) return;
   job->set_env_keys_present(true);
   job->set_env_keys_header(std::move(keys));
+}
+
+// Refusals of a workspace tools/call that the client can act on: answered as MCP tool errors.
+bool IsToolError(std::string_view code) {
+  return code == "invalid_event" || code == "missing_env_key" || code == "undeclared_env_key" ||
+         code == "invalid_env_keys" || code == "unknown_secret";
 }
 
 std::string_view TrimJson(std::string_view s) {
@@ -419,9 +428,10 @@ void McpEndpoint::WorkspaceCall(std::shared_ptr<Call> call, v1::WorkspaceToolsRe
   SetEnvKeys(call->request, f, &job);
   backend_.Invoke(std::move(job), [this, call, forwarded](v1::InvokeReply answer) {
     HttpAnswer a = RenderInvokeReply(answer, call->request.request_id, Now());
-    if (answer.has_problem() && answer.problem().code() == "invalid_event" && !forwarded) {
-      // The arguments broke the tool's input_schema (nothing ran, nothing was charged): a tool
-      // error the model reads and can correct, with each error's pointer, not an HTTP 400.
+    if (answer.has_problem() && IsToolError(answer.problem().code()) && !forwarded) {
+      // The arguments broke the tool's input_schema, or a declared key has no secret mapped
+      // (nothing ran, nothing was charged): a tool error the client reads and can act on, not
+      // an HTTP 400.
       a.status = 200;
       a.content_type = "application/json";
       a.body = JsonRpcResult(

@@ -1,9 +1,10 @@
 // StaticFiles: the web app's files, served by the edge from one directory.
 //
-// Paths are resolved inside the root only (no "..", no symlink escape); an unknown path that is
-// an app route (IsAppRoute) gets index.html, so the single-page app's own routes work on reload.
-// Files are read once and kept in memory: the app is small and immutable per release. Thread-safe
-// after construction.
+// Paths are resolved inside the root only (no "..", no symlink escape). An unknown path that is
+// an app route (IsAppRoute) gets its directory's index.html when there is one ("/docs": the API
+// reference, rendered at build time), else the root's index.html, so the single-page app's own
+// routes work on reload. Files are read once and kept in memory: the app is small and
+// immutable per release. Thread-safe after construction.
 #pragma once
 
 #include <map>
@@ -22,7 +23,7 @@ class StaticFiles {
   // Loads every regular file under root. An empty or missing root serves nothing.
   explicit StaticFiles(const std::string& root);
 
-  // The file for a request path ("/", "/app.js", "/tools/123"), or nullopt.
+  // The file for a request path ("/", "/app.js", "/tools/123", "/docs"), or nullopt.
   std::optional<StaticFile> Find(const std::string& path) const;
   bool empty() const { return files_.empty(); }
 

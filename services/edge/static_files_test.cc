@@ -1,17 +1,42 @@
 #include "static_files.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+namespace fs = std::filesystem;
+
 namespace toolgate::edge {
 namespace {
 
-TEST(StaticFilesTest, AppRoutesAreExtensionlessPathsOutsideTheApiAndOperatorPaths) {
+class StaticFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("static-files-" + std::to_string(::getpid()));
+    fs::create_directories(root_ / "docs");
+    fs::create_directories(root_ / "js");
+    std::ofstream(root_ / "index.html") << "app";
+    std::ofstream(root_ / "js" / "main.js") << "main";
+    std::ofstream(root_ / "docs" / "index.html") << "reference";
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  fs::path root_;
+};
+
+TEST_F(StaticFilesTest, ADirectoryWithAPageServesIt) {
+  StaticFiles files(root_.string());
+  ASSERT_TRUE(files.Find("/docs").has_value());
+  EXPECT_EQ(files.Find("/docs")->body, "reference");
+  EXPECT_EQ(files.Find("/docs/")->body, "reference");
+  EXPECT_EQ(files.Find("/docs")->content_type, "text/html; charset=utf-8");
+}
+
+TEST(StaticFilesRouteTest, AppRoutesAreExtensionlessPathsOutsideTheApiAndOperatorPaths) {
   EXPECT_TRUE(StaticFiles::IsAppRoute("/"));
   EXPECT_TRUE(StaticFiles::IsAppRoute("/tools/123"));
-  EXPECT_TRUE(StaticFiles::IsAppRoute("/login"));
+  EXPECT_TRUE(StaticFiles::IsAppRoute("/docs"));
   EXPECT_TRUE(StaticFiles::IsAppRoute("/apis"));  // only the segment "api" is reserved
   EXPECT_FALSE(StaticFiles::IsAppRoute("/metrics"));
   EXPECT_FALSE(StaticFiles::IsAppRoute("/readyz"));
@@ -23,20 +48,20 @@ TEST(StaticFilesTest, AppRoutesAreExtensionlessPathsOutsideTheApiAndOperatorPath
   EXPECT_FALSE(StaticFiles::IsAppRoute("relative"));
 }
 
-TEST(StaticFilesTest, ServesIndexOnlyForAppRoutes) {
-  auto dir =
-      std::filesystem::temp_directory_path() / ("static_files_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "index.html") << "<html>app</html>";
-  std::ofstream(dir / "app.js") << "js";
-  StaticFiles files(dir.string());
-  ASSERT_TRUE(files.Find("/tools/abc").has_value());
-  EXPECT_EQ(files.Find("/tools/abc")->body, "<html>app</html>");
-  EXPECT_EQ(files.Find("/app.js")->body, "js");
+TEST_F(StaticFilesTest, OperatorAndApiPathsGetNoHtml) {
+  StaticFiles files(root_.string());
   EXPECT_FALSE(files.Find("/metrics").has_value());
   EXPECT_FALSE(files.Find("/api/v1/nope").has_value());
-  EXPECT_FALSE(files.Find("/other.js").has_value());
-  std::filesystem::remove_all(dir);
+  EXPECT_FALSE(files.Find("/api").has_value());
+}
+
+TEST_F(StaticFilesTest, AppRoutesGetTheAppAndFilesThemselves) {
+  StaticFiles files(root_.string());
+  EXPECT_EQ(files.Find("/")->body, "app");
+  EXPECT_EQ(files.Find("/tools/123")->body, "app");
+  EXPECT_EQ(files.Find("/js")->body, "app");  // a directory without a page of its own
+  EXPECT_EQ(files.Find("/js/main.js")->body, "main");
+  EXPECT_FALSE(files.Find("/missing.js").has_value());
 }
 
 }  // namespace

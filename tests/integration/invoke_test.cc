@@ -187,6 +187,22 @@ TEST_F(InvokeTest, Row2RevokedKeyRejectedWithinASecond) {
   EXPECT_EQ(Code(r), "api_key_revoked");
 }
 
+TEST_F(InvokeTest, AnExpiringKeyIsFlaggedOnRefusalsToo) {
+  // An organization with no balance: billing refuses the call with 402.
+  Account broke(*g_system, "Broke");
+  std::string expires = FormatRfc3339(NowMs() + 3LL * 24 * 3600 * 1000);
+  std::string key = broke.CreateKey(R"(["invoke"])", expires);
+  std::string fn = broke.CreateFunction("echo");
+  ASSERT_EQ(broke.PublishLua(fn, "1", "function service_handler(e, c) return e end").status, 201);
+  auto r = Invoke(*g_system, key, fn, "1", R"({"event": {}})");
+  EXPECT_EQ(r.status, 402) << r.body;
+  EXPECT_EQ(r.Header("x-api-key-expires-at"), expires);
+  // And from the registry's refusals (404 for an unknown version).
+  r = Invoke(*g_system, key, fn, "9", R"({"event": {}})");
+  EXPECT_EQ(r.status, 404) << r.body;
+  EXPECT_EQ(r.Header("x-api-key-expires-at"), expires);
+}
+
 TEST_F(InvokeTest, Row2KeyExpiringTwoSecondsAfterCreation) {
   std::string expires = FormatRfc3339(NowMs() + 2000);
   std::string key = owner_->CreateKey(R"(["invoke"])", expires);

@@ -245,6 +245,40 @@ TEST(Workspace, AddListRemove) {
   EXPECT_EQ(user.session().Delete("/api/v1/workspace/tools/" + pub)->status, 404);
 }
 
+TEST(Functions, DeleteIsTheOwnersAndKeepsTheRecords) {
+  Account owner(*g_system, "Closing Shop");
+  owner.TopUp(1'000'000);
+  std::string owner_key = owner.CreateKey();
+  Account user(*g_system, "Former Customer");
+  user.TopUp(1'000'000);
+  std::string user_key = user.CreateKey();
+  std::string fn = owner.CreateFunction("retiring", R"("visibility":"public","price_micro_usd":3)");
+  ASSERT_EQ(owner.PublishLua(fn, "1", "function service_handler(e, c) return e end").status, 201);
+  user.AddToWorkspace(fn);
+  ASSERT_EQ(Invoke(*g_system, user_key, fn, "1", R"({"event":{}})").status, 200);
+  ASSERT_EQ(Invoke(*g_system, owner_key, fn, "1", R"({"event":{}})").status, 200);
+  const size_t user_ledger = user.Ledger().size();
+
+  EXPECT_EQ(user.session().Delete("/api/v1/functions/" + fn)->status, 403);
+  EXPECT_EQ(owner.session().Delete("/api/v1/functions/" + fn)->status, 204);
+  EXPECT_EQ(owner.session().Delete("/api/v1/functions/" + fn)->status, 404);
+
+  // Gone for everyone: invocations, the detail, the workspace that had it.
+  auto invoked = Invoke(*g_system, user_key, fn, "1", R"({"event":{}})");
+  EXPECT_EQ(invoked.status, 404) << invoked.body;
+  EXPECT_EQ(StringField(invoked.body, "code"), "function_not_found");
+  EXPECT_EQ(Invoke(*g_system, owner_key, fn, "", R"({"event":{}})").status, 404);
+  EXPECT_EQ(owner.session().Get("/api/v1/functions/" + fn)->status, 404);
+  EXPECT_EQ(user.session().Get("/api/v1/workspace/tools")->body.find(fn), std::string::npos);
+  // What was charged and run stays on record.
+  EXPECT_EQ(user.Ledger().size(), user_ledger);
+  auto executions = user.session().Get("/api/v1/executions");
+  ASSERT_EQ(executions->status, 200);
+  EXPECT_NE(executions->body.find(fn), std::string::npos);
+  // A new function may reuse nothing of it, and the name is free again.
+  EXPECT_FALSE(owner.CreateFunction("retiring").empty());
+}
+
 TEST(Ledger, PaginationHasNoDuplicatesOrGaps) {
   Account acct(*g_system, "Pages");
   for (int i = 1; i <= 7; ++i) acct.TopUp(i);

@@ -475,5 +475,48 @@ TEST_F(WorkspaceEndpoint, CallsAreInvocations) {
   EXPECT_EQ(Charges(*account_), before + 3);
 }
 
+// Defined last: it adds a function to the workspace whose tool lists the cases above check.
+TEST_F(WorkspaceEndpoint, AStoredSecretMappingServesCallsWithoutXEnvKeys) {
+  std::string fn = account_->CreateFunction("Keyed");
+  ASSERT_EQ(account_
+                ->PublishLua(fn, "1",
+                             "function service_handler(event, context)\n"
+                             "  return {token = context.env.API_TOKEN}\n"
+                             "end",
+                             R"("declared_keys":["API_TOKEN"])")
+                .status,
+            201);
+  std::string secret = account_->CreateSecret("keyed", "bound-secret-31f4");
+  McpHttp mcp("/mcp", key_);
+  ASSERT_EQ(mcp.Initialize().status, 200);
+  const size_t before = Charges(*account_);
+
+  // No X-Env-Keys and nothing stored: a tool error the client can act on, nothing run.
+  auto unmapped = mcp.CallTool("keyed", "{}");
+  EXPECT_EQ(unmapped.status, 200) << unmapped.body;
+  EXPECT_EQ(Member(unmapped.body, "/result/isError"), "true") << unmapped.body;
+  EXPECT_NE(unmapped.body.find("missing_env_key"), std::string::npos) << unmapped.body;
+
+  const std::string path = "/api/v1/workspace/tools/" + fn + "/env-keys";
+  auto undeclared = account_->session().Put(path, R"({"env_keys":"OTHER=)" + secret + R"("})");
+  ASSERT_TRUE(undeclared.ok());
+  EXPECT_EQ(undeclared->status, 422) << undeclared->body;
+  auto stored = account_->session().Put(path, R"({"env_keys":"API_TOKEN=)" + secret + R"("})");
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->status, 204) << stored->body;
+
+  auto mapped = mcp.CallTool("keyed", "{}");
+  EXPECT_EQ(Member(mapped.body, "/result/isError"), "false") << mapped.body;
+  EXPECT_EQ(Member(mapped.body, "/result/structuredContent/token"), R"("bound-secret-31f4")")
+      << mapped.body;
+  EXPECT_EQ(Charges(*account_), before + 1);
+
+  // Another organization's stored mapping is its own: the publisher has none for it.
+  EXPECT_EQ(publisher_->session().Delete(path)->status, 404);
+  EXPECT_EQ(account_->session().Delete(path)->status, 204);
+  EXPECT_EQ(account_->session().Delete(path)->status, 404);
+  EXPECT_EQ(Member(mcp.CallTool("keyed", "{}").body, "/result/isError"), "true");
+}
+
 }  // namespace
 }  // namespace toolgate::testing

@@ -156,6 +156,17 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
+  step('the login that toolgate up --demo prints signs in', async () => {
+    const printed = system.output().match(/sign in as (\S+) with the password (\S+)/);
+    assert.ok(printed, `no login printed:\n${system.output()}`);
+    const r = await fetch(`${base}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email: printed[1], password: printed[2] }),
+    });
+    assert.equal(r.status, 200, await r.text());
+  });
+
   step('signs up', async () => {
     await page.goto('/signup');
     await page.getByRole('heading', { name: 'Create your account' }).waitFor();
@@ -208,6 +219,14 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await results.locator('article').first().waitFor();
     const all = await results.locator('article').count();
     assert.ok(all >= 3, `the demo catalogue is listed (${all} cards)`);
+    // Each tool's card appears once: the highlights are ranked links, and Top rated repeats no
+    // tool of Trending.
+    const cardNames = await page.locator('article h3').allInnerTexts();
+    assert.equal(new Set(cardNames).size, cardNames.length, `a card repeated: ${cardNames}`);
+    const trending = await page.getByRole('list', { name: 'Trending' }).getByRole('link').allInnerTexts();
+    const topRated = await page.getByRole('list', { name: 'Top rated' }).getByRole('link').allInnerTexts();
+    assert.ok(trending.length > 0 && topRated.length > 0, 'both highlights name tools');
+    assert.ok(topRated.every((name) => !trending.includes(name)), `${topRated} repeats ${trending}`);
     await shot('04-marketplace');
 
     await page.getByRole('searchbox', { name: 'Search tools' }).fill('echo');
@@ -281,13 +300,22 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     echoId = await page.locator('code.tool-id').innerText();
     echoRunsBefore = (await (await fetch(`${base}/api/v1/functions/${echoId}`)).json()).executions;
     await page.getByRole('tab', { name: 'Try it' }).click();
-    const editor = page.getByLabel('Event (JSON)');
-    assert.match(await editor.inputValue(), /hello/, 'the editor starts from the example');
-    await editor.fill('{"hello": "from the browser"}');
+    // The input schema's fields, filled from the example.
+    const hello = page.getByLabel('hello', { exact: true });
+    assert.equal(await hello.inputValue(), 'world', 'the form starts from the example');
+    await hello.fill('from the form');
     await Promise.all([apiResponse('POST', '/functions/', 200), page.getByRole('button', { name: 'Run' }).click()]);
     const result = page.locator('[data-result="handler"]');
     await result.waitFor();
     await result.getByText('Status 200').waitFor();
+    assert.match(await result.locator('pre').innerText(), /from the form/);
+    // Raw JSON keeps what the form held, and runs what is typed there.
+    await page.getByLabel('Edit the event as raw JSON').check();
+    const editor = page.getByLabel('Event (JSON)');
+    assert.match(await editor.inputValue(), /from the form/, 'the editor starts from the form');
+    await editor.fill('{"hello": "from the browser"}');
+    await Promise.all([apiResponse('POST', '/functions/', 200), page.getByRole('button', { name: 'Run' }).click()]);
+    await result.getByText(/from the browser/).waitFor();
     assert.match(await result.locator('pre').innerText(), /from the browser/);
     const summary = await result.locator('dl.summary').innerText();
     assert.match(summary, /Runtime\s+\d+ ms/);
@@ -335,6 +363,16 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await shot('10-reviews');
   });
 
+  step('opens the publisher page from a tool', async () => {
+    await page.goto(`/tools/${echoId}`);
+    await page.getByRole('heading', { name: 'Echo', level: 1 }).waitFor();
+    await page.locator('.detail-head').getByRole('link', { name: 'Toolgate Samples' }).click();
+    const found = await resultsFor('creator=');
+    const publishers = await found.locator('article a.publisher').allInnerTexts();
+    assert.ok(publishers.length >= 3, `the publisher's tools are listed (${publishers})`);
+    assert.ok(publishers.every((p) => p === 'Toolgate Samples'), `only the publisher's tools: ${publishers}`);
+  });
+
   step('manages secrets and maps one into a snippet', async () => {
     await page.goto('/settings/secrets');
     await page.getByRole('heading', { name: 'Secrets', level: 2 }).waitFor();
@@ -372,6 +410,7 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Publish' }).click();
     await page.getByRole('heading', { name: 'Publish a tool' }).waitFor();
     await page.getByLabel('Description').fill('Says hello from the browser test.');
+    assert.ok(await page.getByLabel(/^Private:/).isChecked(), 'a new tool is private until made public');
     await page.getByLabel('Category', { exact: true }).fill('Testing');
     await page.getByLabel('Price per execution (USD)').fill('0.01');
     await Promise.all([apiResponse('POST', '/functions', 422), page.getByRole('button', { name: 'Create tool' }).click()]);
@@ -450,6 +489,20 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await page.setViewportSize(DESKTOP);
   });
 
+  step('follows the system in dark mode', async () => {
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.goto('/');
+    await page.getByRole('list', { name: 'Tools' }).locator('article').first().waitFor();
+    const colours = await page.evaluate(() => {
+      const root = getComputedStyle(document.documentElement);
+      return { bg: root.backgroundColor, text: root.color };
+    });
+    assert.deepEqual(colours, { bg: 'rgb(15, 17, 21)', text: 'rgb(230, 232, 236)' });
+    await shot('20-dark-marketplace');
+    await page.emulateMedia({ colorScheme: 'light' });
+    assert.equal(await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor), 'rgb(246, 247, 249)');
+  });
+
   step('works from the keyboard', async () => {
     await page.goto(`/tools/${publishedId}`);
     await page.getByRole('heading', { name: 'Browser greeter', level: 1 }).waitFor();
@@ -466,6 +519,17 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await heart.focus();
     await Promise.all([apiResponse('PUT', '/favorites/', 204), page.keyboard.press('Enter')]);
     await page.locator('button.heart[aria-pressed="true"]').waitFor();
+  });
+
+  step('the owner deletes the tool, and it is gone', async () => {
+    await page.goto(`/tools/${publishedId}`);
+    await page.getByRole('heading', { name: 'Browser greeter', level: 1 }).waitFor();
+    await page.getByRole('button', { name: 'Delete tool' }).click();
+    await page.getByText('The executions and charges of past calls stay on record.').waitFor();
+    await Promise.all([apiResponse('DELETE', `/functions/${publishedId}`, 204),
+      page.getByRole('button', { name: 'Delete for good' }).click()]);
+    await page.getByRole('heading', { name: 'My Tools', level: 1 }).waitFor();
+    assert.equal((await fetch(`${base}/api/v1/functions/${publishedId}`)).status, 404);
   });
 
   step('logs out, and a protected page asks to log in and then opens', async () => {

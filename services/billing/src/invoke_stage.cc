@@ -104,8 +104,10 @@ void InvokeStage::Handle(bus::Message&& message) {
 
   // Kept to answer with, should the queue refuse the call (it is stopping).
   const std::string edge_reply = job.edge_reply();
+  const int64_t key_expires_at_ms = job.principal().key_expires_at_ms();
   if (!holds_.Push(std::move(call))) {
     v1::InvokeReply reply;
+    reply.set_key_expires_at_ms(key_expires_at_ms);
     *reply.mutable_problem() = Unavailable();
     bus_.Publish(edge_reply, reply.SerializeAsString(), {}, traceparent);
   }
@@ -197,6 +199,8 @@ Result<HoldOutcome> InvokeStage::PlaceHold(const HoldRecord& hold) {
 void InvokeStage::Answer(const v1::InvokeJob& job, v1::Problem problem,
                          const std::string& traceparent) {
   v1::InvokeReply reply;
+  // An expiring key is flagged on every answer, refusals included (X-Api-Key-Expires-At).
+  reply.set_key_expires_at_ms(job.principal().key_expires_at_ms());
   *reply.mutable_problem() = std::move(problem);
   bus_.Publish(job.edge_reply(), reply.SerializeAsString(), {}, traceparent);
 }

@@ -1,10 +1,13 @@
 #include "toolgate/registry/api.h"
 
+#include <algorithm>
+
 #include "request_fields.h"
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
+#include "toolgate/core/env_keys.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/registry/marketplace_api.h"
 #include "toolgate/registry/subjects.h"
@@ -35,12 +38,18 @@ void RegistryApi::AddRoutes(core::Router& router) {
   router.Add(
       "GET", "/functions/{id}", [this](const core::Request& r) { return GetFunction(r); },
       /*require_auth=*/false);
+  router.Add("DELETE", "/functions/{id}",
+             [this](const core::Request& r) { return DeleteFunction(r); });
   router.Add("POST", "/functions/{id}/versions",
              [this](const core::Request& r) { return PublishVersion(r); });
   router.Add("POST", "/workspace/tools", [this](const core::Request& r) { return AddTool(r); });
   router.Add("GET", "/workspace/tools", [this](const core::Request& r) { return ListTools(r); });
   router.Add("DELETE", "/workspace/tools/{function_id}",
              [this](const core::Request& r) { return RemoveTool(r); });
+  router.Add("PUT", "/workspace/tools/{function_id}/env-keys",
+             [this](const core::Request& r) { return SetToolEnvKeys(r); });
+  router.Add("DELETE", "/workspace/tools/{function_id}/env-keys",
+             [this](const core::Request& r) { return ClearToolEnvKeys(r); });
 }
 
 void RegistryApi::AnnounceFunction(const std::string& function_id) {
@@ -114,6 +123,20 @@ v1::HttpResponse RegistryApi::UpdateFunction(const core::Request& r) {
   return Detail(200, *updated);
 }
 
+v1::HttpResponse RegistryApi::DeleteFunction(const core::Request& r) {
+  v1::HttpResponse refusal;
+  auto owned = OwnedFunction(r, &refusal);
+  if (!owned) return refusal;
+  auto deleted = store_.DeleteFunction(owned->id, r.principal().org_id());
+  if (deleted.status().code() == Status::Code::kNotFound) return FunctionNotFound(r.params[0]);
+  if (!deleted.ok()) return core::Unavailable(deleted.status());
+  // Every replica forgets it (invocations are 404 from now on), and every workspace that had it.
+  AnnounceFunction(owned->id);
+  for (const std::string& org : *deleted) AnnounceWorkspace(org, owned->id);
+  log::Info("function deleted").Str("function_id", owned->id);
+  return core::NoContent();
+}
+
 v1::HttpResponse RegistryApi::GetFunction(const core::Request& r) {
   auto found = store_.GetFunction(r.params[0]);
   if (!found.ok()) return core::Unavailable(found.status());
@@ -175,6 +198,66 @@ v1::HttpResponse RegistryApi::ListTools(const core::Request& r) {
   auto added = store_.ListAdded(r.principal().org_id());
   if (!added.ok()) return core::Unavailable(added.status());
   return core::JsonResponse(200, WorkspaceJson(*owned, *added));
+}
+
+v1::HttpResponse RegistryApi::SetToolEnvKeys(const core::Request& r) {
+  const std::string id = NormalizeFunctionId(r.params[0]);
+  const std::string& org = r.principal().org_id();
+  auto found = store_.GetFunction(id);
+  if (!found.ok()) return core::Unavailable(found.status());
+  if (!found->has_value() || !Visible(**found, r.principal())) return FunctionNotFound(r.params[0]);
+  if ((*found)->org_id != org) {
+    auto added = store_.LoadAdded(org);
+    if (!added.ok()) return core::Unavailable(added.status());
+    if (!added->count(id)) {
+      return core::ProblemResponse("function_not_added",
+                                   "Add the function to your workspace first: POST "
+                                   "/api/v1/workspace/tools {\"function_id\": \"" +
+                                       id + "\"}");
+    }
+  }
+  simdjson::dom::object object;
+  v1::Problem problem;
+  auto doc = ParseObjectBody(r.http.body(), &object, &problem);
+  if (!doc) return core::ProblemResponse(problem);
+  FieldReader in(object);
+  auto env_keys = in.String("env_keys", true, 1, 4096);
+  if (!in.ok()) return core::ProblemResponse(in.problem());
+  auto mappings = core::ParseEnvKeys(*env_keys);
+  if (!mappings.ok()) {
+    return core::ProblemResponse(core::ValidationProblem("env_keys", mappings.status().message()));
+  }
+  // Names the latest version declares: a binding for anything else could never be used.
+  auto versions = store_.ListVersions(id);
+  if (!versions.ok()) return core::Unavailable(versions.status());
+  std::vector<std::string> declared;
+  if (!versions->empty()) {
+    auto latest = store_.GetVersion(id, versions->front().version);
+    if (!latest.ok()) return core::Unavailable(latest.status());
+    if (latest->has_value()) declared = (*latest)->declared_keys;
+  }
+  for (const core::EnvKeyMapping& m : *mappings) {
+    if (std::find(declared.begin(), declared.end(), m.name) == declared.end()) {
+      return core::ProblemResponse(core::ValidationProblem(
+          "env_keys", "the function's latest version declares no key " + m.name));
+    }
+  }
+  Status stored = store_.SetWorkspaceEnvKeys(org, id, *env_keys);
+  if (!stored.ok()) return core::Unavailable(stored);
+  AnnounceWorkspace(org, id);
+  return core::NoContent();
+}
+
+v1::HttpResponse RegistryApi::ClearToolEnvKeys(const core::Request& r) {
+  const std::string id = NormalizeFunctionId(r.params[0]);
+  auto cleared = store_.ClearWorkspaceEnvKeys(r.principal().org_id(), id);
+  if (!cleared.ok()) return core::Unavailable(cleared.status());
+  if (!*cleared) {
+    return core::ProblemResponse("not_found", "No secret mapping is stored for function " +
+                                                  r.params[0] + " in your workspace.");
+  }
+  AnnounceWorkspace(r.principal().org_id(), id);
+  return core::NoContent();
 }
 
 v1::HttpResponse RegistryApi::RemoveTool(const core::Request& r) {

@@ -193,6 +193,56 @@ Result<bool> RegistryStore::HasEqualVersion(const std::string& function_id,
   return !rows->empty();
 }
 
+Result<std::vector<std::string>> RegistryStore::DeleteFunction(const std::string& function_id,
+                                                               const std::string& org_id) {
+  std::vector<std::string> added_by;
+  Status s = pool_.Transaction([&](pg::Conn& conn) -> Status {
+    // The row lock first: a run count recorded meanwhile waits for this transaction, then finds
+    // no function and is dropped (AddExecutions joins on functions), instead of a new row
+    // referencing the function making its deletion fail.
+    auto owned =
+        conn.Exec("SELECT 1 FROM registry.functions WHERE id = $1 AND org_id = $2 FOR UPDATE",
+                  {function_id, org_id});
+    if (!owned.ok()) return owned.status();
+    if (owned->empty()) return Status::NotFound("no such function");
+    auto adds =
+        conn.Exec("DELETE FROM registry.workspace_adds WHERE function_id = $1 RETURNING org_id",
+                  {function_id});
+    if (!adds.ok()) return adds.status();
+    for (int r = 0; r < adds->size(); ++r) added_by.push_back(adds->Str(r, 0));
+    for (const char* table :
+         {"registry.versions", "registry.daily_executions", "registry.runs", "registry.favorites",
+          "registry.ratings", "registry.workspace_env_keys"}) {
+      auto gone =
+          conn.Exec(std::string("DELETE FROM ") + table + " WHERE function_id = $1", {function_id});
+      if (!gone.ok()) return gone.status();
+    }
+    auto gone = conn.Exec("DELETE FROM registry.functions WHERE id = $1", {function_id});
+    return gone.status();
+  });
+  if (!s.ok()) return s;
+  return added_by;
+}
+
+Status RegistryStore::SetWorkspaceEnvKeys(const std::string& org_id, const std::string& function_id,
+                                          const std::string& env_keys) {
+  auto rows = pool_.Exec(
+      "INSERT INTO registry.workspace_env_keys (org_id, function_id, env_keys) "
+      "VALUES ($1, $2, $3) ON CONFLICT (org_id, function_id) "
+      "DO UPDATE SET env_keys = EXCLUDED.env_keys, updated_at = now()",
+      {org_id, function_id, env_keys});
+  return rows.status();
+}
+
+Result<bool> RegistryStore::ClearWorkspaceEnvKeys(const std::string& org_id,
+                                                  const std::string& function_id) {
+  auto rows =
+      pool_.Exec("DELETE FROM registry.workspace_env_keys WHERE org_id = $1 AND function_id = $2",
+                 {org_id, function_id});
+  if (!rows.ok()) return rows.status();
+  return rows->affected() > 0;
+}
+
 Result<VersionRecord> RegistryStore::InsertVersion(const std::string& function_id,
                                                    const VersionDraft& d) {
   int64_t published_at_ms = 0;

@@ -18,8 +18,9 @@ constexpr const char* kWorkspaceToolsSql =
     "  JOIN registry.workspace_adds a ON a.function_id = f.id"
     "  WHERE a.org_id = $1 AND f.org_id <> $1 AND f.visibility = 'public')"
     "SELECT f.id::text, f.name, f.description, f.mcp, v.version, v.input_schema::text,"
-    "  array_to_json(v.declared_keys)::text "
+    "  array_to_json(v.declared_keys)::text, COALESCE(b.env_keys, '') "
     "FROM listed l JOIN registry.functions f ON f.id = l.id "
+    "LEFT JOIN registry.workspace_env_keys b ON b.org_id = $1 AND b.function_id = f.id "
     "JOIN LATERAL (SELECT version, input_schema, declared_keys FROM registry.versions"
     "  WHERE function_id = f.id ORDER BY p1 DESC, p2 DESC, p3 DESC, p4 DESC LIMIT 1) v ON true "
     "ORDER BY l.part, l.listed_at, f.id";
@@ -40,6 +41,7 @@ Result<std::vector<v1::WorkspaceTool>> LoadWorkspaceTools(pg::Pool& pool,
     t.set_mcp(rows->Bool(r, 3));
     t.set_version(rows->Str(r, 4));
     t.set_input_schema_json(rows->Str(r, 5));
+    t.set_env_keys(rows->Str(r, 7));
     auto keys = ParseJson(rows->Str(r, 6));
     simdjson::dom::array array;
     if (keys.ok() && keys->root.get_array().get(array) == simdjson::SUCCESS) {

@@ -148,12 +148,18 @@ export function toolCard(card, { extra = [], showHeart = true } = {}) {
     h('div', { class: 'card-top' },
       h('h3', {}, link),
       showHeart && card.favorite !== undefined ? heartButton(card.function_id, card.name, card.favorite) : null),
-    h('p', { class: 'small muted' }, `by ${card.organization?.name || 'unknown'}`),
+    h('p', { class: 'small muted' }, 'by ', publisherLink(card.organization)),
     h('p', { class: 'desc' }, card.description || ''),
     h('div', { class: 'badges' }, badges),
     stats.length ? h('div', { class: 'stats' }, stats) : null,
     card.tags && card.tags.length ? h('p', { class: 'small muted' }, `Tags: ${card.tags.join(', ')}`) : null,
     extra.length ? h('div', { class: 'row' }, extra) : null);
+}
+
+// The publisher's page: the marketplace narrowed to the organization's tools.
+export function publisherLink(organization) {
+  if (!organization?.id) return organization?.name || 'unknown';
+  return h('a', { href: `/?creator=${encodeURIComponent(organization.id)}`, class: 'publisher' }, organization.name || 'unknown');
 }
 
 export function cardList(label, cards, options) {

@@ -5,7 +5,7 @@ import { api, query as qs } from '../api.js';
 import { h, replace, select, uid } from '../dom.js';
 import { count, runtimeName } from '../format.js';
 import { errorNotice } from '../forms.js';
-import { cardList, emptyState, setPageTitle } from '../components.js';
+import { cardList, emptyState, ratingBadge, setPageTitle } from '../components.js';
 
 const FILTERS = [
   // [query parameter, facet name, label]
@@ -23,7 +23,7 @@ const SORTS = [
   { value: 'executions', label: 'Executions' },
 ];
 const PAGE = 24;
-const HIGHLIGHTS = 3;  // one row each on a desktop, so the full list starts on the first screen
+const HIGHLIGHTS = 3;  // short lists, so the full list starts on the first screen
 
 function facetLabel(param, value, label) {
   if (param === 'runtime') return runtimeName(value);
@@ -115,12 +115,24 @@ export async function render(container, { query }) {
     resultsHeading.textContent = 'All tools';
     try {
       const hl = await api('GET', '/marketplace/highlights');
-      const section = (title, cards) => {
+      // Compact ranked lists, not cards: the full list below already shows every card, so a
+      // tool's card appears once on the page. Top rated leaves out what Trending names.
+      const trending = (hl.trending || []).slice(0, HIGHLIGHTS);
+      const shown = new Set(trending.map((c) => c.function_id));
+      const topRated = (hl.top_rated || []).filter((c) => !shown.has(c.function_id)).slice(0, HIGHLIGHTS);
+      const section = (title, cards, metric) => {
         const heading = h('h2', { id: uid('hl') }, title);
         return h('section', { class: 'highlight', aria: { labelledby: heading.id } }, heading,
-          cards.length ? cardList(title, cards.slice(0, HIGHLIGHTS)) : emptyState('Nothing here yet.'));
+          cards.length
+            ? h('ol', { class: 'ranked', aria: { label: title } }, cards.map((c) => h('li', {},
+              h('a', { href: `/tools/${encodeURIComponent(c.function_id)}` }, c.name),
+              h('span', { class: 'muted small' }, ` by ${c.organization?.name || 'an organization'} · `),
+              metric(c))))
+            : emptyState('Nothing here yet.'));
       };
-      replace(highlights, section('Trending', hl.trending || []), section('Top rated', hl.top_rated || []));
+      replace(highlights,
+        section('Trending', trending, (c) => h('span', { class: 'small' }, count(Number(c.executions || 0), 'run'))),
+        section('Top rated', topRated, (c) => ratingBadge(c.rating)));
     } catch (error) {
       replace(highlights, errorNotice(error));
     }

@@ -57,8 +57,8 @@ export async function renderCreate(container) {
   const priceInput = h('input', { type: 'text', inputmode: 'decimal', value: '0' });
   const mcp = h('input', { type: 'checkbox', name: 'mcp' });
   const visibility = h('fieldset', { data: { field: 'visibility' } }, h('legend', {}, 'Visibility'),
-    h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'visibility', value: 'public', checked: true }), 'Public: listed in the marketplace once a version is published'),
-    h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'visibility', value: 'private' }), 'Private: only your organization can see and call it'));
+    h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'visibility', value: 'private', checked: true }), 'Private: only your organization can see and call it'),
+    h('label', { class: 'choice' }, h('input', { type: 'radio', name: 'visibility', value: 'public' }), 'Public: listed in the marketplace once a version is published'));
 
   const form = h('form', { class: 'panel', novalidate: true, aria: { label: 'Create a tool' } },
     h('div', { class: 'grid-2' },

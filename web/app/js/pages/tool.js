@@ -7,8 +7,9 @@ import { field, h, replace, select, uid } from '../dom.js';
 import { count, day, prettyJson, price, runtimeName, usd, when } from '../format.js';
 import { busy, clearErrors, errorNotice, fieldError, showOk, showProblem } from '../forms.js';
 import { renderMarkdown } from '../markdown.js';
+import { schemaForm } from '../schema_form.js';
 import {
-  copyButton, emptyState, envKeysHeader, heartButton, ratingBadge, secretChooser, setPageTitle, tabs,
+  copyButton, emptyState, envKeysHeader, heartButton, publisherLink, ratingBadge, secretChooser, setPageTitle, tabs,
 } from '../components.js';
 import { navigate, requireLogin, session } from '../state.js';
 
@@ -62,9 +63,33 @@ export async function render(container, { params, query }) {
   const workspaceBox = h('div', { class: 'actions' });
   function renderWorkspaceActions(isAdded) {
     if (owned) {
+      // Deleting asks once more, in the page (no browser dialog), and says what stays.
+      const remove = h('button', { type: 'button', class: 'small danger' }, 'Delete tool');
+      const confirmBox = h('div', { class: 'notice warn', role: 'alert', hidden: true });
+      remove.addEventListener('click', () => {
+        const really = h('button', { type: 'button', class: 'danger' }, 'Delete for good');
+        const cancel = h('button', { type: 'button' }, 'Cancel');
+        cancel.addEventListener('click', () => { confirmBox.hidden = true; remove.focus(); });
+        really.addEventListener('click', async () => {
+          really.disabled = true;
+          try {
+            await api('DELETE', `/functions/${encodeURIComponent(functionId)}`);
+            navigate('/my-tools');
+          } catch (error) {
+            replace(confirmBox, errorNotice(error));
+          }
+        });
+        replace(confirmBox,
+          h('p', {}, `Delete ${detail.name} with all its versions? Calls to it will fail from now on. `
+            + 'The executions and charges of past calls stay on record.'),
+          h('div', { class: 'row' }, really, cancel));
+        confirmBox.hidden = false;
+        cancel.focus();
+      });
       replace(workspaceBox,
         h('span', { class: 'badge ok' }, 'Your organization owns this tool'),
-        h('a', { class: 'button', href: `/publish/${functionId}` }, 'Publish a version'));
+        h('a', { class: 'button', href: `/publish/${functionId}` }, 'Publish a version'),
+        remove, confirmBox);
       return;
     }
     if (isAdded) {
@@ -131,7 +156,7 @@ export async function render(container, { params, query }) {
     h('div', { class: 'detail-head' },
       h('div', {},
         h('div', { class: 'row' }, h('h1', {}, detail.name), session.me ? heartButton(functionId, detail.name, viewer.favorite) : null),
-        h('p', { class: 'muted' }, `by ${detail.organization?.name || 'unknown'}`),
+        h('p', { class: 'muted' }, 'by ', publisherLink(detail.organization)),
         h('p', {}, detail.description),
         h('div', { class: 'badges' },
           h('span', { class: 'badge' }, runtimeName(detail.runtime)),
@@ -270,10 +295,46 @@ function renderTryIt(panel, detail, viewer, owned, onAdded) {
   const versionSelect = select(versionOptions(detail), '', { name: 'version' });
   const eventArea = h('textarea', { name: 'event', rows: '10', spellcheck: 'false' });
   eventArea.value = examples.length ? prettyJson(examples[0].event) : '{}';
+  // The fields of the input schema, with raw JSON one click away; raw JSON only when the schema
+  // names no properties.
+  const fields = schemaForm(detail.input_schema);
+  const rawField = field('Event (JSON)', eventArea, { name: 'event', hint: 'The input payload; its shape is given by the input schema on the Overview tab.' });
+  const rawToggle = h('input', { type: 'checkbox', name: 'raw' });
+  let raw = !fields;
+  function showMode() {
+    rawField.hidden = !raw;
+    if (fields) fields.element.hidden = raw;
+  }
+  if (fields) {
+    fields.write(examples.length ? examples[0].event : {});
+    rawToggle.addEventListener('change', () => {
+      clearErrors(form);
+      if (rawToggle.checked) {
+        eventArea.value = prettyJson(fields.read().event);
+      } else {
+        try {
+          fields.write(JSON.parse(eventArea.value));
+        } catch (err) {
+          rawToggle.checked = true;
+          fieldError(form, 'event', `is not valid JSON (${err.message})`);
+          return;
+        }
+      }
+      raw = rawToggle.checked;
+      showMode();
+    });
+  }
+  showMode();
   const exampleSelect = examples.length > 1
     ? select(examples.map((ex, i) => ({ value: String(i), label: ex.title || `Example ${i + 1}` })), '0', { name: 'example' })
     : null;
-  if (exampleSelect) exampleSelect.addEventListener('change', () => { eventArea.value = prettyJson(examples[Number(exampleSelect.value)].event); });
+  if (exampleSelect) {
+    exampleSelect.addEventListener('change', () => {
+      const event = examples[Number(exampleSelect.value)].event;
+      eventArea.value = prettyJson(event);
+      if (fields) fields.write(event);
+    });
+  }
   let mapping = {};
   const chooser = secretChooser(detail.declared_keys || [], viewer.secrets, (m) => { mapping = m; });
   mapping = chooser.mapping;
@@ -283,7 +344,9 @@ function renderTryIt(panel, detail, viewer, owned, onAdded) {
     h('div', { class: 'grid-2' },
       field('Version', versionSelect, { name: 'version' }),
       exampleSelect ? field('Example', exampleSelect, { name: 'example' }) : h('div')),
-    field('Event (JSON)', eventArea, { name: 'event', hint: 'The input payload; its shape is given by the input schema on the Overview tab.' }),
+    fields ? h('label', { class: 'toggle' }, rawToggle, ' Edit the event as raw JSON') : null,
+    fields ? fields.element : null,
+    rawField,
     chooser.element,
     h('p', { class: 'small muted' }, owned
       ? 'Runs with your session. Your organization owns this tool, so you pay compute only.'
@@ -294,12 +357,22 @@ function renderTryIt(panel, detail, viewer, owned, onAdded) {
     e.preventDefault();
     clearErrors(form);
     let event;
-    try {
-      event = JSON.parse(eventArea.value);
-    } catch (err) {
-      fieldError(form, 'event', `is not valid JSON (${err.message})`);
-      eventArea.focus();
-      return;
+    if (raw) {
+      try {
+        event = JSON.parse(eventArea.value);
+      } catch (err) {
+        fieldError(form, 'event', `is not valid JSON (${err.message})`);
+        eventArea.focus();
+        return;
+      }
+    } else {
+      const read = fields.read();
+      if (read.problems.length) {
+        for (const p of read.problems) fieldError(form, p.name, p.message);
+        form.querySelector('[aria-invalid="true"]')?.focus();
+        return;
+      }
+      event = read.event;
     }
     busy(form, async () => {
       replace(output, h('p', { class: 'loading' }, 'Running…'));

@@ -28,6 +28,12 @@ class RegistryApi {
   v1::HttpResponse CreateFunction(const core::Request& r);
   v1::HttpResponse UpdateFunction(const core::Request& r);
   v1::HttpResponse GetFunction(const core::Request& r);
+  // DELETE /functions/{id}: 204; the owner's only.
+  v1::HttpResponse DeleteFunction(const core::Request& r);
+  // PUT and DELETE /workspace/tools/{function_id}/env-keys: the organization's stored secret
+  // mapping for a function of its workspace, which the workspace MCP endpoint applies.
+  v1::HttpResponse SetToolEnvKeys(const core::Request& r);
+  v1::HttpResponse ClearToolEnvKeys(const core::Request& r);
   v1::HttpResponse PublishVersion(const core::Request& r);
   v1::HttpResponse AddTool(const core::Request& r);
   v1::HttpResponse ListTools(const core::Request& r);

@@ -104,6 +104,18 @@ class RegistryStore : public FunctionSource {
   Result<int64_t> AddToWorkspace(const std::string& org_id, const std::string& function_id);
   // False when org_id had not added function_id.
   Result<bool> RemoveFromWorkspace(const std::string& org_id, const std::string& function_id);
+  // Stores org_id's secret mapping for function_id (X-Env-Keys syntax, already checked),
+  // replacing any earlier one.
+  Status SetWorkspaceEnvKeys(const std::string& org_id, const std::string& function_id,
+                             const std::string& env_keys);
+  // False when org_id had none stored for function_id.
+  Result<bool> ClearWorkspaceEnvKeys(const std::string& org_id, const std::string& function_id);
+  // Deletes function_id, which org_id owns, with its versions and everything the registry keeps
+  // about it (workspace adds, favorites, ratings, run counts), in one transaction; returns the
+  // organizations that had added it. NotFound when org_id owns no such function. The billing
+  // records of its executions are billing's and stay.
+  Result<std::vector<std::string>> DeleteFunction(const std::string& function_id,
+                                                  const std::string& org_id);
   // The functions org_id owns, oldest first.
   Result<std::vector<FunctionSummary>> ListOwned(const std::string& org_id);
   // The public functions of other organizations that org_id added, in the order added.

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Keeps the written docs true to the product:
+
+- docs/api.md names every route of services/edge/openapi.json (as `METHOD /path`), and names no
+  route that the description lacks;
+- docs/api.md lists every error code of the problem catalogue (libs/core/src/problem.cc) on a
+  line with its HTTP status;
+- README.md and docs/*.md point at nothing outside the repository and speak of the product, not
+  of how it was made;
+- the /docs page renders api.md's tables and routes.
+"""
+import json
+import os
+import re
+import sys
+import unittest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "docs", "render"))
+import render_markdown  # noqa: E402
+
+METHODS = ("get", "post", "put", "patch", "delete")
+
+
+def read(*parts):
+    with open(os.path.join(ROOT, *parts), encoding="utf-8") as f:
+        return f.read()
+
+
+def openapi_routes():
+    spec = json.loads(read("services", "edge", "openapi.json"))
+    return {(m.upper(), path) for path, ops in spec["paths"].items() for m in ops if m in METHODS}
+
+
+def documented_routes(text):
+    return set(re.findall(r"`(GET|POST|PUT|PATCH|DELETE) (/[^`\s]*)`", text))
+
+
+def catalogue():
+    source = read("libs", "core", "src", "problem.cc")
+    return dict(re.findall(r'\{"([a-z_]+)", \{(\d{3}), "', source))
+
+
+class ApiReference(unittest.TestCase):
+    def setUp(self):
+        self.api = read("docs", "api.md")
+
+    def test_every_route_of_the_openapi_description_is_documented(self):
+        missing = sorted(openapi_routes() - documented_routes(self.api))
+        self.assertEqual(missing, [], "routes of openapi.json missing from docs/api.md")
+
+    def test_no_documented_route_is_unknown_to_the_openapi_description(self):
+        # openapi.json describes /api/v1; the edge's own pages are listed with their full path.
+        own = {("GET", "/api/v1/openapi.json"), ("GET", "/healthz"), ("GET", "/docs"), ("GET", "/")}
+        unknown = sorted(documented_routes(self.api) - openapi_routes() - own)
+        self.assertEqual(unknown, [], "docs/api.md documents routes openapi.json lacks")
+
+    def test_every_error_code_is_documented_with_its_status(self):
+        codes = catalogue()
+        self.assertGreater(len(codes), 30, "the catalogue was not read")
+        lines = self.api.splitlines()
+        for code, status in sorted(codes.items()):
+            rows = [l for l in lines if "`%s`" % code in l and re.search(r"\b%s\b" % status, l)]
+            self.assertTrue(rows, "docs/api.md lacks `%s` with status %s" % (code, status))
+
+    def test_the_page_renders_tables_and_routes(self):
+        page = render_markdown.render(self.api)
+        self.assertIn("<table>", page)
+        self.assertIn("<code>POST /functions/{function_id}/invoke</code>", page)
+        self.assertNotIn("<script", page)
+        self.assertNotIn("style=", page)
+        # HTML in the source is shown, never interpreted.
+        self.assertIn("&lt;b&gt;", render_markdown.render("a <b>b</b>"))
+
+
+class DocsStandAlone(unittest.TestCase):
+    def docs(self):
+        names = ["README.md", "CONTRIBUTING.md", "CHANGELOG.md"]
+        names += [os.path.join("docs", n) for n in sorted(os.listdir(os.path.join(ROOT, "docs")))
+                  if n.endswith(".md")]
+        return {n: read(n) for n in names if os.path.exists(os.path.join(ROOT, n))}
+
+    def assertNoMatch(self, pattern):
+        found = []
+        for name, text in self.docs().items():
+            for m in re.finditer(pattern, text):
+                line = text.count("\n", 0, m.start()) + 1
+                found.append("%s:%d: %s" % (name, line, m.group(0)))
+        self.assertEqual(found, [])
+
+    def test_nothing_points_outside_the_repository(self):
+        self.assertNoMatch(r"\.\./shared|shared/spec|shared/design")
+
+    def test_docs_describe_the_product_not_its_history(self):
+        self.assertNoMatch(r"(?i)\bissues?\b|\bsessions? \d+|session history|\bthe owner\b")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,196 @@
+// `toolgate up --detach`, `toolgate status` and `toolgate down` as a user types them, and
+// `toolgate up` refusing to start with the cause on its console and a non-zero exit. Each case
+// runs the launcher itself on a data directory of its own.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "system.h"
+#include "toolgate/base/crypto.h"
+#include "toolgate/base/json.h"
+#include "toolgate/http_client/http_client.h"
+
+namespace fs = std::filesystem;
+
+namespace toolgate::testing {
+namespace {
+
+struct CommandRun {
+  int status;
+  std::string out;
+};
+
+// Runs `toolgate ARGS`, stdout and stderr together, and waits for it to exit.
+CommandRun Toolgate(const std::string& args) {
+  std::string cmd = std::string(TOOLGATE_BIN_DIR) + "/toolgate " + args + " 2>&1";
+  CommandRun r{-1, {}};
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  char buf[4096];
+  while (pipe && fgets(buf, sizeof buf, pipe)) r.out += buf;
+  int status = pipe ? ::pclose(pipe) : -1;
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// A process that exists and is not a zombie (a zombie has exited; only its parent's wait is
+// missing, and the parent of a detached launcher is whoever adopted it).
+bool Alive(pid_t pid) {
+  std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  size_t paren = stat.rfind(')');
+  return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] != 'Z';
+}
+
+// The pids a launcher's state file lists: its own ("pid") and each child's.
+std::map<std::string, pid_t> StatePids(const fs::path& data) {
+  std::map<std::string, pid_t> out;
+  auto state = ParseJson(ReadFile(data / "run" / "state.json"));
+  if (!state.ok()) return out;
+  int64_t pid = 0;
+  if (state->root["pid"].get_int64().get(pid) == simdjson::SUCCESS) out["launcher"] = pid;
+  simdjson::dom::object pids;
+  if (state->root["pids"].get_object().get(pids) == simdjson::SUCCESS) {
+    for (auto [name, value] : pids) {
+      if (value.get_int64().get(pid) == simdjson::SUCCESS) out[std::string(name)] = pid;
+    }
+  }
+  return out;
+}
+
+class UpDown : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    data_ = fs::temp_directory_path() / ("toolgate-updown-" + HexEncode(RandomBytes(4)));
+  }
+  void TearDown() override {
+    // Whatever a failed case left running stops with the data directory's launcher.
+    Toolgate("down --data-dir " + data_.string());
+    fs::remove_all(data_);
+  }
+  fs::path data_;
+};
+
+TEST_F(UpDown, DetachedSystemIsShownByStatusAndStoppedByDown) {
+  CommandRun up = Toolgate("up --detach --data-dir " + data_.string() + " --http-port 0");
+  ASSERT_EQ(up.status, 0) << up.out;
+  const std::string announce = "Toolgate is up at ";
+  size_t at = up.out.find(announce);
+  ASSERT_NE(at, std::string::npos) << up.out;
+  std::string url = up.out.substr(at + announce.size(),
+                                  up.out.find(' ', at + announce.size()) - at - announce.size());
+  EXPECT_NE(up.out.find("toolgate down --data-dir " + data_.string()), std::string::npos) << up.out;
+
+  // `up` has returned; the system runs on without it.
+  auto health = http::HttpClient(url).Get("/healthz");
+  ASSERT_TRUE(health.ok()) << health.status().ToString();
+  EXPECT_EQ(health->status, 200);
+
+  CommandRun status = Toolgate("status --data-dir " + data_.string());
+  EXPECT_EQ(status.status, 0) << status.out;
+  EXPECT_NE(status.out.find("Toolgate runs at " + url), std::string::npos) << status.out;
+  std::map<std::string, pid_t> pids = StatePids(data_);
+  ASSERT_TRUE(pids.count("launcher")) << ReadFile(data_ / "run" / "state.json");
+  EXPECT_NE(status.out.find("launcher pid " + std::to_string(pids["launcher"])), std::string::npos)
+      << status.out;
+  for (const char* child : {"nats", "redis", "postgres", "auth", "registry", "secrets", "billing",
+                            "executor", "edge"}) {
+    ASSERT_TRUE(pids.count(child)) << child;
+    EXPECT_TRUE(Alive(pids[child])) << child;
+    std::string line = std::string(child) + " ";
+    size_t row = status.out.find("  " + line);
+    ASSERT_NE(row, std::string::npos) << child << "\n" << status.out;
+    std::string text = status.out.substr(row, status.out.find('\n', row) - row);
+    EXPECT_NE(text.find("pid " + std::to_string(pids[child])), std::string::npos) << text;
+    EXPECT_NE(text.find("running"), std::string::npos) << text;
+  }
+
+  CommandRun down = Toolgate("down --data-dir " + data_.string());
+  EXPECT_EQ(down.status, 0) << down.out;
+  EXPECT_NE(down.out.find("Toolgate stopped"), std::string::npos) << down.out;
+  // `down` returns once everything is gone.
+  for (const auto& [name, pid] : pids) EXPECT_FALSE(Alive(pid)) << name;
+  EXPECT_FALSE(http::HttpClient(url).Get("/healthz").ok());
+
+  CommandRun after = Toolgate("status --data-dir " + data_.string());
+  EXPECT_EQ(after.status, 1) << after.out;
+  EXPECT_NE(after.out.find("not running"), std::string::npos) << after.out;
+  // And the data directory starts again.
+  CommandRun again = Toolgate("up --detach --data-dir " + data_.string() + " --http-port 0");
+  ASSERT_EQ(again.status, 0) << again.out;
+  EXPECT_EQ(Toolgate("down --data-dir " + data_.string()).status, 0);
+}
+
+TEST_F(UpDown, APortInUseIsNamedAndUpExitsAtOnce) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  std::string port = std::to_string(ntohs(addr.sin_port));
+
+  for (const std::string mode : {"", "--detach "}) {
+    SCOPED_TRACE(mode);
+    CommandRun up =
+        Toolgate("up " + mode + "--data-dir " + data_.string() + " --http-port " + port);
+    EXPECT_EQ(up.status, 1) << up.out;
+    EXPECT_NE(up.out.find("port " + port + " is in use"), std::string::npos) << up.out;
+    EXPECT_NE(up.out.find("--http-port"), std::string::npos) << up.out;
+    // Refused before anything started.
+    EXPECT_TRUE(StatePids(data_).empty()) << ReadFile(data_ / "run" / "state.json");
+    EXPECT_EQ(Toolgate("status --data-dir " + data_.string()).status, 1);
+  }
+  ::close(fd);
+}
+
+TEST_F(UpDown, AServiceThatDiesWhileStartingIsReportedWithItsLog) {
+  // Every service as built, except a registry that cannot start.
+  fs::path bin = data_ / "bin";
+  fs::create_directories(bin);
+  for (const char* service : {"edge", "auth", "secrets", "billing", "executor"}) {
+    std::string name = std::string("toolgate-") + service;
+    fs::create_symlink(fs::path(TOOLGATE_BIN_DIR) / name, bin / name);
+  }
+  std::ofstream(bin / "toolgate-registry")
+      << "#!/bin/sh\necho 'registry: cannot open the catalogue' >&2\nexit 3\n";
+  fs::permissions(bin / "toolgate-registry", fs::perms::owner_all);
+
+  CommandRun up = Toolgate("up --data-dir " + (data_ / "data").string() +
+                           " --http-port 0 --bin-dir " + bin.string());
+  EXPECT_EQ(up.status, 1) << up.out;
+  EXPECT_NE(up.out.find("registry exited with status 3 during start-up"), std::string::npos)
+      << up.out;
+  EXPECT_NE(up.out.find("registry: cannot open the catalogue"), std::string::npos) << up.out;
+  // Not restarted in a loop: started once, and everything else stopped before the exit.
+  std::string log = ReadFile(data_ / "data" / "logs" / "registry.log");
+  size_t first = log.find("cannot open the catalogue");
+  ASSERT_NE(first, std::string::npos) << log;
+  EXPECT_EQ(log.find("cannot open the catalogue", first + 1), std::string::npos) << log;
+  std::map<std::string, pid_t> pids = StatePids(data_ / "data");
+  EXPECT_TRUE(pids.count("postgres")) << ReadFile(data_ / "data" / "run" / "state.json");
+  for (const auto& [name, pid] : pids) {
+    if (name != "launcher") {
+      EXPECT_FALSE(Alive(pid)) << name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace toolgate::testing
