@@ -505,6 +505,9 @@ int RunUp(const std::vector<std::string>& args) {
   fs::remove(port_file);
 
   std::map<std::string, pid_t> pids;
+  // Each service's admin port (/metrics, /healthz, /readyz), chosen here so the state file can
+  // name it before the service has started.
+  std::map<std::string, int> admin_ports;
   fs::path state_file = data / "run" / "state.json";
   auto write_state = [&]() {
     JsonWriter w;
@@ -520,6 +523,11 @@ int RunUp(const std::vector<std::string>& args) {
     }
     w.Key("pids").BeginObject();
     for (const auto& [name, pid] : pids) w.Field(name, static_cast<int64_t>(pid));
+    w.EndObject();
+    w.Key("admin").BeginObject();
+    for (const auto& [name, port] : admin_ports) {
+      w.Field(name, "http://127.0.0.1:" + std::to_string(port));
+    }
     w.EndObject().EndObject();
     WriteFileAtomically(state_file, w.Take() + "\n", 0644);
   };
@@ -632,6 +640,8 @@ int RunUp(const std::vector<std::string>& args) {
   for (const auto& name : kServices) {
     std::vector<std::string> argv = {(bin_dir / ("toolgate-" + name)).string()};
     if (!fs::exists(argv[0])) Fail(argv[0] + " not found; build first (see README)");
+    admin_ports[name] = FreePort();
+    argv.insert(argv.end(), {"--admin-port", std::to_string(admin_ports[name])});
     if (name == "executor") {
       argv.insert(argv.end(), {"--pool", "cpu", "--threads", flags.Get("executor-threads")});
     }
@@ -648,8 +658,10 @@ int RunUp(const std::vector<std::string>& args) {
   }
   // A GPU executor (Python on tg.exec.gpu.python) when the machine has an NVIDIA GPU.
   if (fs::exists("/dev/nvidia0") || std::system("nvidia-smi -L >/dev/null 2>&1") == 0) {
+    admin_ports["executor-gpu"] = FreePort();
     s = supervisor.Start({"executor-gpu",
-                          {(bin_dir / "toolgate-executor").string(), "--pool", "gpu"},
+                          {(bin_dir / "toolgate-executor").string(), "--pool", "gpu",
+                           "--admin-port", std::to_string(admin_ports["executor-gpu"])},
                           service_env("executor"),
                           (logs / "executor-gpu.log").string(),
                           0,

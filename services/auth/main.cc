@@ -5,6 +5,7 @@
 #include "toolgate/auth/http_api.h"
 #include "toolgate/auth/invoke_stage.h"
 #include "toolgate/base/flags.h"
+#include "toolgate/core/admin_server.h"
 #include "toolgate/core/http.h"
 #include "toolgate/core/service_main.h"
 #include "toolgate/pg/pg.h"
@@ -40,6 +41,12 @@ int main(int argc, char** argv) {
     core::Die("auth", "migration failed", s.ToString());
   }
 
+  // Readiness reads PostgreSQL through a connection of its own: a pool busy with work must not
+  // read as a store that is away.
+  pg::Pool ready_probe(flags.Get("postgres-url"), 1,
+                       core::SecretFromFlag("auth", flags, "postgres-password-file"));
+  core::ReadinessCheck postgres_ready(
+      "postgres", [&ready_probe] { return ready_probe.Exec("SELECT 1").status(); });
   auth::AccountStore accounts(pool);
   auth::KeyStore keys(pool);
   auth::KeyCache cache(flags.GetInt("key-cache-ttl-ms") * 1000);

@@ -9,6 +9,7 @@
 #include "toolgate/billing/billing_service.h"
 #include "toolgate/billing/reconcile.h"
 #include "toolgate/bus/service.h"
+#include "toolgate/core/admin_server.h"
 #include "toolgate/core/service_main.h"
 
 namespace {
@@ -88,6 +89,17 @@ int main(int argc, char** argv) {
     core::Die(kName, "migration failed", s.ToString());
   }
   redis::Client redis(RedisOptions(flags));
+  // Readiness reads PostgreSQL through a connection of its own: a pool busy with work must not
+  // read as a store that is away.
+  pg::Pool ready_probe(flags.Get("postgres-url"), 1,
+                       core::SecretFromFlag(kName, flags, "postgres-password-file"));
+  core::ReadinessCheck postgres_ready(
+      "postgres", [&ready_probe] { return ready_probe.Exec("SELECT 1").status(); });
+  redis::Options probe_options = RedisOptions(flags);
+  probe_options.pool_size = 1;
+  redis::Client redis_probe(probe_options);
+  core::ReadinessCheck redis_ready(
+      "redis", [&redis_probe] { return redis_probe.Command({"PING"}).status(); });
   bus::Service service(kName, *bus, static_cast<size_t>(flags.GetInt("threads")));
   billing::BillingService billing(service, pool, redis, *config);
   if (Status s = billing.Start(); !s.ok()) core::Die(kName, "cannot subscribe", s.ToString());

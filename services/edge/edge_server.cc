@@ -173,6 +173,7 @@ EdgeServer::EdgeServer(bus::Bus& bus, EdgeOptions options)
       options_(std::move(options)),
       mux_(bus),
       web_(options_.web_dir),
+      invoke_metrics_(options_.metrics),
       mcp_codec_(options_.mcp_session_key.empty() ? RandomBytes(McpSessionCodec::kKeyBytes)
                                                   : options_.mcp_session_key),
       mcp_bus_(
@@ -294,35 +295,40 @@ void EdgeServer::OnRequest(const Http::Request& request, Http::ResponseWriter wr
 void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
                               const std::string& request_id, const std::string& function_id,
                               const std::string& version) {
+  const int64_t start_us = MonotonicUs();
   auto span = std::make_shared<trace::Span>(
       trace::ContinueOrStart(HeaderValue(request, "traceparent")), "edge.invoke");
   std::string traceparent = span->traceparent();
   const std::string& body = request.body();
+  // Refused before the chain, and counted like any other answer to an invocation.
+  auto refuse = [&](std::string_view code, std::string_view detail) {
+    v1::InvokeReply reply;
+    *reply.mutable_problem() = core::MakeProblem(code, detail);
+    HttpAnswer answer = RenderInvokeReply(reply, request_id, NowMs());
+    invoke_metrics_.Record(function_id, version, reply, answer.status,
+                           static_cast<double>(MonotonicUs() - start_us) / 1e6);
+    Send(*writer, answer, request_id, traceparent);
+  };
   if (body.size() > options_.max_request_bytes) {
-    return SendProblem(
-        *writer, "payload_too_large",
-        "The request body is over " + std::to_string(options_.max_request_bytes) + " bytes.",
-        request_id, traceparent);
+    return refuse("payload_too_large", "The request body is over " +
+                                           std::to_string(options_.max_request_bytes) + " bytes.");
   }
   std::string key = ApiKeyFrom(HeaderValue(request, "Authorization"));
   std::string session;
   if (key.empty() && SessionRequested(HeaderValue(request, kCsrfHeader)) &&
       request.cookies().has("tg_session")) {
     if (!SameOrigin(HeaderValue(request, "Origin"), HeaderValue(request, "Host"))) {
-      return SendProblem(*writer, "forbidden",
-                         "A browser session may invoke only from the Toolgate web app; scripts "
-                         "send an API key in the Authorization header.",
-                         request_id, traceparent);
+      return refuse("forbidden",
+                    "A browser session may invoke only from the Toolgate web app; scripts "
+                    "send an API key in the Authorization header.");
     }
     if (!IsJsonContentType(HeaderValue(request, "Content-Type"))) {
-      return SendProblem(*writer, "csrf_rejected", CsrfRejection(CsrfVerdict::kNotJson), request_id,
-                         traceparent);
+      return refuse("csrf_rejected", CsrfRejection(CsrfVerdict::kNotJson));
     }
     session = request.cookies().get("tg_session").value;
   }
   if (key.empty() && session.empty()) {
-    return SendProblem(*writer, "missing_api_key", "Send your API key in the Authorization header.",
-                       request_id, traceparent);
+    return refuse("missing_api_key", "Send your API key in the Authorization header.");
   }
   InvokeBody parsed = ParseInvokeBody(body);
 
@@ -343,8 +349,12 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
     job.set_env_keys_header(HeaderValue(request, "X-Env-Keys"));
   }
   job.set_traceparent(traceparent);
-  DispatchInvoke(std::move(job), [writer, span, request_id, traceparent](v1::InvokeReply reply) {
-    Send(*writer, RenderInvokeReply(reply, request_id, NowMs()), request_id, traceparent);
+  DispatchInvoke(std::move(job), [this, writer, span, request_id, traceparent, function_id, version,
+                                  start_us](v1::InvokeReply reply) {
+    HttpAnswer answer = RenderInvokeReply(reply, request_id, NowMs());
+    invoke_metrics_.Record(function_id, version, reply, answer.status,
+                           static_cast<double>(MonotonicUs() - start_us) / 1e6);
+    Send(*writer, answer, request_id, traceparent);
   });
 }
 

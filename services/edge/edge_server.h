@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "http_front.h"
+#include "invoke_metrics.h"
 #include "mcp_bus.h"
 #include "mcp_endpoint.h"
 #include "mcp_session.h"
@@ -53,6 +54,8 @@ struct EdgeOptions {
   // Origins besides the request's own Host whose pages may use the session cookie
   // (csrf_guard.h), e.g. "https://app.example.com".
   std::vector<std::string> app_origins;
+  // What invocations are counted under (invoke_metrics.h).
+  InvokeMetricsOptions metrics;
 };
 
 class EdgeServer {
@@ -91,6 +94,7 @@ class EdgeServer {
   EdgeOptions options_;
   ReplyMux mux_;
   StaticFiles web_;
+  InvokeMetrics invoke_metrics_;
   McpSessionCodec mcp_codec_;
   EndedSessions mcp_ended_;
   McpBus mcp_bus_;

@@ -6,6 +6,7 @@
 #include "toolgate/base/flags.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/process.h"
+#include "toolgate/core/admin_server.h"
 #include "toolgate/core/service_main.h"
 
 int main(int argc, char** argv) {
@@ -41,6 +42,11 @@ int main(int argc, char** argv) {
                "comma-separated origins besides the edge's own whose pages may use the session "
                "cookie (e.g. https://app.example.com)");
   flags.Define("mcp-session-ttl-s", "86400", "lifetime of an MCP session, in seconds");
+  flags.Define("metrics-function-labels", "false",
+               "label invocation metrics with function id and version (the tenants' names, on "
+               "the admin port; bounded by --metrics-max-functions)");
+  flags.Define("metrics-max-functions", "1000",
+               "most function/version label sets; later ones count under \"_overflow\"");
   flags.Parse(argc, argv);
   auto bus = core::StartService("edge", flags);
 
@@ -67,6 +73,11 @@ int main(int argc, char** argv) {
   options.web_dir = flags.Get("web-dir");
   options.version = TOOLGATE_VERSION;
   options.app_origins = flags.GetList("app-origins");
+  options.metrics.function_labels = flags.GetBool("metrics-function-labels");
+  if (flags.GetInt("metrics-max-functions") < 1) {
+    core::Die("toolgate-edge", "bad --metrics-max-functions", "it must be at least 1");
+  }
+  options.metrics.max_functions = static_cast<size_t>(flags.GetInt("metrics-max-functions"));
   options.mcp_session_ttl_ms = flags.GetInt("mcp-session-ttl-s") * 1000;
   if (options.mcp_session_ttl_ms <= 0) {
     core::Die("toolgate-edge", "bad --mcp-session-ttl-s",
@@ -97,6 +108,7 @@ int main(int argc, char** argv) {
   log::Info("ready").Str("addr", options.host).Int("port", server.port());
   int sig = WaitForShutdownSignal();
   log::Info("draining").Int("signal", sig);
+  core::MarkDraining();
   server.Shutdown();
   bus->Drain(2000);
   log::Info("stopped");

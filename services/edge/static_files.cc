@@ -28,8 +28,7 @@ std::optional<StaticFile> StaticFiles::Find(const std::string& path) const {
   // Only paths that were loaded can be answered, so ".." or a symlink cannot reach outside.
   std::string key = path == "/" ? "/index.html" : path;
   if (auto it = files_.find(key); it != files_.end()) return it->second;
-  std::string last = key.substr(key.rfind('/') + 1);
-  if (last.find('.') == std::string::npos) {
+  if (IsAppRoute(path)) {
     // A directory with a page of its own ("/docs" is /docs/index.html), else the app's.
     std::string dir = key.ends_with('/') ? key : key + "/";
     if (auto page = files_.find(dir + "index.html"); page != files_.end()) return page->second;
@@ -51,6 +50,21 @@ std::string StaticFiles::ContentTypeFor(const std::string& path) {
     if (auto it = kTypes.find(path.substr(dot)); it != kTypes.end()) return it->second;
   }
   return "application/octet-stream";
+}
+
+bool StaticFiles::IsAppRoute(const std::string& path) {
+  if (path.empty() || path[0] != '/') return false;
+  size_t end = path.find('/', 1);
+  std::string first = path.substr(1, end == std::string::npos ? end : end - 1);
+  // The API's, MCP's and operators' paths are never pages: a scraper or client that asks the
+  // public port for them must get a 404, not the app's HTML with a 200.
+  static const char* const kNotPages[] = {"api", "mcp", "metrics", "healthz", "readyz", "livez"};
+  for (const char* reserved : kNotPages) {
+    if (first == reserved) return false;
+  }
+  // A path whose last segment has a dot asks for a file ("/app.js", "/.env"), which is missing.
+  std::string last = path.substr(path.rfind('/') + 1);
+  return last.find('.') == std::string::npos;
 }
 
 }  // namespace toolgate::edge

@@ -33,6 +33,28 @@ TEST_F(StaticFilesTest, ADirectoryWithAPageServesIt) {
   EXPECT_EQ(files.Find("/docs")->content_type, "text/html; charset=utf-8");
 }
 
+TEST(StaticFilesRouteTest, AppRoutesAreExtensionlessPathsOutsideTheApiAndOperatorPaths) {
+  EXPECT_TRUE(StaticFiles::IsAppRoute("/"));
+  EXPECT_TRUE(StaticFiles::IsAppRoute("/tools/123"));
+  EXPECT_TRUE(StaticFiles::IsAppRoute("/docs"));
+  EXPECT_TRUE(StaticFiles::IsAppRoute("/apis"));  // only the segment "api" is reserved
+  EXPECT_FALSE(StaticFiles::IsAppRoute("/metrics"));
+  EXPECT_FALSE(StaticFiles::IsAppRoute("/readyz"));
+  EXPECT_FALSE(StaticFiles::IsAppRoute("/api"));
+  EXPECT_FALSE(StaticFiles::IsAppRoute("/api/v2/things"));
+  EXPECT_FALSE(StaticFiles::IsAppRoute("/mcp/x"));
+  EXPECT_FALSE(StaticFiles::IsAppRoute("/missing.js"));
+  EXPECT_FALSE(StaticFiles::IsAppRoute("/.env"));
+  EXPECT_FALSE(StaticFiles::IsAppRoute("relative"));
+}
+
+TEST_F(StaticFilesTest, OperatorAndApiPathsGetNoHtml) {
+  StaticFiles files(root_.string());
+  EXPECT_FALSE(files.Find("/metrics").has_value());
+  EXPECT_FALSE(files.Find("/api/v1/nope").has_value());
+  EXPECT_FALSE(files.Find("/api").has_value());
+}
+
 TEST_F(StaticFilesTest, AppRoutesGetTheAppAndFilesThemselves) {
   StaticFiles files(root_.string());
   EXPECT_EQ(files.Find("/")->body, "app");

@@ -25,6 +25,7 @@
 #include "toolgate/executor/process_runtime.h"
 #include "toolgate/executor/settler.h"
 #include "toolgate/executor/worker_pool.h"
+#include "toolgate/metrics/metrics.h"
 
 namespace {
 
@@ -148,6 +149,63 @@ int RunFileOnce(const Flags& flags, const std::vector<Runtime*>& runtimes, bool 
       .EndObject();
   std::cout << w.Take() << std::endl;
   return out.kind == ExecutionOutcome::Kind::kCompleted && out.status_code < 500 ? 0 : 1;
+}
+
+// The pool's and the scheduler's state, read at each scrape under their own locks (an atomic
+// per change would duplicate what they count already). Cumulative counts become counters by
+// adding what grew since the last scrape.
+std::unique_ptr<metrics::Collector> ExportMetrics(const WorkerPool& workers,
+                                                  const FairScheduler& scheduler) {
+  auto& r = metrics::Registry::Global();
+  auto& state = r.Gauge("toolgate_executor_workers",
+                        "Worker processes by state: busy, idle or spare.", {"state"});
+  auto& kills = r.Counter("toolgate_executor_worker_kills_total",
+                          "Worker processes stopped, by cause: timeout, memory, crash (during a "
+                          "call), recycle (retired after their last call), idle or evicted.",
+                          {"cause"});
+  struct Series {
+    metrics::Gauge& busy;
+    metrics::Gauge& idle;
+    metrics::Gauge& spare;
+    metrics::Counter& starts;
+    metrics::Counter& recycle;
+    metrics::Counter& idle_kills;
+    metrics::Counter& evicted;
+    metrics::Gauge& slots_busy;
+    metrics::Gauge& queued;
+    metrics::Counter& expired;
+  } s{state.With({"busy"}),
+      state.With({"idle"}),
+      state.With({"spare"}),
+      r.Counter("toolgate_executor_worker_starts_total", "Worker processes started (spares too).")
+          .With({}),
+      kills.With({"recycle"}),
+      kills.With({"idle"}),
+      kills.With({"evicted"}),
+      r.Gauge("toolgate_executor_slots_busy", "Execution slots running a job.").With({}),
+      r.Gauge("toolgate_executor_queue_length", "Jobs waiting for a slot.").With({}),
+      r.Counter("toolgate_executor_jobs_expired_total",
+                "Jobs that waited --queue-timeout-ms without a slot and were refused.")
+          .With({})};
+  return r.AddCollector(
+      [&workers, &scheduler, s, last = WorkerPool::Stats{}, last_expired = uint64_t{0}]() mutable {
+        // A count that fell (a start that failed is uncounted) adds nothing.
+        auto grown = [](uint64_t now, uint64_t before) { return now > before ? now - before : 0; };
+        WorkerPool::Stats w = workers.stats();
+        s.busy.Set(static_cast<double>(w.busy));
+        s.idle.Set(static_cast<double>(w.idle));
+        s.spare.Set(static_cast<double>(w.spare));
+        s.starts.Inc(grown(w.started + w.spares_started, last.started + last.spares_started));
+        s.recycle.Inc(grown(w.recycled, last.recycled));
+        s.idle_kills.Inc(grown(w.expired, last.expired));
+        s.evicted.Inc(grown(w.evicted + w.spares_evicted, last.evicted + last.spares_evicted));
+        last = w;
+        FairScheduler::Stats f = scheduler.stats();
+        s.slots_busy.Set(static_cast<double>(f.running));
+        s.queued.Set(static_cast<double>(f.queued));
+        s.expired.Inc(grown(f.expired, last_expired));
+        last_expired = f.expired;
+      });
 }
 
 }  // namespace
@@ -328,6 +386,7 @@ int main(int argc, char** argv) {
       },
       flags.GetInt("dispatch-notice-ms"));
   FairScheduler scheduler(slots);
+  auto exported = ExportMetrics(workers, scheduler);
   Status s = ServeJobs(service, pool, executor, **settler, notices, scheduler);
   if (!s.ok()) core::Die(kName, "cannot subscribe", s.ToString());
   std::string devices;

@@ -2,6 +2,7 @@
 // include/toolgate/secrets/*.h.
 #include "toolgate/base/flags.h"
 #include "toolgate/bus/service.h"
+#include "toolgate/core/admin_server.h"
 #include "toolgate/core/http.h"
 #include "toolgate/core/service_main.h"
 #include "toolgate/pg/pg.h"
@@ -41,6 +42,12 @@ int main(int argc, char** argv) {
   if (Status s = pool.WaitReady(30000); !s.ok()) {
     core::Die(name, "cannot reach PostgreSQL", s.ToString());
   }
+  // Readiness reads PostgreSQL through a connection of its own: a pool busy with work must not
+  // read as a store that is away.
+  pg::Pool ready_probe(flags.Get("postgres-url"), 1,
+                       core::SecretFromFlag(name, flags, "postgres-password-file"));
+  core::ReadinessCheck postgres_ready(
+      "postgres", [&ready_probe] { return ready_probe.Exec("SELECT 1").status(); });
   secrets::SecretStore store(pool, box);
   if (Status s = store.Migrate(); !s.ok()) core::Die(name, "migration failed", s.ToString());
   secrets::SecretCache cache(

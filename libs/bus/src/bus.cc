@@ -5,6 +5,7 @@
 
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
+#include "toolgate/metrics/metrics.h"
 
 namespace toolgate::bus {
 
@@ -16,12 +17,36 @@ namespace {
 
 constexpr const char* kTraceHeader = "traceparent";
 
-void OnDisconnected(natsConnection*, void* closure) {
-  if (!static_cast<std::atomic<bool>*>(closure)->load()) {
-    log::Warn("nats disconnected; reconnecting");
-  }
+metrics::Counter& Published() {
+  static metrics::Counter& c =
+      metrics::Registry::Global()
+          .Counter("toolgate_nats_messages_published_total",
+                   "Messages this process published to NATS (requests included).")
+          .With({});
+  return c;
 }
-void OnReconnected(natsConnection*, void*) { log::Info("nats reconnected"); }
+metrics::Counter& Received() {
+  static metrics::Counter& c =
+      metrics::Registry::Global()
+          .Counter("toolgate_nats_messages_received_total",
+                   "Messages NATS delivered to this process (subscriptions and request replies).")
+          .With({});
+  return c;
+}
+metrics::Counter& Reconnects() {
+  static metrics::Counter& c = metrics::Registry::Global()
+                                   .Counter("toolgate_nats_reconnects_total",
+                                            "Times a NATS connection of this process came back.")
+                                   .With({});
+  return c;
+}
+metrics::Gauge& ConnectedGauge(const std::string& name) {
+  return metrics::Registry::Global()
+      .Gauge("toolgate_nats_connected",
+             "1 while the named NATS connection is up and not draining, else 0.", {"connection"},
+             64)
+      .With({name});
+}
 void OnError(natsConnection*, natsSubscription* sub, natsStatus err, void*) {
   const char* subject = "";
   if (sub) subject = natsSubscription_GetSubject(sub);
@@ -36,6 +61,23 @@ Status FromNats(natsStatus s, std::string_view what) {
 }
 
 }  // namespace
+
+const metrics::Gauge& ConnectionGauge(const std::string& name) {
+  return ConnectedGauge(name);
+}
+
+void Bus::OnDisconnected(natsConnection*, void* closure) {
+  auto* bus = static_cast<Bus*>(closure);
+  bus->connected_->Set(0);
+  if (!bus->closing_.load()) log::Warn("nats disconnected; reconnecting");
+}
+
+void Bus::OnReconnected(natsConnection*, void* closure) {
+  auto* bus = static_cast<Bus*>(closure);
+  if (!bus->closing_.load()) bus->connected_->Set(1);
+  Reconnects().Inc();
+  log::Info("nats reconnected");
+}
 
 Result<std::unique_ptr<Bus>> Bus::Connect(const BusOptions& options) {
   natsOptions* opts = nullptr;
@@ -69,8 +111,9 @@ Result<std::unique_ptr<Bus>> Bus::Connect(const BusOptions& options) {
   // The Bus exists before the connection so the callbacks can see whether it is closing.
   std::unique_ptr<Bus> bus(new Bus());
   bus->inbox_prefix_ = options.inbox_prefix;
-  if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(opts, OnDisconnected, &bus->closing_);
-  if (s == NATS_OK) s = natsOptions_SetReconnectedCB(opts, OnReconnected, nullptr);
+  bus->connected_ = &ConnectedGauge(options.name);
+  if (s == NATS_OK) s = natsOptions_SetDisconnectedCB(opts, OnDisconnected, bus.get());
+  if (s == NATS_OK) s = natsOptions_SetReconnectedCB(opts, OnReconnected, bus.get());
   if (s == NATS_OK) s = natsOptions_SetErrorHandler(opts, OnError, nullptr);
   if (s != NATS_OK) return FromNats(s, "nats options");
 
@@ -80,6 +123,7 @@ Result<std::unique_ptr<Bus>> Bus::Connect(const BusOptions& options) {
     s = natsConnection_Connect(&nc, opts);
     if (s == NATS_OK) {
       bus->nc_ = nc;
+      bus->connected_->Set(1);
       return bus;
     }
     // Wrong credentials will not become right by retrying.
@@ -92,6 +136,7 @@ Result<std::unique_ptr<Bus>> Bus::Connect(const BusOptions& options) {
 
 Bus::~Bus() {
   closing_ = true;
+  connected_->Set(0);
   {
     std::lock_guard<std::mutex> lock(mu_);
     subs_.clear();
@@ -110,6 +155,7 @@ Status Bus::Publish(std::string_view subject, std::string_view data, std::string
   }
   if (s == NATS_OK) s = natsConnection_PublishMsg(nc_, msg);
   natsMsg_Destroy(msg);
+  if (s == NATS_OK) Published().Inc();
   return FromNats(s, "publish " + subj);
 }
 
@@ -123,10 +169,14 @@ Result<Message> Bus::Request(std::string_view subject, std::string_view data, in
     s = natsMsgHeader_Set(msg, kTraceHeader, std::string(traceparent).c_str());
   }
   natsMsg* reply = nullptr;
-  if (s == NATS_OK) s = natsConnection_RequestMsg(&reply, nc_, msg, timeout_ms);
+  if (s == NATS_OK) {
+    Published().Inc();  // sent, whatever comes back
+    s = natsConnection_RequestMsg(&reply, nc_, msg, timeout_ms);
+  }
   natsMsg_Destroy(msg);
   if (s == NATS_NO_RESPONDERS) return Status::Unavailable("no responders on " + subj);
   if (s != NATS_OK) return FromNats(s, "request " + subj);
+  Received().Inc();
   Message out = ToMessage(reply);
   natsMsg_Destroy(reply);
   return out;
@@ -145,6 +195,7 @@ Message Bus::ToMessage(natsMsg* msg) {
 
 void Bus::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
   auto* sub = static_cast<Sub*>(closure);
+  Received().Inc();
   Message m = ToMessage(msg);
   natsMsg_Destroy(msg);
   sub->handler(std::move(m));
@@ -174,6 +225,8 @@ std::string Bus::NewInbox() {
 }
 
 void Bus::Drain(int timeout_ms) {
+  // Draining is the start of shutdown: readiness turns false before the work stops.
+  connected_->Set(0);
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& sub : subs_) natsSubscription_Drain(sub->sub);
   for (auto& sub : subs_) natsSubscription_WaitForDrainCompletion(sub->sub, timeout_ms);

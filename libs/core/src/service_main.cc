@@ -7,7 +7,10 @@
 #include "toolgate/base/log.h"
 #include "toolgate/base/process.h"
 #include "toolgate/base/secret_file.h"
+#include "toolgate/base/time.h"
+#include "toolgate/core/admin_server.h"
 #include "toolgate/core/bus_permissions.h"
+#include "toolgate/metrics/metrics.h"
 
 namespace toolgate::core {
 
@@ -17,6 +20,10 @@ void DefineCommonFlags(Flags& flags) {
   flags.Define("nats-password-file", "", "file holding the NATS user's password (empty: none)");
   flags.Define("log-level", "info", "debug, info, warn or error");
   flags.Define("threads", "8", "worker threads for message handlers");
+  flags.Define("admin-port", "0",
+               "port of the admin HTTP server (/metrics, /healthz, /readyz; 0: any free port)");
+  flags.Define("admin-address", "127.0.0.1",
+               "address of the admin HTTP server (loopback: metrics are the operator's)");
 }
 
 void DefinePostgresFlags(Flags& flags) {
@@ -39,13 +46,44 @@ void Die(const std::string& name, const std::string& what, const std::string& de
   std::exit(1);
 }
 
+namespace {
+
+// The process's admin server: started once, and never stopped, so that /healthz answers for
+// as long as the process runs (its thread ends with the process).
+AdminServer* g_admin = nullptr;
+
+}  // namespace
+
 std::unique_ptr<bus::Bus> StartService(const std::string& name, const Flags& flags) {
   BlockShutdownSignals();
   InitCrypto();
   log::Init(name, log::ParseLevel(flags.Get("log-level")));
-  auto bus = bus::Bus::Connect(BusOptionsFromFlags(name, flags));
+  bus::BusOptions options = BusOptionsFromFlags(name, flags);
+  // Before connecting, so a probe sees "not ready" rather than nothing while NATS is awaited.
+  StartAdmin(name, flags);
+  // Read from the bus's own gauge, not the Bus: the check may outlive the connection.
+  static ReadinessCheck nats("nats", [gauge = &bus::ConnectionGauge(options.name)] {
+    return gauge->value() == 1 ? Status::Ok() : Status::Unavailable("not connected");
+  });
+  auto bus = bus::Bus::Connect(options);
   if (!bus.ok()) Die(name, "cannot connect to NATS", bus.status().ToString());
   return std::move(bus).value();
+}
+
+const std::string& StartAdmin(const std::string& name, const Flags& flags) {
+  if (g_admin) return g_admin->url();
+  int64_t port = flags.GetInt("admin-port");
+  if (port < 0 || port > 65535) Die(name, "bad --admin-port", flags.Get("admin-port"));
+  auto admin = AdminServer::Start(flags.Get("admin-address"), static_cast<int>(port));
+  if (!admin.ok()) Die(name, "cannot start the admin server", admin.status().ToString());
+  g_admin = admin->release();  // lives for the process, see g_admin
+  static metrics::Gauge& started = metrics::Registry::Global()
+                                       .Gauge("toolgate_process_start_time_seconds",
+                                              "When this process started, in Unix seconds.")
+                                       .With({});
+  started.Set(static_cast<double>(NowMs()) / 1000);
+  log::Info("admin listening").Str("url", g_admin->url());
+  return g_admin->url();
 }
 
 std::string SecretFromFlag(const std::string& name, const Flags& flags, const std::string& flag) {

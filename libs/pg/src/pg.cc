@@ -8,6 +8,7 @@
 
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
+#include "toolgate/metrics/metrics.h"
 
 namespace toolgate::pg {
 
@@ -79,7 +80,7 @@ Result<std::string> PreparedName(Session& s, const std::string& sql, int nparams
   return name;
 }
 
-Result<Rows> Run(Session& s, std::string_view sql, const Params& params) {
+Result<Rows> RunOnce(Session& s, std::string_view sql, const Params& params) {
   std::string text(sql);
   // Without parameters the simple protocol is used, which also runs multi-statement scripts
   // (migrations); with parameters, the extended protocol keeps values out of the SQL text.
@@ -108,6 +109,46 @@ Result<Rows> Run(Session& s, std::string_view sql, const Params& params) {
     }
     return StatusOf(s.conn, res);
   }
+}
+
+// Counts one statement's round trip and its time, and an error by kind: unavailable (the
+// server), conflict (a constraint), invalid (bad data) or internal.
+Result<Rows> Run(Session& s, std::string_view sql, const Params& params) {
+  static auto& trips = metrics::Registry::Global()
+                           .Counter("toolgate_pg_round_trips_total",
+                                    "Statements sent to PostgreSQL (each a round trip).")
+                           .With({});
+  static auto& seconds = metrics::Registry::Global()
+                             .Histogram("toolgate_pg_round_trip_duration_seconds",
+                                        "Time of one statement's round trip to PostgreSQL.")
+                             .With({});
+  static auto& errors = metrics::Registry::Global().Counter(
+      "toolgate_pg_errors_total",
+      "Statements PostgreSQL failed: kind unavailable, conflict, invalid or internal.", {"kind"});
+  static auto& unavailable = errors.With({"unavailable"});
+  static auto& conflict = errors.With({"conflict"});
+  static auto& invalid = errors.With({"invalid"});
+  static auto& internal = errors.With({"internal"});
+  int64_t start = MonotonicUs();
+  Result<Rows> rows = RunOnce(s, sql, params);
+  trips.Inc();
+  seconds.Observe(static_cast<double>(MonotonicUs() - start) / 1e6);
+  if (!rows.ok()) {
+    switch (rows.status().code()) {
+      case Status::Code::kUnavailable:
+        unavailable.Inc();
+        break;
+      case Status::Code::kConflict:
+        conflict.Inc();
+        break;
+      case Status::Code::kInvalidArgument:
+        invalid.Inc();
+        break;
+      default:
+        internal.Inc();
+    }
+  }
+  return rows;
 }
 
 }  // namespace

@@ -3,8 +3,43 @@
 #include <openssl/sha.h>
 
 #include "toolgate/base/crypto.h"
+#include "toolgate/base/time.h"
+#include "toolgate/metrics/metrics.h"
 
 namespace toolgate::redis {
+namespace {
+
+// Counts one round trip to Redis (a command, or a pipeline of them) and its time, and an error
+// when the connection failed ("unavailable") or Redis answered one ("reply").
+class RoundTrip {
+ public:
+  RoundTrip() : start_us_(MonotonicUs()) {}
+  void Done(const Status& status) {
+    static auto& trips = metrics::Registry::Global()
+                             .Counter("toolgate_redis_round_trips_total",
+                                      "Round trips to Redis (a command or a pipeline).")
+                             .With({});
+    static auto& seconds = metrics::Registry::Global()
+                               .Histogram("toolgate_redis_round_trip_duration_seconds",
+                                          "Time of one round trip to Redis.")
+                               .With({});
+    trips.Inc();
+    seconds.Observe(static_cast<double>(MonotonicUs() - start_us_) / 1e6);
+    if (status.ok()) return;
+    static auto& errors = metrics::Registry::Global().Counter(
+        "toolgate_redis_errors_total",
+        "Failed round trips to Redis: kind unavailable (connection) or reply (an error reply).",
+        {"kind"});
+    static auto& unavailable = errors.With({"unavailable"});
+    static auto& reply = errors.With({"reply"});
+    (status.code() == Status::Code::kUnavailable ? unavailable : reply).Inc();
+  }
+
+ private:
+  int64_t start_us_;
+};
+
+}  // namespace
 
 Script::Script(std::string source) : source_(std::move(source)) {
   // Redis names scripts by SHA-1; libsodium has no SHA-1, OpenSSL's libcrypto does.
@@ -93,6 +128,13 @@ Reply Convert(const redisReply* r) {
 }  // namespace
 
 Result<Reply> Client::Command(const std::vector<std::string>& argv) {
+  RoundTrip trip;
+  Result<Reply> out = CommandOnce(argv);
+  trip.Done(out.status());
+  return out;
+}
+
+Result<Reply> Client::CommandOnce(const std::vector<std::string>& argv) {
   auto ctx = Acquire();
   if (!ctx.ok()) return ctx.status();
   std::vector<const char*> args;
@@ -131,6 +173,14 @@ Result<Reply> Client::Eval(const Script& script, const std::vector<std::string>&
 }
 
 Result<std::vector<Result<Reply>>> Client::Pipeline(
+    const std::vector<std::vector<std::string>>& commands) {
+  RoundTrip trip;
+  auto out = PipelineOnce(commands);
+  trip.Done(out.status());
+  return out;
+}
+
+Result<std::vector<Result<Reply>>> Client::PipelineOnce(
     const std::vector<std::vector<std::string>>& commands) {
   auto ctx = Acquire();
   if (!ctx.ok()) return ctx.status();

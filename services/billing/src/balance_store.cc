@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "toolgate/metrics/metrics.h"
+
 namespace toolgate::billing {
 namespace {
 
@@ -241,9 +243,54 @@ Result<HoldOutcome> HoldOutcomeOf(const Result<redis::Reply>& reply) {
 
 }  // namespace
 
+namespace {
+
+// Holds by verdict, and captures and releases that changed a hold (a repeated one that found
+// the hold gone does not count).
+Result<HoldOutcome> CountHold(Result<HoldOutcome> outcome) {
+  static auto& family = metrics::Registry::Global().Counter(
+      "toolgate_billing_holds_total",
+      "Hold attempts by outcome: held, already_held, not_loaded, rate_limited, "
+      "concurrency_limit, insufficient_balance or error.",
+      {"outcome"});
+  static metrics::Counter* by_verdict[] = {&family.With({"held"}),
+                                           &family.With({"already_held"}),
+                                           &family.With({"not_loaded"}),
+                                           &family.With({"rate_limited"}),
+                                           &family.With({"concurrency_limit"}),
+                                           &family.With({"insufficient_balance"})};
+  static auto& error = family.With({"error"});
+  if (!outcome.ok()) {
+    error.Inc();
+  } else {
+    by_verdict[static_cast<size_t>(outcome->verdict)]->Inc();
+  }
+  return outcome;
+}
+
+Result<bool> CountCapture(Result<bool> captured) {
+  static auto& captures =
+      metrics::Registry::Global()
+          .Counter("toolgate_billing_captures_total", "Holds captured as charges.")
+          .With({});
+  if (captured.ok() && *captured) captures.Inc();
+  return captured;
+}
+
+Result<bool> CountRelease(Result<bool> released) {
+  static auto& releases =
+      metrics::Registry::Global()
+          .Counter("toolgate_billing_releases_total", "Holds released without a charge.")
+          .With({});
+  if (released.ok() && *released) releases.Inc();
+  return released;
+}
+
+}  // namespace
+
 Result<HoldOutcome> BalanceStore::Hold(const HoldRecord& hold) {
   auto call = HoldCall(hold, limits_);
-  return HoldOutcomeOf(redis_.Eval(kHoldScript, call.keys, call.args));
+  return CountHold(HoldOutcomeOf(redis_.Eval(kHoldScript, call.keys, call.args)));
 }
 
 std::vector<Result<HoldOutcome>> BalanceStore::HoldMany(const std::vector<HoldRecord>& holds) {
@@ -254,8 +301,8 @@ std::vector<Result<HoldOutcome>> BalanceStore::HoldMany(const std::vector<HoldRe
   std::vector<Result<HoldOutcome>> out;
   out.reserve(holds.size());
   for (size_t i = 0; i < holds.size(); ++i) {
-    out.push_back(replies.ok() ? HoldOutcomeOf((*replies)[i])
-                               : Result<HoldOutcome>(replies.status()));
+    out.push_back(CountHold(replies.ok() ? HoldOutcomeOf((*replies)[i])
+                                         : Result<HoldOutcome>(replies.status())));
   }
   return out;
 }
@@ -280,7 +327,7 @@ Result<bool> SettleOutcome(const Result<redis::Reply>& reply) {
 
 Result<bool> BalanceStore::Settle(const SettleStep& step) {
   auto call = SettleCall(step);
-  return SettleOutcome(redis_.Eval(kSettleScript, call.keys, call.args));
+  return CountCapture(SettleOutcome(redis_.Eval(kSettleScript, call.keys, call.args)));
 }
 
 std::vector<Result<bool>> BalanceStore::SettleMany(const std::vector<SettleStep>& steps) {
@@ -291,7 +338,8 @@ std::vector<Result<bool>> BalanceStore::SettleMany(const std::vector<SettleStep>
   std::vector<Result<bool>> out;
   out.reserve(steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
-    out.push_back(replies.ok() ? SettleOutcome((*replies)[i]) : Result<bool>(replies.status()));
+    out.push_back(
+        CountCapture(replies.ok() ? SettleOutcome((*replies)[i]) : Result<bool>(replies.status())));
   }
   return out;
 }
@@ -304,7 +352,7 @@ Result<bool> BalanceStore::Release(const std::string& execution_id, const std::s
       {execution_id, org_id, std::to_string(ttl)});
   if (!reply.ok()) return reply.status();
   if (reply->type != redis::Reply::Type::kInteger) return Unexpected("release");
-  return reply->integer == 1;
+  return CountRelease(reply->integer == 1);
 }
 
 std::vector<Result<bool>> BalanceStore::ReleaseMany(const std::vector<const HoldRecord*>& holds) {
@@ -326,7 +374,7 @@ std::vector<Result<bool>> BalanceStore::ReleaseMany(const std::vector<const Hold
     } else if ((*replies)[i]->type != redis::Reply::Type::kInteger) {
       out.push_back(Unexpected("release"));
     } else {
-      out.push_back((*replies)[i]->integer == 1);
+      out.push_back(CountRelease((*replies)[i]->integer == 1));
     }
   }
   return out;

@@ -144,6 +144,8 @@ v1::InvokeReply ReplyFor(const v1::ExecutionResult& result, const Charge& charge
   summary->set_runtime_ms(result.runtime_ms());
   summary->set_memory_used_mb(result.memory_used_mb());
   summary->set_compute_type(result.job().function().compute_type());
+  summary->set_runtime(result.job().function().runtime());
+  summary->set_version(result.job().function().version());
   summary->set_execution_id(result.job().execution_id());
   v1::Cost* cost = summary->mutable_cost();
   cost->set_compute_micro_usd(charge.compute_micro_usd);

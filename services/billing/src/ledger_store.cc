@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "BillingMigrations.h"
+#include "toolgate/metrics/metrics.h"
 
 namespace toolgate::billing {
 namespace {
@@ -105,6 +106,12 @@ Result<std::vector<std::pair<std::string, int64_t>>> LedgerStore::Sums() {
 
 Result<std::vector<std::string>> LedgerStore::RecordSettlements(
     const std::vector<const Settlement*>& batch) {
+  static auto& sizes = metrics::Registry::Global()
+                           .Histogram("toolgate_billing_ledger_batch_size",
+                                      "Settlements written to the ledger in one transaction.", {},
+                                      {1, 2, 4, 8, 16, 32, 64, 128, 256, 512})
+                           .With({});
+  sizes.Observe(static_cast<double>(batch.size()));
   // Rows in one global order, so that two replicas writing overlapping retries take their
   // locks in the same order and cannot deadlock.
   std::vector<const LedgerEntry*> entries;

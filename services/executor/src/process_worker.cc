@@ -15,6 +15,7 @@
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
 #include "toolgate/executor/worker_protocol.h"
+#include "toolgate/metrics/metrics.h"
 
 namespace toolgate::executor {
 namespace {
@@ -256,6 +257,25 @@ void ProcessWorker::AfterAnswer(const Invocation& invocation, LogBuffer& log, Wo
   if (reply.reusable && cgroup_ != nullptr) idle_cpu_us_ = cgroup_->CpuUsageUs();
 }
 
+namespace {
+
+// A worker stopped in the middle of a call, by why: past its deadline, over its memory, or
+// anything else it did (crashed, broke the protocol). Retirements after a call are the pool's
+// ("recycle").
+void CountKill(std::string_view cause) {
+  static auto& family = metrics::Registry::Global().Counter(
+      "toolgate_executor_worker_kills_total",
+      "Worker processes stopped, by cause: timeout, memory, crash (during a call), recycle "
+      "(retired after their last call), idle or evicted.",
+      {"cause"});
+  static auto& timeout = family.With({"timeout"});
+  static auto& memory = family.With({"memory"});
+  static auto& crash = family.With({"crash"});
+  (cause == "timeout" ? timeout : cause == "memory" ? memory : crash).Inc();
+}
+
+}  // namespace
+
 WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_us) {
   BlockSigpipe();
   WorkerReply reply;
@@ -460,6 +480,7 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
     case End::kStale:
       peak_kb = std::max(PeakMemoryKb(), ResidentMemoryKb());
       Kill();
+      CountKill(end == End::kTimeout ? "timeout" : end == End::kMemory ? "memory" : "crash");
       DrainLog(process_.log, log);
       reply.reusable = false;
       reply.kind = end == End::kTimeout  ? WorkerReply::Kind::kTimeout

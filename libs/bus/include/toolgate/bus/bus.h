@@ -6,6 +6,10 @@
 // reply subject to a subject nobody serves yields a Message with no_responders set on that reply
 // subject. The W3C `traceparent` travels in a NATS header.
 //
+// Metrics (metrics::Registry::Global()): messages published and received, reconnects, and
+// toolgate_nats_connected{connection=<BusOptions.name>}, 1 while connected and not draining,
+// which a service's readiness reads.
+//
 // Thread-safe: every method may be called from any thread. Handlers run on the client library's
 // delivery thread of their subscription; long work belongs on a ThreadPool (see Service).
 #pragma once
@@ -21,6 +25,10 @@
 #include <vector>
 
 #include "toolgate/base/status.h"
+
+namespace toolgate::metrics {
+class Gauge;
+}
 
 namespace toolgate::bus {
 
@@ -43,6 +51,10 @@ struct BusOptions {
   // subscribe permissions, only this connection's user may read its replies.
   std::string inbox_prefix = "_INBOX";
 };
+
+// The toolgate_nats_connected series of connections named name (BusOptions.name): 1 while one
+// is up and not draining. Lives for the process; thread-safe.
+const metrics::Gauge& ConnectionGauge(const std::string& name);
 
 class Bus {
  public:
@@ -82,10 +94,13 @@ class Bus {
   Bus() = default;
   static void OnMessage(natsConnection* nc, natsSubscription* sub, natsMsg* msg, void* closure);
   static Message ToMessage(natsMsg* msg);
+  static void OnDisconnected(natsConnection* nc, void* closure);
+  static void OnReconnected(natsConnection* nc, void* closure);
 
   natsConnection* nc_ = nullptr;
   std::string inbox_prefix_ = "_INBOX";
   std::atomic<bool> closing_{false};  // set before teardown: a disconnect then is expected
+  metrics::Gauge* connected_ = nullptr;  // this connection's series; lives for the process
   std::mutex mu_;
   std::vector<std::unique_ptr<Sub>> subs_;  // guarded by mu_
 };

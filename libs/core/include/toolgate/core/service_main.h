@@ -19,16 +19,25 @@
 
 namespace toolgate::core {
 
-// --nats-url, --nats-user, --nats-password-file, --log-level, --threads.
+// --nats-url, --nats-user, --nats-password-file, --log-level, --threads, --admin-port,
+// --admin-address.
 void DefineCommonFlags(Flags& flags);
 // --postgres-url (libpq URI), --postgres-password-file, --pg-pool.
 void DefinePostgresFlags(Flags& flags);
 // --redis-url (redis://[:password@]host:port), --redis-password-file, --redis-pool.
 void DefineRedisFlags(Flags& flags);
 
-// Blocks shutdown signals, starts logging and libsodium, and connects to NATS. Exits the process
-// with one clear line when NATS cannot be reached.
+// Blocks shutdown signals, starts logging and libsodium, starts the admin server (StartAdmin)
+// with a readiness check of the NATS connection, and connects to NATS. Exits the process with
+// one clear line when NATS cannot be reached or the admin port cannot be bound. A service adds
+// readiness checks of its stores with core::ReadinessCheck (admin_server.h).
 std::unique_ptr<bus::Bus> StartService(const std::string& name, const Flags& flags);
+
+// Starts the process's admin server on --admin-address:--admin-port once (later calls return
+// the first one's URL), logs "admin listening" with the URL it bound, and returns that URL. The
+// server runs until the process exits. Exits with one line when the port cannot be bound. Call
+// from main's thread, before others start.
+const std::string& StartAdmin(const std::string& name, const Flags& flags);
 
 // How service `name` connects to NATS: the URL, the user (--nats-user, default name) with the
 // password of --nats-password-file when set, and the user's inbox prefix. Exits with one line

@@ -75,6 +75,10 @@ class Client {
   // Sends every command, then reads every reply, on one connection.
   Result<std::vector<Result<Reply>>> Pipeline(
       const std::vector<std::vector<std::string>>& commands);
+  // Command and Pipeline without the round-trip metrics (toolgate_redis_*) they add.
+  Result<Reply> CommandOnce(const std::vector<std::string>& argv);
+  Result<std::vector<Result<Reply>>> PipelineOnce(
+      const std::vector<std::vector<std::string>>& commands);
   Result<redisContext*> Acquire();
   void Release(redisContext* ctx, bool healthy);
   Options options_;
