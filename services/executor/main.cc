@@ -371,6 +371,8 @@ int main(int argc, char** argv) {
   auto bus = core::StartService("executor", flags);
   bus::BusOptions settle_options = core::BusOptionsFromFlags("executor", flags);
   settle_options.name = "executor-settler";
+  // Its own inbox branch: billing may write settlement acks there, and only there.
+  settle_options.inbox_prefix += ".settle";
   auto settler = Settler::Start(settle_options);
   if (!settler.ok()) core::Die(kName, "cannot connect the settler", settler.status().ToString());
 

@@ -198,19 +198,20 @@ TEST(InfraTest, AServiceUserIsHeldToItsOwnSubjects) {
   EXPECT_EQ(ok, "PONG\r\n");
   // Acking its own settlements, reading the edge's replies, taking another stage's queue.
   std::string denied = RawNats(port).Session("executor", pw,
-                                             "PUB _INBOX.executor.probe.acks 0\r\n\r\n"
+                                             "PUB _INBOX.executor.settle.probe.acks 0\r\n\r\n"
                                              "SUB _INBOX.edge.> 2\r\n"
                                              "SUB tg.invoke.billing billing 3\r\n"
                                              "PUB tg.events.execution 0\r\n\r\n");
-  for (const char* want : {"Permissions Violation for Publish to \"_INBOX.executor.probe.acks\"",
-                           "Permissions Violation for Subscription to \"_INBOX.edge.>\"",
-                           "Permissions Violation for Subscription to \"tg.invoke.billing\"",
-                           "Permissions Violation for Publish to \"tg.events.execution\""}) {
+  for (const char* want :
+       {"Permissions Violation for Publish to \"_INBOX.executor.settle.probe.acks\"",
+        "Permissions Violation for Subscription to \"_INBOX.edge.>\"",
+        "Permissions Violation for Subscription to \"tg.invoke.billing\"",
+        "Permissions Violation for Publish to \"tg.events.execution\""}) {
     EXPECT_NE(denied.find(want), std::string::npos) << want << " in:\n" << denied;
   }
   // Billing, which does send the acks, may.
   EXPECT_EQ(RawNats(port).Session("billing", g_system->Secret("nats-billing.password"),
-                                  "PUB _INBOX.executor.probe.acks 0\r\n\r\n"),
+                                  "PUB _INBOX.executor.settle.probe.acks 0\r\n\r\n"),
             "PONG\r\n");
 }
 

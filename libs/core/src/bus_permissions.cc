@@ -6,6 +6,8 @@ namespace {
 // Every stage may answer the edge at InvokeJob.edge_reply, which it received as data (or as the
 // reply subject of the message before), not always as a request of its own.
 constexpr const char* kEdgeReplies = "_INBOX.edge.>";
+// Every service answers the launcher's health requests.
+constexpr const char* kLauncherReplies = "_INBOX.launcher.>";
 
 std::vector<BusUser> MakeUsers() {
   return {
@@ -13,31 +15,36 @@ std::vector<BusUser> MakeUsers() {
        {"tg.invoke.auth", "tg.auth.authenticate", "tg.auth.http", "tg.registry.http",
         "tg.secrets.http", "tg.billing.http", "tg.registry.workspace_tools", "tg.health.*",
         "tg.events.mcp_session_ended", "tg.edge.mcp_sessions_ended"},
-       {"_INBOX.edge.>", "tg.events.mcp_session_ended", "tg.edge.mcp_sessions_ended"}},
+       {"_INBOX.edge.>", "tg.events.mcp_session_ended", "tg.edge.mcp_sessions_ended"},
+       /*allow_responses=*/true},
       {"auth",
-       {"tg.invoke.registry", "tg.events.key_revoked", kEdgeReplies},
+       {"tg.invoke.registry", "tg.events.key_revoked", kEdgeReplies, kLauncherReplies},
        {"tg.invoke.auth", "tg.auth.authenticate", "tg.auth.http", "tg.health.auth",
         "tg.events.key_revoked", "_INBOX.auth.>"}},
       {"registry",
        {"tg.invoke.secrets", "tg.invoke.billing", "tg.events.function_changed",
-        "tg.events.workspace_changed", kEdgeReplies},
+        "tg.events.workspace_changed", kEdgeReplies, kLauncherReplies,
+        // Code for the executors' cache misses: replies of their main connection's requests
+        // (<prefix>.<nuid>.<n>), never the settler's inbox (<prefix>.settle.<nuid>.…).
+        "_INBOX.executor.*.*"},
        {"tg.invoke.registry", "tg.registry.code", "tg.registry.http", "tg.registry.workspace_tools",
         "tg.health.registry", "tg.events.execution", "tg.events.function_changed",
         "tg.events.workspace_changed", "_INBOX.registry.>"}},
       {"secrets",
-       {"tg.invoke.billing", "tg.events.secret_changed", kEdgeReplies},
+       {"tg.invoke.billing", "tg.events.secret_changed", kEdgeReplies, kLauncherReplies},
        {"tg.invoke.secrets", "tg.secrets.http", "tg.health.secrets", "tg.events.secret_changed",
         "_INBOX.secrets.>"}},
       // Billing answers the edge, sends jobs to the executor pools and the settlement acks to
       // the executors' inboxes.
       {"billing",
-       {"tg.exec.*.*", "tg.events.execution", kEdgeReplies, "_INBOX.executor.>"},
+       {"tg.exec.*.*", "tg.events.execution", kEdgeReplies, kLauncherReplies,
+        "_INBOX.executor.settle.>"},
        {"tg.invoke.billing", "tg.billing.settle.*", "tg.billing.unserved.*", "tg.billing.http",
         "tg.health.billing", "_INBOX.billing.>"}},
       // The executor sends results to billing and its dispatch notices to the edge; it reads its
-      // own inbox (settlement acks, code replies) but cannot write to it.
+      // own inbox (settlement acks under .settle, code replies) but cannot write to it.
       {"executor",
-       {"tg.billing.settle.*", "tg.registry.code", kEdgeReplies},
+       {"tg.billing.settle.*", "tg.registry.code", kEdgeReplies, kLauncherReplies},
        {"tg.exec.*.*", "tg.health.executor", "_INBOX.executor.>"}},
       {"launcher", {"tg.health.*"}, {"_INBOX.launcher.>"}},
   };
@@ -108,7 +115,7 @@ std::string NatsAuthorization(const std::function<std::string(const std::string&
     AppendList(out, u.publish);
     out += "},\n       subscribe: {allow: ";
     AppendList(out, u.subscribe);
-    out += "},\n       allow_responses: true}}\n";
+    out += u.allow_responses ? "},\n       allow_responses: true}}\n" : "}}}\n";
   }
   out += "  ]\n}\n";
   return out;

@@ -45,7 +45,11 @@ TEST(BusPermissions, EveryHopIsAllowed) {
            {"billing", "executor", "tg.exec.gpu.python"},
            {"executor", "billing", "tg.billing.settle.0b6c"},
            {"executor", "registry", "tg.registry.code"},
-           {"billing", "executor", "_INBOX.executor.nuid1.acks"},
+           {"billing", "executor", "_INBOX.executor.settle.nuid1.acks"},
+           {"billing", "executor", "_INBOX.executor.settle.nuid1.3"},
+           {"registry", "executor", "_INBOX.executor.nuid1.4"},
+           {"auth", "launcher", "_INBOX.launcher.nuid3.1"},
+           {"executor", "launcher", "_INBOX.launcher.nuid3.1"},
            {"billing", "registry", "tg.events.execution"},
            {"executor", "edge", "_INBOX.edge.nuid2.5"},
            {"billing", "edge", "_INBOX.edge.nuid2.5"},
@@ -76,8 +80,11 @@ TEST(BusPermissions, OnlyTheEdgeReadsTheEdgesInbox) {
 
 TEST(BusPermissions, OnlyBillingAcksSettlements) {
   for (const auto& u : BusUsers()) {
-    EXPECT_EQ(MayPublish(u, "_INBOX.executor.nuid.acks"), u.name == "billing") << u.name;
+    EXPECT_EQ(MayPublish(u, "_INBOX.executor.settle.nuid.acks"), u.name == "billing") << u.name;
+    EXPECT_EQ(MayPublish(u, "_INBOX.executor.settle.nuid.7"), u.name == "billing") << u.name;
   }
+  // The registry answers the executor's code requests, and nothing of the settler's.
+  EXPECT_TRUE(MayPublish(User("registry"), "_INBOX.executor.nuid.7"));
   EXPECT_FALSE(MaySubscribe(User("executor"), "tg.billing.settle.e1"));
 }
 
@@ -112,7 +119,10 @@ TEST(BusPermissions, RenderingNamesEveryUserWithItsPassword) {
   EXPECT_NE(conf.find("subscribe: {allow: [\"tg.exec.*.*\", \"tg.health.executor\", "
                       "\"_INBOX.executor.>\"]}"),
             std::string::npos);
-  EXPECT_NE(conf.find("allow_responses: true"), std::string::npos);
+  // Only the edge answers requests it did not list: one allow_responses in the table.
+  size_t first = conf.find("allow_responses: true");
+  EXPECT_NE(first, std::string::npos);
+  EXPECT_EQ(conf.find("allow_responses: true", first + 1), std::string::npos);
 }
 
 // deploy/nats.conf carries the same table, with passwords from the server's environment.

@@ -4,8 +4,11 @@
 // and services name their user (and so their inbox prefix) from it.
 //
 // Each list is derived from every Subscribe/Publish/Request of a service and the subjects of
-// proto/toolgate/v1/toolgate.proto. Replies to requests a service received need no entry: every
-// user has NATS's `allow_responses` (one reply per received request). Inboxes are per user,
+// proto/toolgate/v1/toolgate.proto, the inboxes it answers included: only the edge has NATS's
+// `allow_responses` (edges answer each other's rare requests). The stages do not: they receive
+// every job as a request they forward rather than answer, and nats-server keeps one entry per
+// unanswered request per connection, rescanning the table on every message past 4,096 entries
+// (it cost 800 us of server CPU per call). Inboxes are per user,
 // `_INBOX.<user>.…`, so only the edge can read the edge's replies, and only billing can send
 // the executor its settlement acks.
 //
@@ -23,6 +26,7 @@ struct BusUser {
   std::string name;                    // NATS user name; also the service's name
   std::vector<std::string> publish;    // subjects or wildcards it may publish to
   std::vector<std::string> subscribe;  // subjects or wildcards it may subscribe to
+  bool allow_responses = false;        // may answer any request it received, once
 };
 
 // Every user: the six services and the launcher (which asks the services' health).
@@ -36,7 +40,7 @@ std::string InboxPrefix(std::string_view user);
 // NATS subject matching: `*` matches one token, `>` one or more trailing tokens.
 bool SubjectMatches(std::string_view pattern, std::string_view subject);
 // Whether user's lists allow publishing to (subscribing to) subject. Replies allowed by
-// allow_responses are not counted: they depend on what the user received.
+// allow_responses (the edge's) are not counted: they depend on what the user received.
 bool MayPublish(const BusUser& user, std::string_view subject);
 bool MaySubscribe(const BusUser& user, std::string_view subject);
 
