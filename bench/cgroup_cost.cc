@@ -3,6 +3,8 @@
 // after each call, and swept for leftover processes) and on a fresh worker per call (the cgroup
 // is also created, moved to the organization's group, and removed). Prints microseconds per call.
 // Run as root on a host with cgroups (bench/noisy_neighbor.sh runs it).
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -46,6 +48,41 @@ double MicrosPerCall(CgroupTree* cgroups, int64_t calls_per_worker, int calls) {
   return static_cast<double>(MonotonicUs() - start) / calls;
 }
 
+// The cgroup's own steps, without a worker: create the leaf with its limits, place a process
+// in it, remove it. Microseconds each, averaged over n.
+void CgroupSteps(CgroupTree& tree, int n) {
+  CgroupLimits limits;
+  limits.memory_bytes = 128 << 20;
+  limits.pids = 64;
+  limits.cpus = 1;
+  int64_t create = 0, place = 0, remove = 0;
+  for (int i = 0; i < n; ++i) {
+    int64_t t0 = MonotonicUs();
+    auto cg = tree.Create("org-bench", limits);
+    int64_t t1 = MonotonicUs();
+    if (!cg.ok()) return;
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::pause();
+      ::_exit(0);
+    }
+    int64_t t2 = MonotonicUs();
+    (void)(*cg)->Adopt(pid);
+    int64_t t3 = MonotonicUs();
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+    int64_t t4 = MonotonicUs();
+    cg->reset();
+    int64_t t5 = MonotonicUs();
+    create += t1 - t0;
+    place += t3 - t2;
+    remove += t5 - t4;
+  }
+  std::printf("%-44s %8.1f us create, %.1f us place, %.1f us remove\n", "cgroup steps alone",
+              static_cast<double>(create) / n, static_cast<double>(place) / n,
+              static_cast<double>(remove) / n);
+}
+
 }  // namespace
 
 int main() {
@@ -68,5 +105,6 @@ int main() {
   std::printf("%-44s %8.1f us/call\n", "fresh worker per call, no cgroup", cold_plain);
   std::printf("%-44s %8.1f us/call (+%.1f)\n", "fresh worker per call, cgroup (create, kill)",
               cold_cgroup, cold_cgroup - cold_plain);
+  CgroupSteps(**tree, 200);
   return 0;
 }

@@ -522,7 +522,9 @@ std::vector<pid_t> Cgroup::Processes() {
   const std::vector<std::string> dirs = Dirs();
   std::vector<pid_t> pids;
   if (dirs.empty()) return pids;
-  // The freezer's (v1) or the only (v2) list: every hierarchy holds the same processes.
+  // The freezer's (v1) or the only (v2) list: every hierarchy holds the same processes. Opened
+  // anew each time: a v1 descriptor kept open goes on serving the pid list it loaded first
+  // (cgroup_pidlist_start), which would hide processes started since.
   std::string dir = tree_.version_ == CgroupVersion::kV2 ? Dir("") : Dir("freezer");
   std::string text = ReadFile(dir + "/cgroup.procs");
   for (std::string_view line : Split(text, '\n')) {

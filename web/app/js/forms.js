@@ -100,8 +100,8 @@ export function errorNotice(error, retry) {
     again);
 }
 
-// Placeholder bars while something loads, announced to screen readers by label. Widths come
-// from the stylesheet: the CSP allows no inline style.
+// Grey bars standing in for a list while it loads, announced to screen readers by label.
+// Widths come from the stylesheet: the CSP allows no inline style.
 export function skeleton(label, lines = 3) {
   return h('div', { class: 'skeleton', role: 'status', aria: { label, busy: 'true' } },
     Array.from({ length: lines }, () => h('span', { class: 'skeleton-line' })));
