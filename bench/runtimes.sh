@@ -77,7 +77,7 @@ publish() {  # runtime version
   local dir=$data/tools/$1
   [ -d "$dir" ] || { mkdir -p "$data/tools"; cp -r "bench/runtimes/echo_$1" "$dir"; }
   sed -i "s/\"version\": \"[^\"]*\"/\"version\": \"$2\"/" "$dir/toolgate.json"
-  $bin/toolgate publish "$dir" 2>>"$data/publish.log" |
+  $bin/toolgate publish "$dir" --json 2>>"$data/publish.log" |
     sed -n 's/.*"function_id": *"\([^"]*\)".*/\1/p' || true  # no id: the caller shows the log
 }
 

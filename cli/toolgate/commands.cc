@@ -9,20 +9,29 @@
 #include <cctype>
 #include <charconv>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
+#include "cli_config.h"
+#include "dev_command.h"
+#include "execution_feed.h"
+#include "human_output.h"
+#include "launcher.h"
+#include "templates.h"
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
 #include "toolgate/core/env_keys.h"
 #include "toolgate/core/version.h"
-#include "templates.h"
 #include "toolgate/http_client/http_client.h"
+#include "trace_command.h"
+#include "version_bump.h"
 
 namespace toolgate::cli {
 namespace fs = std::filesystem;
@@ -177,38 +186,6 @@ Status WriteFileAtomically(const fs::path& path, std::string_view text) {
   return Status::Ok();
 }
 
-fs::path SessionPath() {
-  std::string config = Env("XDG_CONFIG_HOME");
-  if (config.empty()) config = (fs::path(Env("HOME")) / ".config").string();
-  return fs::path(config) / "toolgate" / "session";
-}
-
-std::optional<std::string> LoadSession() {
-  auto text = ReadFile(SessionPath());
-  if (!text.ok()) return std::nullopt;
-  std::string token(Trim(*text));
-  if (token.empty()) return std::nullopt;
-  return token;
-}
-
-// The session token is a credential: the file is created 0600 in a 0700 directory.
-Status SaveSession(std::string_view token) {
-  fs::path path = SessionPath();
-  std::error_code ec;
-  if (fs::create_directories(path.parent_path(), ec)) {
-    fs::permissions(path.parent_path(), fs::perms::owner_all, ec);
-  }
-  if (ec) return Status::Unavailable("cannot create " + path.parent_path().string());
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return Status::Unavailable("cannot write " + path.string());
-  std::string line = std::string(token) + "\n";
-  bool written = fchmod(fd, 0600) == 0 &&
-                 write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
-  written = close(fd) == 0 && written;
-  if (!written) return Status::Unavailable("cannot write " + path.string());
-  return Status::Ok();
-}
-
 // ---- Commands ----
 
 struct Command;
@@ -219,20 +196,34 @@ struct Call {
   ParsedArgs args;
   std::string url;
   std::string api_key;
+  std::string profile_name;  // --profile, TOOLGATE_PROFILE or "default"
+  Profile profile;           // as the configuration file holds it
+  bool json = false;         // --json: the server's JSON instead of text for people
 };
 
 using Runner = int (*)(const Call&);
+// The commands that read their own words (`up`, `status`, `down`, `trace`, `version`).
+using WordsRunner = int (*)(const std::vector<std::string>&);
 
 struct Command {
   std::string_view name;   // "keys create"
   std::string_view usage;  // what follows "toolgate "
   std::string_view summary;
-  std::set<std::string> options = {};   // beyond the global --url and --api-key
+  std::set<std::string> options = {};   // beyond the global ones (GlobalOptions)
   std::set<std::string> switches = {};  // options given without a value ("--mcp" is "--mcp=true")
   std::set<std::string> required = {};  // options that must be given
   size_t positional = 0;                // how many positional words it takes
   Runner run = nullptr;
+  TableView view = {};              // how a list answer reads without --json
+  WordsRunner words_run = nullptr;  // set instead of run: gets the words after the name
+  size_t max_positional = 0;        // more than `positional` may be given, up to this
 };
+
+// Options every table-driven command takes.
+const std::set<std::string>& GlobalOptions() {
+  static const std::set<std::string> kOptions = {"url", "api-key", "profile"};
+  return kOptions;
+}
 
 int UsageError(const Call& call, std::string_view message) {
   std::fprintf(stderr, "error: %.*s\nusage: toolgate %.*s\n", static_cast<int>(message.size()),
@@ -251,38 +242,129 @@ void PrintJson(std::string_view body) {
   std::fprintf(stdout, "%s\n", text.c_str());
 }
 
-// A client that sends the caller's credentials: the API key, else the saved session.
-http::HttpClient Client(const Call& call) {
-  http::HttpClient client(call.url);
-  if (!call.api_key.empty()) {
-    client.SetDefaultHeader("Authorization", call.api_key);
-  } else if (auto token = LoadSession()) {
-    client.SetDefaultHeader("Cookie", "tg_session=" + *token);
-    // The edge refuses state changes signed in by the cookie alone (cross-site requests).
-    client.SetDefaultHeader("X-Toolgate-CSRF", "1");
+// An answer on stdout: indented JSON with --json, else the command's text for people.
+void PrintAnswer(const Call& call, std::string_view body) {
+  if (body.empty()) return;
+  if (call.json) {
+    PrintJson(body);
+    return;
   }
-  return client;
+  std::fputs(RenderHuman(body, call.command.view).c_str(), stdout);
 }
 
-// Prints what a request came back with: the JSON on stdout below 400, the error on stderr
-// otherwise. Returns the exit code.
-int Report(const Call& call, const Result<http::HttpResponse>& r) {
+// Saves the profile of call (its URL and session) into the configuration file, keeping the
+// other profiles as they are.
+Status SaveProfile(const Call& call, const Profile& profile) {
+  const fs::path path = CliConfigPath();
+  auto config = LoadCliConfig(path);
+  if (!config.ok()) return config.status();
+  config->profiles[call.profile_name] = profile;
+  return SaveCliConfig(path, *config);
+}
+
+// Sends requests as the caller: with the API key when there is one, else with the session of
+// the profile. An API key never hides the session: a request the key lacks the scope for
+// (403 insufficient_scope, answered before anything is done) goes again with the session when
+// one is saved. Thread-compatible, like http::HttpClient.
+class ApiClient {
+ public:
+  explicit ApiClient(const Call& call) : call_(call) {}
+
+  Result<http::HttpResponse> Send(std::string_view method, std::string_view path,
+                                  std::string_view body = {},
+                                  const http::HeaderList& headers = {}) {
+    if (call_.api_key.empty()) return SessionClient().Send(method, path, body, headers);
+    auto r = KeyClient().Send(method, path, body, headers);
+    if (r.ok() && r->status == 403 && !call_.profile.session.empty() &&
+        ProblemCode(r->body) == "insufficient_scope") {
+      return SessionClient().Send(method, path, body, headers);
+    }
+    return r;
+  }
+  Result<http::HttpResponse> Get(std::string_view path) { return Send("GET", path); }
+  Result<http::HttpResponse> Post(std::string_view path, std::string_view body,
+                                  const http::HeaderList& headers = {}) {
+    return Send("POST", path, body, headers);
+  }
+  Result<http::HttpResponse> Put(std::string_view path, std::string_view body) {
+    return Send("PUT", path, body);
+  }
+  Result<http::HttpResponse> Delete(std::string_view path) { return Send("DELETE", path); }
+
+  // For invocations, which may run up to the contract's longest timeout.
+  void SetTimeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
+
+ private:
+  static std::string ProblemCode(std::string_view body) {
+    auto doc = ParseJson(body);
+    simdjson::dom::object obj;
+    std::string code;
+    if (doc.ok() && doc->root.get_object().get(obj) == simdjson::SUCCESS) {
+      GetString(obj, "code", &code);
+    }
+    return code;
+  }
+
+  http::HttpClient& KeyClient() {
+    if (!key_client_) {
+      key_client_ = std::make_unique<http::HttpClient>(call_.url);
+      key_client_->SetDefaultHeader("Authorization", call_.api_key);
+    }
+    key_client_->SetTimeout(timeout_);
+    return *key_client_;
+  }
+
+  http::HttpClient& SessionClient() {
+    if (!session_client_) {
+      session_client_ = std::make_unique<http::HttpClient>(call_.url);
+      if (!call_.profile.session.empty()) {
+        session_client_->SetDefaultHeader("Cookie", "tg_session=" + call_.profile.session);
+        // The edge refuses state changes signed in by the cookie alone (cross-site requests).
+        session_client_->SetDefaultHeader("X-Toolgate-CSRF", "1");
+      }
+    }
+    session_client_->SetTimeout(timeout_);
+    return *session_client_;
+  }
+
+  const Call& call_;
+  std::chrono::milliseconds timeout_{30'000};
+  std::unique_ptr<http::HttpClient> key_client_;
+  std::unique_ptr<http::HttpClient> session_client_;
+};
+
+ApiClient Client(const Call& call) {
+  return ApiClient(call);
+}
+
+// Prints a failed request on stderr. Returns the exit code.
+int ReportFailure(const Call& call, const Result<http::HttpResponse>& r) {
   if (!r.ok()) {
     PrintError(r.status().message());
     if (r.status().code() == Status::Code::kUnavailable) {
-      std::fprintf(stderr, "hint: is Toolgate running at %s? (--url or TOOLGATE_URL)\n",
+      std::fprintf(stderr,
+                   "hint: is Toolgate running at %s? (--url, TOOLGATE_URL or `toolgate login "
+                   "--url`)\n",
                    call.url.c_str());
     }
     return kFailed;
   }
-  if (r->status >= 400) {
-    std::fputs(DescribeHttpError(r->status, r->body).c_str(), stderr);
-    if (r->status == 401 && call.api_key.empty() && !LoadSession()) {
-      std::fputs("hint: run `toolgate login`, or set TOOLGATE_API_KEY\n", stderr);
-    }
-    return kFailed;
+  std::fputs(DescribeHttpError(r->status, r->body).c_str(), stderr);
+  if (r->status == 401 && call.api_key.empty() && call.profile.session.empty()) {
+    std::fputs("hint: run `toolgate login`, or set TOOLGATE_API_KEY\n", stderr);
   }
-  PrintJson(r->body);
+  return kFailed;
+}
+
+bool Succeeded(const Result<http::HttpResponse>& r) {
+  return r.ok() && r->status < 400;
+}
+
+// Prints what a request came back with: the answer on stdout below 400, the error on stderr
+// otherwise. Returns the exit code.
+int Report(const Call& call, const Result<http::HttpResponse>& r) {
+  if (!Succeeded(r)) return ReportFailure(call, r);
+  PrintAnswer(call, r->body);
   return kOk;
 }
 
@@ -307,18 +389,20 @@ std::optional<std::string> Password(const Call& call) {
 // After a successful signup or login: keeps the session cookie for the next commands.
 int SaveSignIn(const Call& call, const http::HttpClient& client,
                const Result<http::HttpResponse>& r) {
-  if (!r.ok() || r->status >= 400) return Report(call, r);
+  if (!Succeeded(r)) return ReportFailure(call, r);
   std::string token = client.Cookie("tg_session");
   if (token.empty()) {
     PrintError("the server answered without a tg_session cookie");
     return kFailed;
   }
-  if (Status saved = SaveSession(token); !saved.ok()) {
+  // The server's URL is remembered with the session, so later commands need no --url.
+  if (Status saved = SaveProfile(call, Profile{call.url, token}); !saved.ok()) {
     PrintError(saved.message());
     return kFailed;
   }
-  PrintJson(r->body);
-  std::fprintf(stderr, "session saved in %s\n", SessionPath().c_str());
+  PrintAnswer(call, r->body);
+  std::fprintf(stderr, "signed in to %s; session saved in %s (profile %s)\n", call.url.c_str(),
+               CliConfigPath().c_str(), call.profile_name.c_str());
   return kOk;
 }
 
@@ -345,20 +429,22 @@ int Signup(const Call& call) {
 }
 
 int Logout(const Call& call) {
-  auto token = LoadSession();
-  if (!token) {
+  if (call.profile.session.empty()) {
     std::fputs("not signed in\n", stderr);
     return kOk;
   }
   http::HttpClient client(call.url);
-  client.SetDefaultHeader("Cookie", "tg_session=" + *token);
+  client.SetDefaultHeader("Cookie", "tg_session=" + call.profile.session);
   client.SetDefaultHeader("X-Toolgate-CSRF", "1");
   auto r = client.Post(Api("/auth/logout"), "");
-  if (!r.ok()) return Report(call, r);  // the session still holds: keep it to retry
-  std::error_code ec;
-  fs::remove(SessionPath(), ec);
+  if (!r.ok()) return ReportFailure(call, r);  // the session still holds: keep it to retry
+  // The profile keeps its URL; only the session goes.
+  if (Status saved = SaveProfile(call, Profile{call.profile.url, ""}); !saved.ok()) {
+    PrintError(saved.message());
+    return kFailed;
+  }
   // 401: the server had already ended the session; the local copy is gone now too.
-  if (r->status >= 400 && r->status != 401) return Report(call, r);
+  if (r->status >= 400 && r->status != 401) return ReportFailure(call, r);
   std::fputs("signed out\n", stderr);
   return kOk;
 }
@@ -476,6 +562,79 @@ std::string FunctionIdOf(std::string_view body) {
   return id;
 }
 
+// `publish --bump PART`: sets manifest->version to the version after the highest one
+// published (the manifest's own version when none is), and writes it into the manifest so that
+// the file says what was published. Returns the exit code.
+int ApplyBump(const Call& call, ApiClient& client, const fs::path& manifest_path,
+              Manifest* manifest) {
+  auto r = client.Get(Api("/functions/") + http::UrlEncode(manifest->function_id));
+  if (!Succeeded(r)) return ReportFailure(call, r);
+  auto doc = ParseJson(r->body);
+  simdjson::dom::object obj;
+  simdjson::dom::array versions;
+  std::vector<std::string> published;
+  if (doc.ok() && doc->root.get_object().get(obj) == simdjson::SUCCESS &&
+      obj["versions"].get_array().get(versions) == simdjson::SUCCESS) {
+    for (simdjson::dom::element v : versions) {
+      simdjson::dom::object fields;
+      std::string version;
+      if (v.get_object().get(fields) == simdjson::SUCCESS &&
+          GetString(fields, "version", &version) == Field::kOk) {
+        published.push_back(version);
+      }
+    }
+  }
+  const std::string highest = HighestVersion(published);
+  if (highest.empty()) return kOk;  // the first version: the manifest's as written
+  auto next = BumpVersion(highest, call.args.Get("bump"));
+  if (!next.ok()) return UsageError(call, next.status().message());
+  auto text = ReadFile(manifest_path);
+  if (!text.ok()) {
+    PrintError(text.status().message());
+    return kFailed;
+  }
+  auto updated = WithVersion(*text, *next);
+  Status saved = updated.ok() ? WriteFileAtomically(manifest_path, *updated) : updated.status();
+  if (!saved.ok()) {
+    PrintError(saved.message());
+    return kFailed;
+  }
+  std::fprintf(stderr, "version %s -> %s (saved in %s)\n", highest.c_str(), next->c_str(),
+               manifest_path.c_str());
+  manifest->version = *next;
+  return kOk;
+}
+
+// What `publish` prints once the version is out: where to call it, and a curl line to try it
+// with the manifest's first example (or an empty event).
+void PrintPublished(const Call& call, const Manifest& manifest) {
+  std::string base = call.url;
+  while (base.ends_with('/')) base.pop_back();
+  const std::string function_url = base + Api("/functions/") + manifest.function_id;
+  const std::string invoke_url = function_url + "/invoke";
+  const std::string version_url = function_url + "/" + manifest.version + "/invoke";
+  const std::string curl = CurlLine(invoke_url, FirstExampleEvent(manifest));
+  if (call.json) {
+    JsonWriter w;
+    w.BeginObject()
+        .Field("function_id", manifest.function_id)
+        .Field("version", manifest.version)
+        .Field("invoke_url", invoke_url)
+        .Field("version_invoke_url", version_url)
+        .Field("curl", curl)
+        .EndObject();
+    PrintJson(w.str());
+    return;
+  }
+  std::printf(
+      "published %s %s (function %s)\n"
+      "invoke URL:    %s\n"
+      "this version:  %s\n"
+      "try it:\n  %s\n",
+      manifest.name.c_str(), manifest.version.c_str(), manifest.function_id.c_str(),
+      invoke_url.c_str(), version_url.c_str(), curl.c_str());
+}
+
 int Publish(const Call& call) {
   const fs::path dir = call.args.positional[0];
   const fs::path manifest_path = dir / kManifestFile;
@@ -496,10 +655,16 @@ int Publish(const Call& call) {
     return kFailed;
   }
 
-  http::HttpClient client = Client(call);
+  if (call.args.Has("bump")) {
+    // Checked before anything is created, so a typo leaves no function behind.
+    if (auto checked = BumpVersion("0", call.args.Get("bump")); !checked.ok()) {
+      return UsageError(call, checked.status().message());
+    }
+  }
+  ApiClient client = Client(call);
   if (manifest.function_id.empty()) {
     auto created = client.Post(Api("/functions"), FunctionRequestBody(manifest));
-    if (!created.ok() || created->status >= 400) return Report(call, created);
+    if (!Succeeded(created)) return ReportFailure(call, created);
     manifest.function_id = FunctionIdOf(created->body);
     if (manifest.function_id.empty()) {
       PrintError("the server's answer has no function_id: " + created->body);
@@ -516,16 +681,14 @@ int Publish(const Call& call) {
     std::fprintf(stderr, "created function %s (saved in %s)\n", manifest.function_id.c_str(),
                  manifest_path.c_str());
   }
+  if (call.args.Has("bump")) {
+    if (int rc = ApplyBump(call, client, manifest_path, &manifest); rc != kOk) return rc;
+  }
   auto published =
       client.Post(Api("/functions/") + http::UrlEncode(manifest.function_id) + "/versions",
                   VersionRequestBody(manifest, *code));
-  if (!published.ok() || published->status >= 400) return Report(call, published);
-  JsonWriter w;
-  w.BeginObject()
-      .Field("function_id", manifest.function_id)
-      .Field("version", manifest.version)
-      .EndObject();
-  PrintJson(w.str());
+  if (!Succeeded(published)) return ReportFailure(call, published);
+  PrintPublished(call, manifest);
   return kOk;
 }
 
@@ -554,28 +717,44 @@ int Ledger(const Call& call) {
   return Report(call, Client(call).Get(Api("/billing/ledger") + ListQuery(call.args)));
 }
 
-int Executions(const Call& call) {
+int ExecutionsList(const Call& call) {
   std::string query =
       Query(call.args, {{"function-id", "function_id"}, {"limit", "limit"}, {"cursor", "cursor"}});
   return Report(call, Client(call).Get(Api("/executions") + query));
 }
 
-int Invoke(const Call& call) {
-  if (call.api_key.empty()) return UsageError(call, "invoke needs --api-key or TOOLGATE_API_KEY");
+int ExecutionsShow(const Call& call) {
+  return Report(call,
+                Client(call).Get(Api("/executions/") + http::UrlEncode(call.args.positional[0])));
+}
+
+// The event of --event JSON or --event-file F ("{}" when neither is given), checked to be JSON.
+Result<std::string> EventArgument(const Call& call) {
   if (call.args.Has("event") && call.args.Has("event-file")) {
-    return UsageError(call, "give the event with --event or --event-file, not both");
+    return Status::InvalidArgument("give the event with --event or --event-file, not both");
   }
   std::string event = "{}";
   if (call.args.Has("event")) event = call.args.Get("event");
   if (call.args.Has("event-file")) {
     auto file = ReadFile(call.args.Get("event-file"));
-    if (!file.ok()) return UsageError(call, file.status().message());
+    if (!file.ok()) return Status::InvalidArgument(file.status().message());
     event = std::move(*file);
   }
   auto parsed = ParseJson(event);
-  if (!parsed.ok()) return UsageError(call, "the event is not JSON: " + parsed.status().message());
+  if (!parsed.ok()) {
+    return Status::InvalidArgument("the event is not JSON: " + parsed.status().message());
+  }
+  return ToJson(parsed->root);
+}
+
+int Invoke(const Call& call) {
+  if (call.api_key.empty() && call.profile.session.empty()) {
+    return UsageError(call, "sign in with `toolgate login`, or give --api-key or TOOLGATE_API_KEY");
+  }
+  auto event = EventArgument(call);
+  if (!event.ok()) return UsageError(call, event.status().message());
   JsonWriter body;
-  body.BeginObject().Key("event").Raw(ToJson(parsed->root)).EndObject();
+  body.BeginObject().Key("event").Raw(*event).EndObject();
 
   http::HeaderList headers;
   if (call.args.Has("env-keys")) {
@@ -587,20 +766,182 @@ int Invoke(const Call& call) {
   if (call.args.Has("version")) path += "/" + http::UrlEncode(call.args.Get("version"));
   path += "/invoke";
 
-  http::HttpClient client(call.url);
-  client.SetDefaultHeader("Authorization", call.api_key);
+  // The API key when one is given, else the session: the edge runs a call signed in by the
+  // session like the web app's "Try it", with the same checks and billing.
+  ApiClient client = Client(call);
   client.SetTimeout(kInvokeTimeout);
   auto r = client.Post(path, body.str(), headers);
-  if (!r.ok()) return Report(call, r);
+  if (!r.ok()) return ReportFailure(call, r);
   if (std::string expires = r->Header("X-Api-Key-Expires-At"); !expires.empty()) {
     std::fprintf(stderr, "warning: this API key expires at %s; create a new one\n",
                  expires.c_str());
   }
   // A platform error is problem+json; the handler's own answer, whatever its status, is the
   // invocation envelope and goes to stdout.
-  if (r->Header("Content-Type").starts_with("application/problem+json")) return Report(call, r);
-  PrintJson(r->body);
+  if (r->Header("Content-Type").starts_with("application/problem+json")) {
+    return ReportFailure(call, r);
+  }
+  PrintAnswer(call, r->body);
   return r->status < 400 ? kOk : kFailed;
+}
+
+// ---- Functions, versions, live logs ----
+
+int FunctionsList(const Call& call) {
+  return Report(call, Client(call).Get(Api("/workspace/tools")));
+}
+
+int FunctionsShow(const Call& call) {
+  return Report(call,
+                Client(call).Get(Api("/functions/") + http::UrlEncode(call.args.positional[0])));
+}
+
+int FunctionsDelete(const Call& call) {
+  const std::string& id = call.args.positional[0];
+  int rc = Report(call, Client(call).Delete(Api("/functions/") + http::UrlEncode(id)));
+  if (rc == kOk) std::fprintf(stderr, "deleted function %s\n", id.c_str());
+  return rc;
+}
+
+int VersionsList(const Call& call) {
+  auto r = Client(call).Get(Api("/functions/") + http::UrlEncode(call.args.positional[0]));
+  if (!Succeeded(r)) return ReportFailure(call, r);
+  // The versions are part of the function's detail; this command shows only them.
+  auto doc = ParseJson(r->body);
+  simdjson::dom::object obj;
+  simdjson::dom::element versions;
+  if (!doc.ok() || doc->root.get_object().get(obj) != simdjson::SUCCESS ||
+      obj["versions"].get(versions) != simdjson::SUCCESS || !versions.is_array()) {
+    PrintError("the server's answer has no versions: " + r->body);
+    return kFailed;
+  }
+  JsonWriter w;
+  w.BeginObject().Key("items").Raw(ToJson(versions)).EndObject();
+  PrintAnswer(call, w.str());
+  return kOk;
+}
+
+// Set by SIGINT and SIGTERM while `logs --follow` runs: Ctrl-C ends it cleanly.
+volatile std::sig_atomic_t g_stop_following = 0;
+
+void StopFollowing(int) {
+  g_stop_following = 1;
+}
+
+// One page of the function's executions, newest first.
+Result<ExecutionPage> ReadExecutionPage(ApiClient& client, const std::string& function_id,
+                                        const std::string& cursor) {
+  std::string path = Api("/executions?function_id=") + http::UrlEncode(function_id) + "&limit=50";
+  if (!cursor.empty()) path += "&cursor=" + http::UrlEncode(cursor);
+  auto r = client.Get(path);
+  if (!r.ok()) return r.status();
+  if (r->status >= 400) return Status::Unavailable(DescribeHttpError(r->status, r->body));
+  auto doc = ParseJson(r->body);
+  simdjson::dom::object obj;
+  simdjson::dom::array items;
+  if (!doc.ok() || doc->root.get_object().get(obj) != simdjson::SUCCESS ||
+      obj["items"].get_array().get(items) != simdjson::SUCCESS) {
+    return Status::Unavailable("the server's answer has no items");
+  }
+  ExecutionPage page;
+  for (simdjson::dom::element item : items) {
+    simdjson::dom::object fields;
+    std::string id;
+    if (item.get_object().get(fields) == simdjson::SUCCESS &&
+        GetString(fields, "execution_id", &id) == Field::kOk) {
+      page.ids.push_back(id);
+    }
+  }
+  GetString(obj, "next_cursor", &page.next_cursor);
+  return page;
+}
+
+// One execution as `logs` prints it: a line of what happened, then its log lines indented.
+std::string ExecutionLogText(std::string_view detail_json) {
+  auto doc = ParseJson(detail_json);
+  simdjson::dom::object obj;
+  if (!doc.ok() || doc->root.get_object().get(obj) != simdjson::SUCCESS) {
+    return std::string(detail_json) + "\n";
+  }
+  std::string created, id, version, logs;
+  int64_t status = 0, runtime_ms = 0;
+  GetString(obj, "created_at", &created);
+  GetString(obj, "execution_id", &id);
+  GetString(obj, "version", &version);
+  GetString(obj, "logs", &logs);
+  GetInt(obj, "status_code", &status);
+  GetInt(obj, "runtime_ms", &runtime_ms);
+  std::string out = created + "  " + id + "  v" + version + "  " + std::to_string(status) + "  " +
+                    std::to_string(runtime_ms) + " ms\n";
+  size_t start = 0;
+  while (start < logs.size()) {
+    size_t end = std::min(logs.find('\n', start), logs.size());
+    out += "  " + logs.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
+int Logs(const Call& call) {
+  const std::string& function_id = call.args.positional[0];
+  const std::string interval_text = call.args.Get("interval-ms", "1000");
+  int64_t interval_ms = 0;
+  auto [end, ec] = std::from_chars(interval_text.data(),
+                                   interval_text.data() + interval_text.size(), interval_ms);
+  if (ec != std::errc() || end != interval_text.data() + interval_text.size() ||
+      interval_ms < 100) {
+    return UsageError(call, "--interval-ms is a number of milliseconds, at least 100");
+  }
+  const bool follow = call.args.Get("follow", "false") == "true";
+  ApiClient client = Client(call);
+  ExecutionFeed feed(
+      [&](const std::string& cursor) { return ReadExecutionPage(client, function_id, cursor); });
+  auto print = [&](const std::string& id) {
+    auto r = client.Get(Api("/executions/") + http::UrlEncode(id));
+    if (!Succeeded(r)) return ReportFailure(call, r);
+    if (call.json) {
+      std::fprintf(stdout, "%s\n", r->body.c_str());  // one object a line
+    } else {
+      std::fputs(ExecutionLogText(r->body).c_str(), stdout);
+    }
+    std::fflush(stdout);
+    return kOk;
+  };
+  if (!follow) {
+    // The latest page, oldest first.
+    auto page = ReadExecutionPage(client, function_id, "");
+    if (!page.ok()) {
+      PrintError(page.status().message());
+      return kFailed;
+    }
+    for (auto it = page->ids.rbegin(); it != page->ids.rend(); ++it) {
+      if (int rc = print(*it); rc != kOk) return rc;
+    }
+    return kOk;
+  }
+  std::signal(SIGINT, StopFollowing);
+  std::signal(SIGTERM, StopFollowing);
+  auto first = feed.Poll();
+  if (!first.ok()) {
+    PrintError(first.status().message());
+    return kFailed;
+  }
+  std::fprintf(stderr, "following the executions of %s (Ctrl-C to stop)\n", function_id.c_str());
+  while (g_stop_following == 0) {
+    // A signal cuts the wait short: nanosleep returns early with EINTR.
+    struct timespec pause = {static_cast<time_t>(interval_ms / 1000),
+                             static_cast<long>(interval_ms % 1000) * 1'000'000L};
+    nanosleep(&pause, nullptr);
+    if (g_stop_following != 0) break;
+    auto fresh = feed.Poll();
+    if (!fresh.ok()) {
+      // A restarting server or a dropped connection: say so once per failure, keep following.
+      PrintError(fresh.status().message());
+      continue;
+    }
+    for (const auto& id : *fresh) print(id);
+  }
+  return kOk;
 }
 
 // The name a new tool takes from its directory: "tools/weather/" -> "weather".
@@ -627,18 +968,91 @@ int New(const Call& call) {
 }
 
 int Help(const Call& call);
+int Completion(const Call& call);
+
+int PrintVersion(const std::vector<std::string>&) {
+  std::printf("toolgate %s\n", TOOLGATE_VERSION);
+  return kOk;
+}
+
+// The columns of the list answers, read without --json.
+const TableView kKeysView = {"items",
+                             {{"ID", "id"},
+                              {"NAME", "name"},
+                              {"PREFIX", "prefix"},
+                              {"SCOPES", "scopes"},
+                              {"EXPIRES", "expires_at"},
+                              {"CREATED", "created_at"}}};
+const TableView kSecretsView = {
+    "items",
+    {{"ID", "id"}, {"NAME", "name"}, {"CREATED", "created_at"}, {"UPDATED", "updated_at"}}};
+const TableView kFunctionsView = {"owned",
+                                  {{"FUNCTION", "function_id"},
+                                   {"NAME", "name"},
+                                   {"LATEST", "latest_version"},
+                                   {"RUNTIME", "runtime"},
+                                   {"VISIBILITY", "visibility"},
+                                   {"PRICE_MICRO_USD", "price_micro_usd"}}};
+const TableView kVersionsView = {"items",
+                                 {{"VERSION", "version"},
+                                  {"RUNTIME", "runtime"},
+                                  {"COMPUTE", "compute_type"},
+                                  {"PRICE_MICRO_USD", "price_micro_usd"},
+                                  {"PUBLISHED", "published_at"}}};
+const TableView kExecutionsView = {"items",
+                                   {{"EXECUTION", "execution_id"},
+                                    {"FUNCTION", "function_id"},
+                                    {"VERSION", "version"},
+                                    {"STATUS", "status_code"},
+                                    {"MS", "runtime_ms"},
+                                    {"COST_MICRO_USD", "cost.total_micro_usd"},
+                                    {"CREATED", "created_at"}}};
+const TableView kLedgerView = {"items",
+                               {{"ENTRY", "id"},
+                                {"TYPE", "type"},
+                                {"AMOUNT_MICRO_USD", "amount_micro_usd"},
+                                {"EXECUTION", "execution_id"},
+                                {"CREATED", "created_at"}}};
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
+      {.name = "up",
+       .usage = "up [--demo] [--detach] [--data-dir DIR] [--http-port P]",
+       .summary = "Start NATS, Redis, PostgreSQL and every service here (toolgate up --help); "
+                  "--detach runs it in the background.",
+       .options = {"data-dir", "http-port", "host"},
+       .switches = {"demo", "detach"},
+       .words_run = RunUp},
+      {.name = "status",
+       .usage = "status [--data-dir DIR]",
+       .summary = "Show what `toolgate up` runs: each child, its pid, the URL.",
+       .options = {"data-dir"},
+       .words_run = RunStatus},
+      {.name = "down",
+       .usage = "down [--data-dir DIR]",
+       .summary = "Stop the system started with `toolgate up --detach`.",
+       .options = {"data-dir"},
+       .words_run = RunDown},
+      {.name = "trace",
+       .usage = "trace TRACE_ID [--data-dir DIR]",
+       .summary = "One call's path through the services, from their span logs.",
+       .options = {"data-dir"},
+       .words_run = RunTrace},
+      {.name = "version",
+       .usage = "version",
+       .summary = "Print the version.",
+       .words_run = PrintVersion},
       {.name = "signup",
-       .usage = "signup --email E --password P --organization O",
-       .summary = "Create a user and an organization, and sign in.",
+       .usage = "signup --email E --password P --organization O [--url URL] [--profile NAME]",
+       .summary = "Create a user and an organization, and sign in (the profile remembers the "
+                  "server and the session).",
        .options = {"email", "password", "organization"},
        .required = {"email", "organization"},
        .run = Signup},
       {.name = "login",
-       .usage = "login --email E --password P",
-       .summary = "Sign in; later commands use the saved session.",
+       .usage = "login --email E --password P [--url URL] [--profile NAME]",
+       .summary = "Sign in; the profile remembers the server and the session for later "
+                  "commands.",
        .options = {"email", "password"},
        .required = {"email"},
        .run = Login},
@@ -653,7 +1067,8 @@ const std::vector<Command>& Commands() {
        .usage = "keys list [--limit N] [--cursor C]",
        .summary = "List API keys.",
        .options = {"limit", "cursor"},
-       .run = KeysList},
+       .run = KeysList,
+       .view = kKeysView},
       {.name = "keys revoke",
        .usage = "keys revoke ID",
        .summary = "Revoke an API key.",
@@ -669,7 +1084,8 @@ const std::vector<Command>& Commands() {
        .usage = "secrets list [--limit N] [--cursor C]",
        .summary = "List secrets (never their values).",
        .options = {"limit", "cursor"},
-       .run = SecretsList},
+       .run = SecretsList,
+       .view = kSecretsView},
       {.name = "secrets set",
        .usage = "secrets set ID (--value V | --value - | --value-file F)",
        .summary = "Replace a secret's value.",
@@ -690,12 +1106,44 @@ const std::vector<Command>& Commands() {
        .required = {"runtime"},
        .positional = 1,
        .run = New},
+      {.name = "dev",
+       .usage = "dev DIR [--event FILE]",
+       .summary = "Run DIR's tool here, in the executor's sandbox and runtime, with the event "
+                  "of FILE or each of the manifest's examples; nothing is published or billed.",
+       .options = {"event"},
+       .switches = {"json"},
+       .positional = 1,
+       .words_run = RunDev},
       {.name = "publish",
-       .usage = "publish DIR",
+       .usage = "publish DIR [--bump patch|minor|major]",
        .summary = "Publish DIR/toolgate.json and its handler as a new version (creating the "
-                  "function on first use); the manifest's price_micro_usd is that version's.",
+                  "function on first use); the manifest's price_micro_usd is that version's. "
+                  "--bump publishes the version after the highest published one and writes it "
+                  "into the manifest.",
+       .options = {"bump"},
        .positional = 1,
        .run = Publish},
+      {.name = "functions list",
+       .usage = "functions list",
+       .summary = "List your organization's functions.",
+       .run = FunctionsList,
+       .view = kFunctionsView},
+      {.name = "functions show",
+       .usage = "functions show FUNCTION_ID",
+       .summary = "Show a function: its listing, versions, and last 7 days.",
+       .positional = 1,
+       .run = FunctionsShow},
+      {.name = "functions delete",
+       .usage = "functions delete FUNCTION_ID",
+       .summary = "Delete a function for good (its past executions and ledger rows stay).",
+       .positional = 1,
+       .run = FunctionsDelete},
+      {.name = "versions list",
+       .usage = "versions list FUNCTION_ID",
+       .summary = "List a function's published versions.",
+       .positional = 1,
+       .run = VersionsList,
+       .view = kVersionsView},
       {.name = "topup",
        .usage = "topup --amount MICRO_USD [--idempotency-key K]",
        .summary = "Add to the balance.",
@@ -707,39 +1155,67 @@ const std::vector<Command>& Commands() {
        .usage = "ledger [--limit N] [--cursor C]",
        .summary = "List ledger entries.",
        .options = {"limit", "cursor"},
-       .run = Ledger},
+       .run = Ledger,
+       .view = kLedgerView},
       {.name = "invoke",
        .usage = "invoke FUNCTION_ID [--version V] [--event JSON | --event-file F] "
                 "[--env-keys 'NAME=secret_id,...']",
-       .summary = "Run a function with the API key; exit 0 when its status is below 400.",
+       .summary = "Run a function with the API key, else the session; exit 0 when its status "
+                  "is below 400.",
        .options = {"version", "event", "event-file", "env-keys"},
        .positional = 1,
        .run = Invoke},
-      {.name = "executions",
-       .usage = "executions [--function-id ID] [--limit N] [--cursor C]",
-       .summary = "List the organization's executions.",
+      {.name = "executions list",
+       .usage = "executions list [--function-id ID] [--limit N] [--cursor C]",
+       .summary = "List the organization's executions, newest first.",
        .options = {"function-id", "limit", "cursor"},
-       .run = Executions},
+       .run = ExecutionsList,
+       .view = kExecutionsView},
+      {.name = "executions show",
+       .usage = "executions show EXECUTION_ID",
+       .summary = "Show one execution, with its logs when your organization owns the function.",
+       .positional = 1,
+       .run = ExecutionsShow},
+      {.name = "logs",
+       .usage = "logs FUNCTION_ID [--follow] [--interval-ms MS]",
+       .summary = "Print the logs of the function's latest executions; --follow prints each "
+                  "new one as it comes until Ctrl-C.",
+       .options = {"interval-ms"},
+       .switches = {"follow"},
+       .positional = 1,
+       .run = Logs},
+      {.name = "completion",
+       .usage = "completion bash|zsh",
+       .summary = "Print the shell completion script (bash: source <(toolgate completion "
+                  "bash); zsh: source <(toolgate completion zsh)).",
+       .positional = 1,
+       .run = Completion},
       {.name = "help", .usage = "help", .summary = "Show this list.", .run = Help},
   };
   return kCommands;
 }
 
 int Help(const Call&) {
-  std::string text =
-      "usage: toolgate <command> [options]\n\n"
-      "  up [--demo]\n      Start NATS, Redis, PostgreSQL and every service here "
-      "(toolgate up --help); --detach runs it in the background.\n"
-      "  status [--data-dir DIR]\n      Show what `toolgate up` runs: each child, its pid, the "
-      "URL.\n"
-      "  down [--data-dir DIR]\n      Stop the system started with `toolgate up --detach`.\n";
+  std::string text = "usage: toolgate <command> [options]\n\n";
   for (const Command& c : Commands()) {
     text += "  " + std::string(c.usage) + "\n      " + std::string(c.summary) + "\n";
   }
-  text += "\nEvery command takes --url URL (TOOLGATE_URL, default " + std::string(kDefaultUrl) +
-          ") and --api-key KEY (TOOLGATE_API_KEY; else the session of `toolgate login`).\n"
-          "The password may come from TOOLGATE_PASSWORD instead of --password.\n";
+  text +=
+      "\nThe commands that talk to a server take --url URL (TOOLGATE_URL; else the "
+      "profile's, saved by `toolgate login`; else " +
+      std::string(kDefaultUrl) +
+      "), --profile NAME (TOOLGATE_PROFILE, default \"default\"), --api-key KEY "
+      "(TOOLGATE_API_KEY; else the profile's session) and --json (the server's JSON "
+      "instead of tables).\n"
+      "The password may come from TOOLGATE_PASSWORD instead of --password.\n";
   std::fputs(text.c_str(), stdout);
+  return kOk;
+}
+
+int Completion(const Call& call) {
+  auto script = CompletionScript(call.args.positional[0], CompletionCommands());
+  if (!script.ok()) return UsageError(call, script.status().message());
+  std::fputs(script->c_str(), stdout);
   return kOk;
 }
 
@@ -907,6 +1383,84 @@ std::string WithFunctionId(std::string_view text, std::string_view function_id) 
   return out;
 }
 
+namespace {
+
+// The index just past the string literal that opens at text[open] (a '"'); text.size() when it
+// never closes.
+size_t StringLiteralEnd(std::string_view text, size_t open) {
+  for (size_t i = open + 1; i < text.size(); ++i) {
+    if (text[i] == '\\') {
+      ++i;
+    } else if (text[i] == '"') {
+      return i + 1;
+    }
+  }
+  return text.size();
+}
+
+size_t SkipBlanks(std::string_view text, size_t i) {
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  return i;
+}
+
+}  // namespace
+
+Result<std::string> WithVersion(std::string_view text, std::string_view version) {
+  int depth = 0;
+  bool key_next = false;  // in the top-level object, where a member's name comes next
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '"') {
+      const size_t end = StringLiteralEnd(text, i);
+      if (depth == 1 && key_next) {
+        key_next = false;
+        if (text.substr(i, end - i) == "\"version\"") {
+          size_t value = SkipBlanks(text, end);
+          if (value < text.size() && text[value] == ':') value = SkipBlanks(text, value + 1);
+          if (value >= text.size() || text[value] != '"') break;
+          return std::string(text.substr(0, value)) + JsonWriter::Quote(version) +
+                 std::string(text.substr(StringLiteralEnd(text, value)));
+        }
+      }
+      i = end;
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      ++depth;
+      key_next = depth == 1 && c == '{';
+    } else if (c == '}' || c == ']') {
+      --depth;
+    } else if (c == ',' && depth == 1) {
+      key_next = true;
+    }
+    ++i;
+  }
+  return Status::InvalidArgument("the manifest has no \"version\" string to update");
+}
+
+std::string FirstExampleEvent(const Manifest& manifest) {
+  if (!manifest.examples) return "{}";
+  auto doc = ParseJson(*manifest.examples);
+  simdjson::dom::array examples;
+  simdjson::dom::element event;
+  if (!doc.ok() || doc->root.get_array().get(examples) != simdjson::SUCCESS ||
+      examples.size() == 0 || examples.at(0)["event"].get(event) != simdjson::SUCCESS) {
+    return "{}";
+  }
+  return ToJson(event);
+}
+
+std::string CurlLine(std::string_view invoke_url, std::string_view event_json) {
+  auto quoted = [](std::string_view s) {
+    std::string out = "'";
+    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  };
+  return "curl -X POST " + quoted(invoke_url) +
+         " -H \"Authorization: $TOOLGATE_API_KEY\" -H 'Content-Type: application/json' -d " +
+         quoted("{\"event\":" + std::string(event_json) + "}");
+}
+
 std::string DescribeHttpError(int status, std::string_view body) {
   auto doc = ParseJson(body);
   simdjson::dom::object obj;
@@ -992,10 +1546,27 @@ std::string PrettyJson(std::string_view text) {
   return out;
 }
 
+std::vector<CompletionCommand> CompletionCommands() {
+  std::vector<CompletionCommand> out;
+  for (const Command& c : Commands()) {
+    CompletionCommand entry{std::string(c.name), std::string(c.summary), {}};
+    std::set<std::string> flags = c.options;
+    flags.insert(c.switches.begin(), c.switches.end());
+    if (c.run != nullptr) {  // the commands that talk to a server
+      flags.insert(GlobalOptions().begin(), GlobalOptions().end());
+      flags.insert("json");
+    }
+    for (const auto& f : flags) entry.flags.push_back("--" + f);
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
 int RunClientCommand(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "--help" || args[0] == "-h") {
     return RunClientCommand({"help"});
   }
+  if (args[0] == "--version") return RunClientCommand({"version"});
   // Two-word commands ("keys create") first, then one-word ones.
   size_t words = 2;
   const Command* command = args.size() >= 2 ? FindCommand(args[0] + " " + args[1]) : nullptr;
@@ -1018,10 +1589,14 @@ int RunClientCommand(const std::vector<std::string>& args) {
     return kUsage;
   }
   std::vector<std::string> rest(args.begin() + static_cast<ptrdiff_t>(words), args.end());
+  std::set<std::string> switches = command->switches;
+  if (command->run != nullptr) switches.insert("json");
   for (auto& word : rest) {
     if (word == "--") break;
-    if (word.starts_with("--") && command->switches.count(word.substr(2)) > 0) word += "=true";
+    if (word.starts_with("--") && switches.count(word.substr(2)) > 0) word += "=true";
   }
+  // These read their own words (their --help included).
+  if (command->words_run != nullptr) return command->words_run(rest);
   for (const auto& word : rest) {
     if (word == "--help" || word == "-h") {
       std::printf("usage: toolgate %.*s\n  %.*s\n", static_cast<int>(command->usage.size()),
@@ -1031,10 +1606,10 @@ int RunClientCommand(const std::vector<std::string>& args) {
     }
   }
   std::set<std::string> allowed = command->options;
-  allowed.insert(command->switches.begin(), command->switches.end());
-  allowed.insert({"url", "api-key"});
+  allowed.insert(switches.begin(), switches.end());
+  allowed.insert(GlobalOptions().begin(), GlobalOptions().end());
   auto parsed = ParseArgs(rest, allowed);
-  Call call{*command, parsed.ok() ? *parsed : ParsedArgs{}, "", ""};
+  Call call{*command, parsed.ok() ? *parsed : ParsedArgs{}, "", "", "", {}, false};
   if (!parsed.ok()) return UsageError(call, parsed.status().message());
   if (call.args.positional.size() != command->positional) {
     return UsageError(call, command->positional == 0
@@ -1044,7 +1619,33 @@ int RunClientCommand(const std::vector<std::string>& args) {
   for (const auto& name : command->required) {
     if (!call.args.Has(name)) return UsageError(call, "--" + name + " is required");
   }
+  for (const auto& name : switches) {
+    if (call.args.Has(name) && call.args.Get(name) != "true") {
+      return UsageError(call, "--" + name + " takes no value");
+    }
+  }
+  call.json = call.args.Has("json");
+  call.profile_name = call.args.Get("profile", Env("TOOLGATE_PROFILE"));
+  if (call.profile_name.empty()) call.profile_name = kDefaultProfile;
+  if (!IsValidProfileName(call.profile_name)) {
+    return UsageError(call, "a profile name is 1 to 64 of A-Z a-z 0-9 _ . -");
+  }
+  auto config = LoadCliConfig(CliConfigPath());
+  if (!config.ok()) {
+    PrintError(config.status().message());
+    return kFailed;
+  }
+  if (auto it = config->profiles.find(call.profile_name); it != config->profiles.end()) {
+    call.profile = it->second;
+  } else if (call.profile_name != kDefaultProfile && call.command.name != "login" &&
+             call.command.name != "signup") {
+    // A misspelt profile would otherwise quietly talk to the default server, signed out.
+    PrintError("no profile \"" + call.profile_name + "\" in " + CliConfigPath().string() +
+               "; create it with `toolgate login --profile " + call.profile_name + " --url URL`");
+    return kUsage;
+  }
   call.url = call.args.Get("url", Env("TOOLGATE_URL"));
+  if (call.url.empty()) call.url = call.profile.url;
   if (call.url.empty()) call.url = kDefaultUrl;
   call.api_key = call.args.Get("api-key", Env("TOOLGATE_API_KEY"));
   return command->run(call);

@@ -1,12 +1,16 @@
 // The management CLI: every `toolgate` command except `up` talks to the management API over
 // HTTP (base URL from --url, TOOLGATE_URL, default http://127.0.0.1:8080).
 //
-// Credentials: --api-key or TOOLGATE_API_KEY (sent as Authorization), else the session saved by
-// `toolgate login` or `toolgate signup` in $XDG_CONFIG_HOME/toolgate/session (default
-// ~/.config/toolgate/session, mode 0600), sent as the tg_session cookie.
+// Profiles (cli_config.h): `toolgate login` and `signup` save the server's URL and the session
+// in a profile (--profile, TOOLGATE_PROFILE, else "default"); the server is then --url, else
+// TOOLGATE_URL, else the profile's URL, else http://127.0.0.1:8080.
 //
-// Output: the server's JSON on stdout, indented. Errors on stderr as
-// "error: <title>: <detail>", one more line per field error.
+// Credentials: --api-key or TOOLGATE_API_KEY (sent as Authorization), else the profile's
+// session (the tg_session cookie). A request the key lacks the scope for goes again with the
+// session, so a narrow key never hides a sign-in.
+//
+// Output: text for people on stdout (tables for lists); --json prints the server's JSON,
+// indented. Errors on stderr as "error: <title>: <detail>", one more line per field error.
 // Exit codes: 0 success, 1 a failed request (HTTP status >= 400, server unreachable, bad
 // manifest), 2 a usage error.
 //
@@ -21,9 +25,14 @@
 #include <string_view>
 #include <vector>
 
+#include "completion.h"
 #include "toolgate/base/status.h"
 
 namespace toolgate::cli {
+
+// The command table as the shell completion scripts need it (completion.h): every command's
+// words, summary and flags, global ones included.
+std::vector<CompletionCommand> CompletionCommands();
 
 // Runs one command; args[0] is the command ("login", "keys", "publish", "help", ...), the rest
 // its words and options. Returns the process exit code. Not thread-safe (reads the environment
@@ -95,6 +104,17 @@ std::string WithFunctionId(std::string_view manifest_text, std::string_view func
 // "<field>: <message>" line per field error for a problem+json body; the status and the body
 // for anything else. Ends with a newline.
 std::string DescribeHttpError(int status, std::string_view body);
+
+// manifest_text with the value of its top-level "version" member replaced by version, keeping
+// everything else byte for byte. InvalidArgument when the manifest has no string "version".
+Result<std::string> WithVersion(std::string_view manifest_text, std::string_view version);
+
+// The event of the manifest's first example as compact JSON; "{}" when it has none.
+std::string FirstExampleEvent(const Manifest& manifest);
+
+// A shell line that invokes invoke_url with event_json and the key in $TOOLGATE_API_KEY, quoted
+// for POSIX shells.
+std::string CurlLine(std::string_view invoke_url, std::string_view event_json);
 
 // text indented two spaces per level when it is JSON; text unchanged otherwise.
 std::string PrettyJson(std::string_view text);

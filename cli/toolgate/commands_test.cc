@@ -307,6 +307,9 @@ TEST(PrettyJsonTest, ScalarsAndNonJson) {
 
 TEST(RunClientCommandTest, UsageErrorsExitTwo) {
   unsetenv("TOOLGATE_API_KEY");
+  unsetenv("TOOLGATE_PROFILE");
+  // No saved session either.
+  setenv("XDG_CONFIG_HOME", "/nonexistent-config-dir", 1);
   // An address nothing listens on: a usage error must be found before any request.
   setenv("TOOLGATE_URL", "http://127.0.0.1:9", 1);
   EXPECT_EQ(RunClientCommand({"bogus"}), 2);
@@ -321,17 +324,60 @@ TEST(RunClientCommandTest, UsageErrorsExitTwo) {
   EXPECT_EQ(
       RunClientCommand({"secrets", "create", "--name", "n", "--value", "v", "--value-file", "f"}),
       2);
-  EXPECT_EQ(RunClientCommand({"invoke", "f"}), 2);  // no API key
+  EXPECT_EQ(RunClientCommand({"invoke", "f"}), 2);  // no API key and no session
   EXPECT_EQ(RunClientCommand({"invoke", "f", "--api-key", "k", "--event", "{oops"}), 2);
   EXPECT_EQ(RunClientCommand({"invoke", "f", "--api-key", "k", "--env-keys", "1BAD=x"}), 2);
   EXPECT_EQ(RunClientCommand({"publish", "/nonexistent-dir"}), 2);
+  EXPECT_EQ(RunClientCommand({"publish", "dir", "--bump", "huge"}), 2);
+  EXPECT_EQ(RunClientCommand({"balance", "--json=yes"}), 2);
+  EXPECT_EQ(RunClientCommand({"logs", "f", "--interval-ms", "5"}), 2);
+  EXPECT_EQ(RunClientCommand({"completion", "fish"}), 2);
+  EXPECT_EQ(RunClientCommand({"executions"}), 2);  // list or show
+  EXPECT_EQ(RunClientCommand({"balance", "--profile", "bad/name"}), 2);
+  // A profile that was never saved is an error, not a quiet fall back to the default server.
+  EXPECT_EQ(RunClientCommand({"balance", "--profile", "nosuch"}), 2);
+  setenv("TOOLGATE_PROFILE", "nosuch", 1);
+  EXPECT_EQ(RunClientCommand({"balance"}), 2);
+  unsetenv("TOOLGATE_PROFILE");
   unsetenv("TOOLGATE_URL");
+  unsetenv("XDG_CONFIG_HOME");
+}
+
+TEST(WithVersionTest, ReplacesOnlyTheTopLevelVersion) {
+  std::string text = R"({
+  "name": "v", "examples": [{"event": {"version": "9.9.9"}}],
+  "input_schema": {"properties": {"version": {"type": "string"}}},
+  "version"  :  "1.2.3",
+  "runtime": "lua"
+})";
+  auto updated = WithVersion(text, "1.2.4");
+  ASSERT_TRUE(updated.ok()) << updated.status().ToString();
+  std::string expected = text;
+  expected.replace(expected.find("\"1.2.3\""), 7, "\"1.2.4\"");
+  EXPECT_EQ(*updated, expected);
+  EXPECT_FALSE(WithVersion(R"({"name": "x", "o": {"version": "1"}})", "2").ok());
+  EXPECT_FALSE(WithVersion(R"({"version": 1})", "2").ok());
+  EXPECT_EQ(*WithVersion(R"({"a":"\"version\"","version":"1"})", "2"),
+            R"({"a":"\"version\"","version":"2"})");
+}
+
+TEST(PublishHintTest, CurlLineQuotesForTheShell) {
+  EXPECT_EQ(CurlLine("http://h:1/api/v1/functions/f/invoke", R"({"q":"it's"})"),
+            "curl -X POST 'http://h:1/api/v1/functions/f/invoke' -H \"Authorization: "
+            "$TOOLGATE_API_KEY\" -H 'Content-Type: application/json' -d "
+            "'{\"event\":{\"q\":\"it'\\''s\"}}'");
+  Manifest m;
+  EXPECT_EQ(FirstExampleEvent(m), "{}");
+  m.examples = R"([{"title": "a", "event": {"n": 1}}, {"event": {"n": 2}}])";
+  EXPECT_EQ(FirstExampleEvent(m), R"({"n":1})");
 }
 
 TEST(RunClientCommandTest, HelpExitsZero) {
   EXPECT_EQ(RunClientCommand({"help"}), 0);
   EXPECT_EQ(RunClientCommand({"--help"}), 0);
   EXPECT_EQ(RunClientCommand({"keys", "create", "--help"}), 0);
+  EXPECT_EQ(RunClientCommand({"version"}), 0);
+  EXPECT_EQ(RunClientCommand({"completion", "bash"}), 0);
 }
 
 TEST(RunClientCommandTest, UnreachableServerExitsOne) {

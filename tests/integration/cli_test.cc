@@ -1,6 +1,9 @@
 // The `toolgate` CLI against a real system, as a script would use it.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -21,11 +24,13 @@ struct CliRun {
   std::string out;
 };
 
-// Runs `toolgate ARGS` with the system's URL and a private config directory.
-CliRun Toolgate(const std::string& config_dir, const std::string& args,
-                const std::string& env = "") {
-  std::string cmd = "TOOLGATE_URL=" + g_system->url() + " XDG_CONFIG_HOME=" + config_dir + " " +
-                    env + " " + TOOLGATE_BIN_DIR + "/toolgate " + args + " 2>&1";
+// Runs `toolgate ARGS` with a private config directory and no server named: the URL comes from
+// the profile. Output is stdout and stderr together.
+CliRun ToolgateWithProfile(const std::string& config_dir, const std::string& args,
+                           const std::string& env = "") {
+  std::string cmd =
+      "env -u TOOLGATE_URL -u TOOLGATE_API_KEY -u TOOLGATE_PROFILE XDG_CONFIG_HOME=" + config_dir +
+      " " + env + " " + TOOLGATE_BIN_DIR + "/toolgate " + args + " 2>&1";
   CliRun r{-1, {}};
   FILE* pipe = ::popen(cmd.c_str(), "r");
   char buf[4096];
@@ -33,6 +38,12 @@ CliRun Toolgate(const std::string& config_dir, const std::string& args,
   int status = pipe ? ::pclose(pipe) : -1;
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Runs `toolgate ARGS` with the system's URL and a private config directory.
+CliRun Toolgate(const std::string& config_dir, const std::string& args,
+                const std::string& env = "") {
+  return ToolgateWithProfile(config_dir, args, "TOOLGATE_URL=" + g_system->url() + " " + env);
 }
 
 TEST(CliTest, VersionAndUnknownFlags) {
@@ -55,12 +66,12 @@ TEST(CliTest, SignupKeysPublishTopUpInvoke) {
                                   " --password 'long enough secret' --organization 'CLI Org'");
   ASSERT_EQ(r.status, 0) << r.out;
   // The session is kept 0600 for later commands.
-  fs::path session = dir / "config" / "toolgate" / "session";
+  fs::path session = dir / "config" / "toolgate" / "config.json";
   ASSERT_TRUE(fs::exists(session));
   EXPECT_EQ(fs::status(session).permissions() & fs::perms::all,
             fs::perms::owner_read | fs::perms::owner_write);
 
-  r = Toolgate(config, "keys create --name script --scopes invoke,manage");
+  r = Toolgate(config, "keys create --name script --scopes invoke,manage --json");
   ASSERT_EQ(r.status, 0) << r.out;
   size_t at = r.out.find("tg_");
   ASSERT_NE(at, std::string::npos) << r.out;
@@ -76,6 +87,13 @@ TEST(CliTest, SignupKeysPublishTopUpInvoke) {
       << "function service_handler(event, context) return {got = event.n * 2} end\n";
   r = Toolgate(config, "publish " + (dir / "tool").string());
   ASSERT_EQ(r.status, 0) << r.out;
+  // Where to call it, and a line to try it with.
+  EXPECT_NE(r.out.find("invoke URL:    " + g_system->url() + "/api/v1/functions/"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("curl -X POST '" + g_system->url() + "/api/v1/functions/"),
+            std::string::npos)
+      << r.out;
   std::ifstream manifest(dir / "tool" / "toolgate.json");
   std::string text((std::istreambuf_iterator<char>(manifest)), std::istreambuf_iterator<char>());
   std::string function_id = StringField(text, "function_id");
@@ -92,12 +110,16 @@ TEST(CliTest, SignupKeysPublishTopUpInvoke) {
   r = Toolgate(config, "invoke " + function_id + " --event '{\"n\": 21}'",
                "TOOLGATE_API_KEY=" + key);
   ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find(R"("got":42)"), std::string::npos) << r.out;
+  r = Toolgate(config, "invoke " + function_id + " --event '{\"n\": 21}' --json",
+               "TOOLGATE_API_KEY=" + key);
+  ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find(R"(\"got\":42)"), std::string::npos) << r.out;
 
   r = Toolgate(config, "balance");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("balance_micro_usd"), std::string::npos) << r.out;
-  r = Toolgate(config, "executions --function-id " + function_id);
+  r = Toolgate(config, "executions list --function-id " + function_id);
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find(function_id), std::string::npos) << r.out;
 
@@ -113,6 +135,257 @@ TEST(CliTest, SignupKeysPublishTopUpInvoke) {
   EXPECT_EQ(r.status, 0) << r.out;
   r = Toolgate(config, "balance");
   EXPECT_EQ(r.status, 1) << r.out;  // signed out
+}
+
+// A fresh organization signed in through the CLI, with a Lua tool published and funds.
+struct Publisher {
+  fs::path dir;
+  std::string config;
+  std::string function_id;
+};
+
+Publisher SignUpAndPublish(const std::string& tag) {
+  Publisher p;
+  p.dir = fs::path(g_system->data_dir()) / ("cli-" + tag + "-" + HexEncode(RandomBytes(4)));
+  fs::create_directories(p.dir / "tool");
+  p.config = (p.dir / "config").string();
+  std::string email = tag + HexEncode(RandomBytes(4)) + "@example.com";
+  CliRun r =
+      Toolgate(p.config, "signup --email " + email +
+                             " --password 'long enough secret' --organization 'Org " + tag + "'");
+  EXPECT_EQ(r.status, 0) << r.out;
+  std::ofstream(p.dir / "tool" / "toolgate.json") << R"({
+  "name": "logged tool", "description": "prints what it got", "category": "Testing",
+  "visibility": "private", "price_micro_usd": 0,
+  "version": "1.0.0", "runtime": "lua", "compute_type": "CPU",
+  "handler": "handler.lua",
+  "examples": [{"title": "twenty-one", "event": {"n": 21, "tag": "example"}}]
+})";
+  std::ofstream(p.dir / "tool" / "handler.lua") << "function service_handler(event, context)\n"
+                                                   "  print('handled ' .. tostring(event.tag))\n"
+                                                   "  return {got = event.n * 2}\n"
+                                                   "end\n";
+  r = Toolgate(p.config, "publish " + (p.dir / "tool").string() + " --json");
+  EXPECT_EQ(r.status, 0) << r.out;
+  p.function_id = StringField(r.out.substr(r.out.find('{')), "function_id");
+  EXPECT_TRUE(IsUuid(p.function_id)) << r.out;
+  r = Toolgate(p.config, "topup --amount 100000");
+  EXPECT_EQ(r.status, 0) << r.out;
+  return p;
+}
+
+TEST(CliTest, LoginRemembersTheServerPerProfile) {
+  fs::path dir = fs::path(g_system->data_dir()) / ("cli-profiles-" + HexEncode(RandomBytes(4)));
+  std::string config = (dir / "config").string();
+  std::string email = "profiles" + HexEncode(RandomBytes(4)) + "@example.com";
+  CliRun r =
+      ToolgateWithProfile(config, "signup --profile work --url " + g_system->url() + " --email " +
+                                      email + " --password 'long enough secret' --organization P");
+  ASSERT_EQ(r.status, 0) << r.out;
+  fs::path file = dir / "config" / "toolgate" / "config.json";
+  EXPECT_EQ(fs::status(file).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  // No --url and no TOOLGATE_URL: the profile names the server.
+  r = ToolgateWithProfile(config, "balance --profile work");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("balance_micro_usd"), std::string::npos) << r.out;
+  r = ToolgateWithProfile(config, "balance --json", "TOOLGATE_PROFILE=work");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\"balance_micro_usd\": "), std::string::npos) << r.out;
+  r = ToolgateWithProfile(config, "balance --profile home");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("no profile \"home\""), std::string::npos) << r.out;
+
+  r = ToolgateWithProfile(config, "logout --profile work");
+  EXPECT_EQ(r.status, 0) << r.out;
+  // Still the same server, now signed out.
+  r = ToolgateWithProfile(config, "balance --profile work");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("toolgate login"), std::string::npos) << r.out;
+  r = ToolgateWithProfile(
+      config, "login --profile work --email " + email + " --password 'long enough secret'");
+  EXPECT_EQ(r.status, 0) << r.out;
+  r = ToolgateWithProfile(config, "balance --profile work");
+  EXPECT_EQ(r.status, 0) << r.out;
+}
+
+TEST(CliTest, ASessionRunsEveryCommandInvokeIncluded) {
+  Publisher p = SignUpAndPublish("session");
+  const std::string& fn = p.function_id;
+  // No API key anywhere: the session invokes, like the web app's Try it.
+  CliRun r = Toolgate(p.config, "invoke " + fn + " --event '{\"n\": 4, \"tag\": \"first\"}'");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find(R"("got":8)"), std::string::npos) << r.out;
+
+  // A key without the manage scope does not hide the session from the management commands...
+  r = Toolgate(p.config, "keys create --name narrow --scopes invoke --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::string narrow = StringField(r.out.substr(r.out.find('{')), "key");
+  ASSERT_FALSE(narrow.empty()) << r.out;
+  r = Toolgate(p.config, "keys list", "TOOLGATE_API_KEY=" + narrow);
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("narrow"), std::string::npos) << r.out;
+  // ...which is what answered: alone, the key may not list keys.
+  r = Toolgate((p.dir / "other-config").string(), "keys list", "TOOLGATE_API_KEY=" + narrow);
+  EXPECT_EQ(r.status, 1) << r.out;
+
+  r = Toolgate(p.config, "functions list");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("FUNCTION", 0), 0u) << r.out;  // a table, headings first
+  EXPECT_NE(r.out.find(fn + "  logged tool  1.0.0"), std::string::npos) << r.out;
+  r = Toolgate(p.config, "functions list --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\"owned\": ["), std::string::npos) << r.out;
+
+  r = Toolgate(p.config, "functions show " + fn);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("latest_version"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("versions:"), std::string::npos) << r.out;
+
+  // --bump: the next version after the highest published, written back to the manifest.
+  r = Toolgate(p.config, "publish " + (p.dir / "tool").string() + " --bump minor");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("published logged tool 1.1.0"), std::string::npos) << r.out;
+  std::ifstream manifest(p.dir / "tool" / "toolgate.json");
+  std::string text((std::istreambuf_iterator<char>(manifest)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(StringField(text, "version"), "1.1.0") << text;
+  r = Toolgate(p.config, "publish " + (p.dir / "tool").string() + " --bump patch --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(StringField(r.out.substr(r.out.find('{')), "version"), "1.1.1") << r.out;
+  r = Toolgate(p.config, "versions list " + fn);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("VERSION", 0), 0u) << r.out;
+  for (const char* v : {"1.0.0 ", "1.1.0 ", "1.1.1 "}) {
+    EXPECT_NE(r.out.find(std::string("\n") + v), std::string::npos) << v << r.out;
+  }
+
+  r = Toolgate(p.config, "executions list --function-id " + fn + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  // The newest execution, the first of the page.
+  const std::string member = "\"execution_id\": \"";
+  size_t at = r.out.find(member);
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::string execution = r.out.substr(at + member.size(), 36);
+  ASSERT_TRUE(IsUuid(execution)) << r.out;
+  r = Toolgate(p.config, "executions list --function-id " + fn);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("EXECUTION", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find(execution), std::string::npos) << r.out;
+  r = Toolgate(p.config, "executions show " + execution);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("logs:\n  handled first"), std::string::npos) << r.out;
+  r = Toolgate(p.config, "logs " + fn);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find(execution + "  v1.0.0  200"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\n  handled first"), std::string::npos) << r.out;
+
+  r = Toolgate(p.config, "functions delete " + fn);
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = Toolgate(p.config, "functions show " + fn);
+  EXPECT_EQ(r.status, 1) << r.out;
+}
+
+// Reads fd into *out until it holds needle or 60 s pass (a hung follower fails the test
+// instead of hanging it). Returns whether needle came.
+bool ReadUntil(int fd, const std::string& needle, std::string* out) {
+  for (int waited_ms = 0; out->find(needle) == std::string::npos;) {
+    pollfd p{fd, POLLIN, 0};
+    int ready = ::poll(&p, 1, 1000);
+    if (ready == 0) {
+      waited_ms += 1000;
+      if (waited_ms >= 60'000) return false;
+      continue;
+    }
+    char buf[4096];
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) return false;
+    out->append(buf, static_cast<size_t>(n));
+  }
+  return true;
+}
+
+TEST(CliTest, LogsFollowPrintsEachNewExecutionUntilCtrlC) {
+  Publisher p = SignUpAndPublish("follow");
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::dup2(fds[1], STDOUT_FILENO);
+    ::dup2(fds[1], STDERR_FILENO);
+    ::close(fds[0]);
+    ::setenv("TOOLGATE_URL", g_system->url().c_str(), 1);
+    ::setenv("XDG_CONFIG_HOME", p.config.c_str(), 1);
+    ::unsetenv("TOOLGATE_API_KEY");
+    std::string bin = std::string(TOOLGATE_BIN_DIR) + "/toolgate";
+    ::execl(bin.c_str(), bin.c_str(), "logs", p.function_id.c_str(), "--follow", "--interval-ms",
+            "200", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  std::string out;
+  // Printed once the follower knows where the list stands: calls from now on are new.
+  ASSERT_TRUE(ReadUntil(fds[0], "(Ctrl-C to stop)\n", &out)) << out;
+  CliRun r =
+      Toolgate(p.config, "invoke " + p.function_id + " --event '{\"n\": 1, \"tag\": \"live-1\"}'");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(ReadUntil(fds[0], "  handled live-1\n", &out)) << out;
+  r = Toolgate(p.config, "invoke " + p.function_id + " --event '{\"n\": 2, \"tag\": \"live-2\"}'");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(ReadUntil(fds[0], "  handled live-2\n", &out)) << out;
+  EXPECT_EQ(out.find("handled live-1"), out.rfind("handled live-1")) << "printed twice: " << out;
+
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  ::close(fds[0]);
+}
+
+TEST(CliTest, DevRunsAToolLocallyWithItsExamples) {
+  fs::path dir = fs::path(g_system->data_dir()) / ("cli-dev-" + HexEncode(RandomBytes(4)));
+  fs::create_directories(dir);
+  std::ofstream(dir / "toolgate.json") << R"({
+  "name": "dev tool", "description": "d", "category": "Testing",
+  "visibility": "private", "price_micro_usd": 0,
+  "version": "1.0.0", "runtime": "lua", "compute_type": "CPU", "handler": "handler.lua",
+  "examples": [{"title": "twenty-one", "event": {"n": 21}}]
+})";
+  std::ofstream(dir / "handler.lua")
+      << "function service_handler(event, context) print('dev run') return {got = event.n * 2} "
+         "end\n";
+  std::ofstream(dir / "event.json") << R"({"n": 50})";
+  // Nothing about the server: no URL, no session.
+  std::string config = (dir / "config").string();
+  CliRun r = ToolgateWithProfile(config, "dev " + dir.string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("== twenty-one: {\"n\":21}"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"({"got":42})"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("logs:\n  dev run"), std::string::npos) << r.out;
+  r = ToolgateWithProfile(
+      config, "dev " + dir.string() + " --event " + (dir / "event.json").string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find(R"(\"got\":100)"), std::string::npos) << r.out;
+  // A handler that fails is a failed run.
+  std::ofstream(dir / "handler.lua")
+      << "function service_handler(event, context) error('boom') end\n";
+  r = ToolgateWithProfile(config, "dev " + dir.string());
+  EXPECT_EQ(r.status, 1) << r.out;
+}
+
+TEST(CliTest, CompletionScriptCompletesInBash) {
+  std::string bin = std::string(TOOLGATE_BIN_DIR) + "/toolgate";
+  std::string cmd = "bash -c 'source <(" + bin +
+                    " completion bash); COMP_WORDS=(toolgate functions \"\"); COMP_CWORD=2; "
+                    "_toolgate; echo \"${COMPREPLY[*]}\"'";
+  std::string out;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  char buf[4096];
+  while (pipe && fgets(buf, sizeof buf, pipe)) out += buf;
+  ASSERT_NE(pipe, nullptr);
+  EXPECT_EQ(::pclose(pipe), 0);
+  EXPECT_EQ(out, "list show delete\n");
 }
 
 }  // namespace

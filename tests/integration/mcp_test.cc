@@ -46,7 +46,7 @@ std::string PublishTemplate(const std::string& key, const std::string& name,
   fs::path dir = fs::path(g_system->data_dir()) / "tools" / name;
   Cli("new " + dir.string() + " --runtime " + runtime + (mcp ? " --mcp" : ""));
   std::string out =
-      Cli("publish " + dir.string() + " --url " + g_system->url() + " --api-key " + key);
+      Cli("publish " + dir.string() + " --json --url " + g_system->url() + " --api-key " + key);
   size_t brace = out.find('{');
   return brace == std::string::npos ? "" : StringField(out.substr(brace), "function_id");
 }

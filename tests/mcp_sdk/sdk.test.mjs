@@ -89,7 +89,7 @@ function publishTemplate(name, runtime, mcp) {
   execFileSync(toolgate, ['new', dir, '--runtime', runtime, ...(mcp ? ['--mcp'] : [])], {
     stdio: 'pipe',
   });
-  const out = execFileSync(toolgate, ['publish', dir, '--url', baseUrl, '--api-key', key], {
+  const out = execFileSync(toolgate, ['publish', dir, '--json', '--url', baseUrl, '--api-key', key], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return JSON.parse(out.toString()).function_id;

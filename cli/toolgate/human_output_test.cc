@@ -1,0 +1,75 @@
+#include "human_output.h"
+
+#include <gtest/gtest.h>
+
+namespace toolgate::cli {
+namespace {
+
+TEST(HumanOutputTest, TableAlignsColumnsAndReadsPaths) {
+  std::string rows = R"([
+    {"id": "e1", "status_code": 200, "cost": {"total_micro_usd": 17}},
+    {"id": "execution-2", "status_code": 500, "cost": {"total_micro_usd": 0}}
+  ])";
+  EXPECT_EQ(RenderTable(
+                rows, {{"ID", "id"}, {"STATUS", "status_code"}, {"COST", "cost.total_micro_usd"}}),
+            "ID           STATUS  COST\n"
+            "e1           200     17\n"
+            "execution-2  500     0\n");
+}
+
+TEST(HumanOutputTest, CellsForNullsMissingMembersArraysAndLineBreaks) {
+  std::string rows = R"([{"a": null, "tags": ["x", "y"], "n": "one\ntwo", "o": {"k": 1}}])";
+  EXPECT_EQ(
+      RenderTable(
+          rows,
+          {{"A", "a"}, {"B", "b"}, {"TAGS", "tags"}, {"N", "n"}, {"O", "o"}, {"DEEP", "o.k.z"}}),
+      "A  B  TAGS  N        O        DEEP\n"
+      "-  -  x, y  one two  {\"k\":1}  -\n");
+  EXPECT_EQ(RenderTable("[]", {{"A", "a"}}), "(none)\n");
+  EXPECT_EQ(CellText(R"("plain")"), "plain");
+  EXPECT_EQ(CellText("[1,2]"), "[1,2]");
+  EXPECT_EQ(CellText("true"), "true");
+}
+
+TEST(HumanOutputTest, FieldsFlattenObjectsAndTabulateArrays) {
+  std::string detail = R"({
+    "function_id": "f1", "name": "Echo",
+    "last_7_days": {"executions": 3, "p50_ms": null},
+    "input_schema": {"type": "object", "properties": {"n": {"type": "number"}}},
+    "declared_keys": [],
+    "versions": [{"version": "1.0.0", "runtime": "lua", "limits": {"x": 1}},
+                 {"version": "1.1.0", "runtime": "python", "limits": {"x": 2}}],
+    "logs": "line 1\nline 2\n"
+  })";
+  EXPECT_EQ(
+      RenderFields(detail),
+      "function_id             f1\n"
+      "name                    Echo\n"
+      "last_7_days.executions  3\n"
+      "last_7_days.p50_ms      -\n"
+      "input_schema            {\"type\":\"object\",\"properties\":{\"n\":{\"type\":\"number\"}}}\n"
+      "declared_keys           -\n"
+      "versions:\n"
+      "  version  runtime\n"
+      "  1.0.0    lua\n"
+      "  1.1.0    python\n"
+      "logs:\n"
+      "  line 1\n"
+      "  line 2\n");
+  EXPECT_EQ(RenderFields("[1]"), "");
+}
+
+TEST(HumanOutputTest, HumanAnswerPicksTableOrFields) {
+  TableView view{"items", {{"ID", "id"}}};
+  EXPECT_EQ(RenderHuman(R"({"items": [{"id": "a"}], "next_cursor": "c2"})", view),
+            "ID\na\nmore: --cursor c2\n");
+  EXPECT_EQ(RenderHuman(R"({"items": [{"id": "a"}], "next_cursor": null})", view), "ID\na\n");
+  // Another list member, as in {owned, added}.
+  EXPECT_EQ(RenderHuman(R"({"owned": [{"id": "a"}], "added": []})", {"owned", {{"ID", "id"}}}),
+            "ID\na\n");
+  EXPECT_EQ(RenderHuman(R"({"balance_micro_usd": 5})", view), "balance_micro_usd  5\n");
+  EXPECT_EQ(RenderHuman("not json", view), "not json");
+}
+
+}  // namespace
+}  // namespace toolgate::cli
