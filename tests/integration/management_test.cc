@@ -279,6 +279,72 @@ TEST(Functions, DeleteIsTheOwnersAndKeepsTheRecords) {
   EXPECT_FALSE(owner.CreateFunction("retiring").empty());
 }
 
+TEST(Functions, AnOwnerDeprecatesAndUnpublishesSingleVersions) {
+  Account owner(*g_system, "Version Keeper");
+  owner.TopUp(1'000'000);
+  std::string key = owner.CreateKey();
+  Account other(*g_system, "Bystander");
+  std::string fn = owner.CreateFunction("versioned", R"("visibility":"public")");
+  for (const char* v : {"1.0.0", "1.1.0", "2.0.0"}) {
+    std::string code = std::string("function service_handler(e, c) return {v = '") + v + "'} end";
+    ASSERT_EQ(owner.PublishLua(fn, v, code).status, 201);
+  }
+  const std::string base = "/api/v1/functions/" + fn + "/versions/";
+
+  // Deprecating marks the version; it still runs for whoever pins it.
+  auto r = owner.session().Patch(base + "1.0.0", R"({"deprecated": true})");
+  ASSERT_EQ(r->status, 200) << r->body;
+  EXPECT_NE(r->body.find(R"("deprecated":true)"), std::string::npos) << r->body;
+  auto detail = owner.session().Get("/api/v1/functions/" + fn);
+  auto versions = Json(detail->body).root["versions"];
+  EXPECT_TRUE(bool(versions.at(2)["deprecated"].get_bool())) << detail->body;  // 1.0.0
+  EXPECT_FALSE(bool(versions.at(0)["deprecated"].get_bool())) << detail->body;
+  auto called = Invoke(*g_system, key, fn, "1.0.0", R"({"event":{}})");
+  EXPECT_EQ(called.status, 200) << called.body;
+  EXPECT_NE(called.body.find("1.0.0"), std::string::npos) << called.body;
+  ASSERT_EQ(owner.session().Patch(base + "1.0.0", R"({"deprecated": false})")->status, 200);
+  detail = owner.session().Get("/api/v1/functions/" + fn);
+  EXPECT_FALSE(bool(Json(detail->body).root["versions"].at(2)["deprecated"].get_bool()));
+
+  // Bad requests change nothing.
+  EXPECT_EQ(Code(owner.session().Patch(base + "1.0.0", R"({"deprecated": "yes"})")),
+            "validation_failed");
+  EXPECT_EQ(Code(owner.session().Patch(base + "1.0.0", R"({})")), "validation_failed");
+  EXPECT_EQ(Code(owner.session().Patch(base + "1.0.0", R"({"deprecated": true, "x": 1})")),
+            "validation_failed");
+  EXPECT_EQ(Code(owner.session().Patch(base + "9.9.9", R"({"deprecated": true})")),
+            "version_not_found");
+  // Only the owner decides, even over a public function.
+  EXPECT_EQ(Code(other.session().Patch(base + "1.0.0", R"({"deprecated": true})")), "forbidden");
+  EXPECT_EQ(Code(other.session().Delete(base + "2.0.0")), "forbidden");
+
+  // Unpublishing the latest: pinned calls are 404, "latest" is the next highest.
+  called = Invoke(*g_system, key, fn, "", R"({"event":{}})");
+  EXPECT_NE(called.body.find("2.0.0"), std::string::npos) << called.body;
+  r = owner.session().Delete(base + "2.0.0");
+  ASSERT_EQ(r->status, 204) << r->body;
+  EXPECT_EQ(Code(owner.session().Delete(base + "2.0.0")), "version_not_found");
+  called = Invoke(*g_system, key, fn, "2.0.0", R"({"event":{}})");
+  EXPECT_EQ(called.status, 404) << called.body;
+  EXPECT_EQ(StringField(called.body, "code"), "version_not_found");
+  called = Invoke(*g_system, key, fn, "", R"({"event":{}})");
+  EXPECT_EQ(called.status, 200) << called.body;
+  EXPECT_NE(called.body.find("1.1.0"), std::string::npos) << called.body;
+  detail = owner.session().Get("/api/v1/functions/" + fn);
+  EXPECT_EQ(StringField(detail->body, "latest_version"), "1.1.0");
+  EXPECT_EQ(detail->body.find("2.0.0"), std::string::npos) << detail->body;
+  // Its number never comes back (executors cache code by number), nor one equal to it.
+  auto again = owner.PublishLua(fn, "2.0.0", "function service_handler(e, c) return 1 end");
+  EXPECT_EQ(again.status, 409) << again.body;
+  EXPECT_EQ(StringField(again.body, "code"), "version_exists");
+  EXPECT_EQ(owner.PublishLua(fn, "2.0", "function service_handler(e, c) return 1 end").status,
+            409);
+  EXPECT_EQ(owner.PublishLua(fn, "2.0.1", "function service_handler(e, c) return 1 end").status,
+            201);
+  // Deleting the function takes the kept numbers with it.
+  EXPECT_EQ(owner.session().Delete("/api/v1/functions/" + fn)->status, 204);
+}
+
 TEST(Functions, TheLastSevenDaysShowTheSuccessRateAndTheMedianLatency) {
   Account owner(*g_system, "Measured");
   owner.TopUp(1'000'000);
@@ -312,6 +378,13 @@ TEST(Functions, TheLastSevenDaysShowTheSuccessRateAndTheMedianLatency) {
   int64_t p50 = 0;
   ASSERT_EQ(doc.root["p50_ms"].get_int64().get(p50), simdjson::SUCCESS) << week;
   EXPECT_GE(p50, 1);
+
+  // Cards show the same figures (here the favorites' cards, which include one's own tools).
+  ASSERT_EQ(owner.session().Put("/api/v1/favorites/" + fn, "")->status, 204);
+  auto favorites = owner.session().Get("/api/v1/favorites");
+  ASSERT_EQ(favorites->status, 200) << favorites->body;
+  auto card_week = ToJson(Json(favorites->body).root["items"].at(0)["last_7_days"]);
+  EXPECT_EQ(card_week, week);
 }
 
 TEST(Ledger, PaginationHasNoDuplicatesOrGaps) {

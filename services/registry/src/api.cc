@@ -42,6 +42,10 @@ void RegistryApi::AddRoutes(core::Router& router) {
              [this](const core::Request& r) { return DeleteFunction(r); });
   router.Add("POST", "/functions/{id}/versions",
              [this](const core::Request& r) { return PublishVersion(r); });
+  router.Add("PATCH", "/functions/{id}/versions/{version}",
+             [this](const core::Request& r) { return UpdateVersion(r); });
+  router.Add("DELETE", "/functions/{id}/versions/{version}",
+             [this](const core::Request& r) { return UnpublishVersion(r); });
   router.Add("POST", "/workspace/tools", [this](const core::Request& r) { return AddTool(r); });
   router.Add("GET", "/workspace/tools", [this](const core::Request& r) { return ListTools(r); });
   router.Add("DELETE", "/workspace/tools/{function_id}",
@@ -157,7 +161,8 @@ v1::HttpResponse RegistryApi::PublishVersion(const core::Request& r) {
   if (inserted.status().code() == Status::Code::kConflict) {
     return core::ProblemResponse("version_exists",
                                  "A version equal to " + draft.version +
-                                     " is already published, and published versions are immutable; "
+                                     " is already published, or was unpublished; published "
+                                     "versions are immutable and their numbers are never reused; "
                                      "publish a higher version.");
   }
   if (!inserted.ok()) return core::Unavailable(inserted.status());

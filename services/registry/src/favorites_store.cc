@@ -44,6 +44,7 @@ Result<CardPage> FavoritesStore::List(const std::string& user_id, const std::str
   CardPage page;
   const int shown = std::min(rows->size(), limit);
   for (int r = 0; r < shown; ++r) page.cards.push_back(ReadCard(*rows, r));
+  if (Status week = AddWeekStats(pool_, page.cards); !week.ok()) return week;
   if (rows->size() > limit) {
     page.next =
         Position{rows->Str(shown - 1, kCardColumns), rows->Str(shown - 1, kCardColumns + 1)};

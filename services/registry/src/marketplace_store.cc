@@ -108,6 +108,7 @@ Result<CardPage> MarketplaceStore::Search(const MarketQuery& query, const Rating
   page.total = counted->Int(0, 0);
   const int n = std::min(rows->size(), query.limit);
   for (int r = 0; r < n; ++r) page.cards.push_back(ReadCard(*rows, r));
+  if (Status week = AddWeekStats(pool_, page.cards); !week.ok()) return week;
   if (rows->size() > query.limit) {
     page.next = Position{rows->Str(n - 1, kCardColumns), rows->Str(n - 1, kCardColumns + 1)};
   }
@@ -182,6 +183,7 @@ Result<std::vector<Card>> MarketplaceStore::Trending(int limit, const std::strin
   if (!rows.ok()) return rows.status();
   std::vector<Card> out;
   for (int r = 0; r < rows->size(); ++r) out.push_back(ReadCard(*rows, r));
+  if (Status week = AddWeekStats(pool_, out); !week.ok()) return week;
   return out;
 }
 
@@ -223,6 +225,7 @@ Result<std::vector<Card>> MarketplaceStore::Cards(const std::vector<std::string>
   if (!rows.ok()) return rows.status();
   std::vector<Card> out;
   for (int r = 0; r < rows->size(); ++r) out.push_back(ReadCard(*rows, r));
+  if (Status week = AddWeekStats(pool_, out); !week.ok()) return week;
   return out;
 }
 

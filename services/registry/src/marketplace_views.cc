@@ -2,6 +2,7 @@
 
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/time.h"
+#include "toolgate/registry/views.h"
 
 namespace toolgate::registry {
 namespace {
@@ -33,8 +34,9 @@ void WriteCard(JsonWriter& w, const Card& c) {
       .EndObject()
       .Field("executions", c.executions)
       .Field("mcp", c.mcp)
-      .Field("favorite", c.favorite)
-      .EndObject();
+      .Field("favorite", c.favorite);
+  WriteLastSevenDays(w, c.week_executions, c.week_succeeded, c.week_p50_ms);
+  w.EndObject();
 }
 
 void WriteCards(JsonWriter& w, const std::vector<Card>& cards) {

@@ -52,6 +52,22 @@ TEST(MarketplaceViews, CardWithoutAVersionHasNullRuntime) {
   EXPECT_TRUE(doc->root["compute_type"].is_null());
 }
 
+TEST(MarketplaceViews, CardCarriesTheLastSevenDays) {
+  Card c = Sample();
+  c.week_executions = 1000;
+  c.week_succeeded = 999;
+  c.week_p50_ms = 16;
+  std::string json = CardJson(c);
+  EXPECT_NE(json.find(R"("last_7_days":{"executions":1000,"success_rate":0.999,"p50_ms":16})"),
+            std::string::npos)
+      << json;
+  // Without runs: no rate and no latency to show.
+  json = CardJson(Sample());
+  EXPECT_NE(json.find(R"("last_7_days":{"executions":0,"success_rate":null,"p50_ms":null})"),
+            std::string::npos)
+      << json;
+}
+
 TEST(MarketplaceViews, ListCarriesCursorAndTotal) {
   auto doc = ParseJson(CardListJson({Sample()}, std::string("abc"), 7));
   ASSERT_TRUE(doc.ok());

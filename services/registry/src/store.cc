@@ -139,8 +139,8 @@ Result<FunctionRecord> RegistryStore::UpdateFunction(const std::string& id,
 
 Result<std::vector<VersionRecord>> RegistryStore::ListVersions(const std::string& function_id) {
   auto rows = pool_.Exec(
-      "SELECT version, runtime, compute_type, " TG_EPOCH_MS("published_at") ", price_micro_usd "
-      "FROM registry.versions WHERE function_id = $1 "
+      "SELECT version, runtime, compute_type, " TG_EPOCH_MS("published_at") ", price_micro_usd, "
+      "deprecated FROM registry.versions WHERE function_id = $1 "
       "ORDER BY p1 DESC, p2 DESC, p3 DESC, p4 DESC",
       {function_id});
   if (!rows.ok()) return rows.status();
@@ -153,6 +153,7 @@ Result<std::vector<VersionRecord>> RegistryStore::ListVersions(const std::string
     v.compute_type = rows->Str(r, 2);
     v.published_at_ms = rows->Int(r, 3);
     v.price_micro_usd = rows->Int(r, 4);
+    v.deprecated = rows->Bool(r, 5);
     out.push_back(std::move(v));
   }
   return out;

@@ -1,6 +1,10 @@
 #include "store_sql.h"
 
+#include <array>
+#include <unordered_map>
+
 #include "toolgate/base/json.h"
+#include "toolgate/registry/execution_counter.h"
 
 namespace toolgate::registry {
 
@@ -46,6 +50,41 @@ std::vector<std::string> StringsFromJson(const std::string& text) {
     if (item.get_string().get(s) == simdjson::SUCCESS) out.emplace_back(s);
   }
   return out;
+}
+
+Status AddWeekStats(pg::Pool& pool, std::vector<Card>& cards) {
+  if (cards.empty()) return Status::Ok();
+  std::string ids = "{";
+  for (const Card& c : cards) ids += (ids.size() > 1 ? "," : "") + c.function_id;
+  ids += "}";
+  auto totals = pool.Exec(
+      "SELECT function_id::text, sum(executions), sum(succeeded) FROM registry.daily_executions "
+      "WHERE function_id = ANY($1::uuid[]) AND day > current_date - 7 GROUP BY function_id",
+      {ids});
+  if (!totals.ok()) return totals.status();
+  auto buckets = pool.Exec(
+      "SELECT function_id::text, bucket, sum(n) FROM registry.daily_latency "
+      "WHERE function_id = ANY($1::uuid[]) AND day > current_date - 7 "
+      "GROUP BY function_id, bucket",
+      {ids});
+  if (!buckets.ok()) return buckets.status();
+  std::unordered_map<std::string, std::array<int64_t, kLatencyBuckets>> latency;
+  for (int r = 0; r < buckets->size(); ++r) {
+    int64_t b = buckets->Int(r, 1);
+    if (b >= 0 && b < kLatencyBuckets)
+      latency[buckets->Str(r, 0)][static_cast<size_t>(b)] = buckets->Int(r, 2);
+  }
+  for (Card& c : cards) {
+    for (int r = 0; r < totals->size(); ++r) {
+      if (totals->Str(r, 0) != c.function_id) continue;
+      c.week_executions = totals->Int(r, 1);
+      c.week_succeeded = totals->Int(r, 2);
+    }
+    if (auto it = latency.find(c.function_id); it != latency.end()) {
+      c.week_p50_ms = MedianUpperBoundMs(it->second);
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace toolgate::registry

@@ -31,6 +31,10 @@ inline constexpr int kCardColumns = 16;
 // The card in row r, columns 0 to kCardColumns - 1.
 Card ReadCard(const pg::Rows& rows, int r);
 
+// Fills the week_* members of cards from the per-day counts (two statements for the whole
+// list, none for an empty one). The cards stay as they were on a failure.
+Status AddWeekStats(pg::Pool& pool, std::vector<Card>& cards);
+
 // Collects the parameters of a statement built piece by piece: Add returns the placeholder.
 class SqlParams {
  public:

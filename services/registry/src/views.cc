@@ -62,6 +62,26 @@ void Summary(JsonWriter& w, const FunctionSummary& s) {
 
 }  // namespace
 
+void WriteLastSevenDays(JsonWriter& w, int64_t executions, int64_t succeeded, int64_t p50_ms) {
+  w.Key("last_7_days").BeginObject().Field("executions", executions);
+  if (executions > 0) {
+    // Three decimals, rounded down so that a failure never shows as 1.000: 0.987.
+    const int64_t permille = succeeded * 1000 / executions;
+    char rate[48];
+    std::snprintf(rate, sizeof rate, "%lld.%03lld", static_cast<long long>(permille / 1000),
+                  static_cast<long long>(permille % 1000));
+    w.Key("success_rate").Raw(rate);
+  } else {
+    w.Key("success_rate").Null();
+  }
+  if (p50_ms >= 0) {
+    w.Field("p50_ms", p50_ms);
+  } else {
+    w.Key("p50_ms").Null();
+  }
+  w.EndObject();
+}
+
 std::string FunctionDetailJson(const FunctionRecord& f, const std::vector<VersionRecord>& versions,
                                const VersionRecord* latest, const WeekStats* stats) {
   JsonWriter w;
@@ -85,6 +105,7 @@ std::string FunctionDetailJson(const FunctionRecord& f, const std::vector<Versio
   for (const auto& v : versions) {
     w.BeginObject()
         .Field("version", v.version)
+        .Field("deprecated", v.deprecated)
         .Field("runtime", v.runtime)
         .Field("compute_type", v.compute_type)
         .Field("published_at", FormatRfc3339(v.published_at_ms))
@@ -101,24 +122,7 @@ std::string FunctionDetailJson(const FunctionRecord& f, const std::vector<Versio
       .EndObject();
   w.Field("executions", f.executions);
   if (stats != nullptr) {
-    w.Key("last_7_days").BeginObject().Field("executions", stats->executions);
-    if (stats->executions > 0) {
-      // Three decimals, rounded down so that a failure never shows as 1.000: 0.987.
-      const int64_t permille = stats->succeeded * 1000 / stats->executions;
-      char rate[48];
-      std::snprintf(rate, sizeof rate, "%lld.%03lld", static_cast<long long>(permille / 1000),
-                    static_cast<long long>(permille % 1000));
-      w.Key("success_rate").Raw(rate);
-    } else {
-      w.Key("success_rate").Null();
-    }
-    int64_t p50 = MedianUpperBoundMs(stats->latency);
-    if (p50 >= 0) {
-      w.Field("p50_ms", p50);
-    } else {
-      w.Key("p50_ms").Null();
-    }
-    w.EndObject();
+    WriteLastSevenDays(w, stats->executions, stats->succeeded, MedianUpperBoundMs(stats->latency));
   }
   w.Field("created_at", FormatRfc3339(f.created_at_ms))
       .Field("updated_at", FormatRfc3339(f.updated_at_ms))

@@ -55,6 +55,7 @@ TEST(Views, DetailCarriesTheLatestVersion) {
   older.price_micro_usd = 1000;
   older.runtime = "lua";
   older.compute_type = "CPU";
+  older.deprecated = true;
   std::string json = FunctionDetailJson(Record(), {latest, older}, &latest);
   auto doc = ParseJson(json);
   ASSERT_TRUE(doc.ok()) << json;
@@ -64,6 +65,8 @@ TEST(Views, DetailCarriesTheLatestVersion) {
   EXPECT_EQ(std::string_view(o["declared_keys"].at(0).get_string()), "API_KEY");
   EXPECT_EQ(std::string_view(o["examples"].at(0)["title"].get_string()), "t");
   EXPECT_EQ(int64_t(o["memory_mb"].get_int64()), 64);
+  EXPECT_FALSE(bool(o["versions"].at(0)["deprecated"].get_bool()));
+  EXPECT_TRUE(bool(o["versions"].at(1)["deprecated"].get_bool()));
 }
 
 TEST(Views, WorkspaceSummaries) {

@@ -20,7 +20,8 @@ class RegistryApi {
   // change never sees the old state on this replica (other replicas hear the broadcast event).
   RegistryApi(RegistryStore& store, bus::Bus& bus, SyntaxChecker check, FunctionCache& cache);
 
-  // Adds POST/PATCH/GET /functions..., POST /functions/{id}/versions and /workspace/tools.
+  // Adds POST/PATCH/GET /functions..., POST /functions/{id}/versions, PATCH and DELETE
+  // /functions/{id}/versions/{version} and /workspace/tools.
   // GET /functions/{id} also answers without authentication, for public functions (the
   // marketplace links to it); the caller sees its own private functions too (ViewerOf).
   void AddRoutes(core::Router& router);
@@ -35,6 +36,12 @@ class RegistryApi {
   v1::HttpResponse SetToolEnvKeys(const core::Request& r);
   v1::HttpResponse ClearToolEnvKeys(const core::Request& r);
   v1::HttpResponse PublishVersion(const core::Request& r);
+  // PATCH /functions/{id}/versions/{version} {"deprecated": bool}: 200; the owner's only. A
+  // deprecated version still runs; the detail marks it.
+  v1::HttpResponse UpdateVersion(const core::Request& r);
+  // DELETE /functions/{id}/versions/{version}: 204; the owner's only. The version is gone for
+  // good and its number is never published again; executions and ledger rows stay.
+  v1::HttpResponse UnpublishVersion(const core::Request& r);
   v1::HttpResponse AddTool(const core::Request& r);
   v1::HttpResponse ListTools(const core::Request& r);
   v1::HttpResponse RemoveTool(const core::Request& r);

@@ -27,6 +27,10 @@ struct Card {
   int64_t executions = 0;
   bool mcp = false;
   bool favorite = false;  // of the user who asked; false without one
+  // The last 7 days, as on the function's detail (AddWeekStats fills them).
+  int64_t week_executions = 0;
+  int64_t week_succeeded = 0;
+  int64_t week_p50_ms = -1;  // -1 without runs
 };
 
 // One page of cards and the position after its last card (nullopt on the last page).

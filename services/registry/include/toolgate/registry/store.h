@@ -44,6 +44,7 @@ struct FunctionRecord {
 struct VersionRecord {
   std::string function_id;
   std::string version;
+  bool deprecated = false;  // set by its owner; it still runs (ListVersions fills it)
   std::string runtime;
   std::string compute_type;
   std::string input_schema_json;
@@ -114,6 +115,14 @@ class RegistryStore : public FunctionSource {
   Result<bool> RemoveFromWorkspace(const std::string& org_id, const std::string& function_id);
   // The last 7 days of function_id's calls (daily_executions, daily_latency).
   Result<WeekStats> LastWeek(const std::string& function_id);
+  // Marks version of function_id deprecated, or no longer. False when no such version is
+  // published.
+  Result<bool> SetVersionDeprecated(const std::string& function_id, const std::string& version,
+                                    bool deprecated);
+  // Unpublishes version of function_id for good, in one transaction: the version and its code
+  // go, its number is kept in unpublished_versions so that publishing it again is a Conflict
+  // like any published number. False when no such version is published.
+  Result<bool> UnpublishVersion(const std::string& function_id, const std::string& version);
   // Stores org_id's secret mapping for function_id (X-Env-Keys syntax, already checked),
   // replacing any earlier one.
   Status SetWorkspaceEnvKeys(const std::string& org_id, const std::string& function_id,

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "toolgate/base/json_writer.h"
 #include "toolgate/registry/store.h"
 
 namespace toolgate::registry {
@@ -17,6 +18,11 @@ namespace toolgate::registry {
 std::string FunctionDetailJson(const FunctionRecord& function,
                                const std::vector<VersionRecord>& versions,
                                const VersionRecord* latest, const WeekStats* stats = nullptr);
+
+// Writes "last_7_days": {executions, success_rate, p50_ms}, as the detail and the marketplace
+// cards show it: success_rate with three decimals rounded down, null without executions;
+// p50_ms (the upper bound of the median's latency bucket) null when negative.
+void WriteLastSevenDays(JsonWriter& w, int64_t executions, int64_t succeeded, int64_t p50_ms);
 
 // POST /functions/{id}/versions: {function_id, version, runtime, compute_type, input_schema,
 // declared_keys, examples, timeout_ms, memory_mb, published_at}.
