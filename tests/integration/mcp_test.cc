@@ -501,9 +501,16 @@ TEST_F(WorkspaceEndpoint, AStoredSecretMappingServesCallsWithoutXEnvKeys) {
   auto undeclared = account_->session().Put(path, R"({"env_keys":"OTHER=)" + secret + R"("})");
   ASSERT_TRUE(undeclared.ok());
   EXPECT_EQ(undeclared->status, 422) << undeclared->body;
+  EXPECT_EQ(account_->session().Get(path)->status, 404);  // nothing stored yet
   auto stored = account_->session().Put(path, R"({"env_keys":"API_TOKEN=)" + secret + R"("})");
   ASSERT_TRUE(stored.ok());
   EXPECT_EQ(stored->status, 204) << stored->body;
+  // What is stored reads back (secret ids, never values), to the organization that stored it.
+  auto read = account_->session().Get(path);
+  ASSERT_EQ(read->status, 200) << read->body;
+  EXPECT_EQ(StringField(read->body, "env_keys"), "API_TOKEN=" + secret);
+  EXPECT_EQ(read->body.find("bound-secret-31f4"), std::string::npos) << read->body;
+  EXPECT_EQ(publisher_->session().Get(path)->status, 404);
 
   auto mapped = mcp.CallTool("keyed", "{}");
   EXPECT_EQ(Member(mapped.body, "/result/isError"), "false") << mapped.body;

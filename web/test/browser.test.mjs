@@ -233,6 +233,9 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await page.getByRole('button', { name: 'Search' }).click();
     let found = await resultsFor('q=echo');
     assert.equal(await found.locator('article h3').first().innerText(), 'Echo', 'the tool named like the query ranks first');
+    // The demo ran Echo: its card shows its success rate and median latency of the last 7 days.
+    assert.match(await found.locator('article').first().locator('[data-stat="week"]').innerText(),
+      /^\d+\.\d% succeeded · p50 under \d+ ms$/);
 
     await page.getByRole('button', { name: 'Clear filters' }).click();
     await page.getByRole('heading', { name: 'Trending' }).waitFor();
@@ -440,6 +443,96 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     assert.equal(await page.locator('.markdown script').count(), 0);
     await page.locator('.markdown', { hasText: '<script>alert(1)</script>' }).waitFor();
     await page.getByText('Your organization owns this tool').waitFor();
+  });
+
+  step('the owner deprecates a version and unpublishes another', async () => {
+    // A second version, published through the API with the page's session.
+    const published = await page.request.post(`/api/v1/functions/${publishedId}/versions`, {
+      headers: { 'X-Toolgate-CSRF': '1' },
+      data: { version: '1.0.1', runtime: 'lua', compute_type: 'CPU', input_schema: { type: 'object' },
+        code: 'function service_handler(event, context) return {statusCode = 200, body = {greeting = "Hi"}} end' },
+    });
+    assert.equal(published.status(), 201, await published.text());
+    await page.goto(`/tools/${publishedId}`);
+    await page.getByRole('heading', { name: 'Browser greeter', level: 1 }).waitFor();
+    assert.equal(await page.locator('[data-stat="latest-version"]').innerText(), '1.0.1');
+    const versions = page.getByRole('region', { name: 'Versions' });
+    await versions.locator('tr[data-version="1.0.1"]').waitFor();
+
+    await Promise.all([apiResponse('PATCH', `/functions/${publishedId}/versions/1.0.0`, 200),
+      page.getByRole('button', { name: 'Deprecate version 1.0.0' }).click()]);
+    await versions.locator('tr[data-version="1.0.0"]').getByText('Deprecated').waitFor();
+    await page.getByRole('button', { name: 'Undeprecate version 1.0.0' }).waitFor();
+    // Deprecated, it still runs.
+    const pinned = (version) => fetch(`${base}/api/v1/functions/${publishedId}/${version}/invoke`, {
+      method: 'POST', headers: { Authorization: apiKey, 'Content-Type': 'application/json' }, body: '{"event":{}}',
+    });
+    assert.equal((await pinned('1.0.0')).status, 200);
+
+    await page.getByRole('button', { name: 'Unpublish version 1.0.1' }).click();
+    await page.getByText('the number can never be published again').waitFor();
+    await shot('14b-unpublish-version');
+    await Promise.all([apiResponse('DELETE', `/functions/${publishedId}/versions/1.0.1`, 204),
+      page.getByRole('button', { name: 'Unpublish 1.0.1 for good' }).click()]);
+    await page.getByText('Version 1.0.1 is unpublished.').waitFor();
+    assert.equal(await versions.locator('tr[data-version="1.0.1"]').count(), 0);
+    assert.equal(await page.locator('[data-stat="latest-version"]').innerText(), '1.0.0');
+    const gone = await pinned('1.0.1');
+    assert.equal(gone.status, 404);
+    assert.equal((await gone.json()).code, 'version_not_found');
+  });
+
+  step('binds a secret for MCP calls from the workspace, which then need no X-Env-Keys', async () => {
+    const secret = await page.request.post('/api/v1/secrets', {
+      headers: { 'X-Toolgate-CSRF': '1' }, data: { name: 'mcp-weather', value: 'bound-for-mcp' },
+    });
+    assert.equal(secret.status(), 201, await secret.text());
+    const secretId = (await secret.json()).id;
+    // Forecast declares WEATHER_API_KEY; the user adds it to the workspace.
+    await page.goto('/?q=forecast');
+    await (await resultsFor('q=forecast')).getByRole('link', { name: 'Forecast' }).first().click();
+    await page.getByRole('heading', { name: 'Forecast', level: 1 }).waitFor();
+    await Promise.all([apiResponse('POST', '/workspace/tools', 201), page.getByRole('button', { name: 'Add to workspace' }).click()]);
+    await page.getByText('In your workspace').waitFor();
+    const forecastId = await page.locator('code.tool-id').innerText();
+
+    // MCP over the workspace endpoint, as a client would: initialize, then call the tool.
+    const mcpCall = async () => {
+      const post = (body, session) => fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { Authorization: apiKey, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+          ...(session ? { 'Mcp-Session-Id': session } : {}) },
+        body: JSON.stringify(body),
+      });
+      const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'browser-test', version: '1' } } });
+      assert.equal(init.status, 200, await init.clone().text());
+      const session = init.headers.get('mcp-session-id');
+      const called = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'forecast', arguments: { city: 'Lisbon' } } }, session);
+      assert.equal(called.status, 200);
+      return (await called.json()).result;
+    };
+    assert.equal((await mcpCall()).isError, true, 'without a mapping the call is a tool error');
+
+    await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'My Tools' }).click();
+    await page.getByRole('tab', { name: 'Added' }).click();
+    const card = page.getByRole('article', { name: 'Forecast' });
+    await card.getByRole('button', { name: 'MCP secrets of Forecast' }).click();
+    await card.getByText('No mapping stored').waitFor();
+    await card.getByLabel('WEATHER_API_KEY').selectOption(secretId);
+    await Promise.all([apiResponse('PUT', `/workspace/tools/${forecastId}/env-keys`, 204),
+      card.getByRole('button', { name: 'Save mapping' }).click()]);
+    await card.getByText('Saved: MCP calls of Forecast from your workspace use these secrets.').waitFor();
+    await shot('14c-mcp-secret-binding');
+    // The binding round trip: read back after a reload.
+    await page.reload();
+    await page.getByRole('article', { name: 'Forecast' }).getByRole('button', { name: 'MCP secrets of Forecast' }).click();
+    await page.getByRole('article', { name: 'Forecast' }).getByText('Stored for the workspace MCP endpoint').waitFor();
+    assert.equal(await page.getByRole('article', { name: 'Forecast' }).getByLabel('WEATHER_API_KEY').inputValue(), secretId);
+
+    const result = await mcpCall();
+    assert.equal(result.isError, false, JSON.stringify(result));
+    assert.equal(result.structuredContent.city, 'Lisbon');
   });
 
   step('warns on every page about a key that expires in 3 days', async () => {

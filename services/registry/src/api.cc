@@ -52,6 +52,8 @@ void RegistryApi::AddRoutes(core::Router& router) {
              [this](const core::Request& r) { return RemoveTool(r); });
   router.Add("PUT", "/workspace/tools/{function_id}/env-keys",
              [this](const core::Request& r) { return SetToolEnvKeys(r); });
+  router.Add("GET", "/workspace/tools/{function_id}/env-keys",
+             [this](const core::Request& r) { return GetToolEnvKeys(r); });
   router.Add("DELETE", "/workspace/tools/{function_id}/env-keys",
              [this](const core::Request& r) { return ClearToolEnvKeys(r); });
 }
@@ -253,6 +255,21 @@ v1::HttpResponse RegistryApi::SetToolEnvKeys(const core::Request& r) {
   if (!stored.ok()) return core::Unavailable(stored);
   AnnounceWorkspace(org, id);
   return core::NoContent();
+}
+
+v1::HttpResponse RegistryApi::GetToolEnvKeys(const core::Request& r) {
+  const std::string id = NormalizeFunctionId(r.params[0]);
+  auto stored = store_.WorkspaceEnvKeys(r.principal().org_id(), id);
+  if (!stored.ok()) return core::Unavailable(stored.status());
+  if (!stored->has_value()) {
+    return core::ProblemResponse("not_found", "No secret mapping is stored for function " +
+                                                  r.params[0] + " in your workspace.");
+  }
+  // Secret ids only, never values: the mapping says which of the organization's secrets each
+  // declared key gets.
+  JsonWriter w;
+  w.BeginObject().Field("function_id", id).Field("env_keys", **stored).EndObject();
+  return core::JsonResponse(200, w.Take());
 }
 
 v1::HttpResponse RegistryApi::ClearToolEnvKeys(const core::Request& r) {

@@ -265,6 +265,16 @@ Result<bool> RegistryStore::ClearWorkspaceEnvKeys(const std::string& org_id,
   return rows->affected() > 0;
 }
 
+Result<std::optional<std::string>> RegistryStore::WorkspaceEnvKeys(const std::string& org_id,
+                                                                   const std::string& function_id) {
+  auto rows = pool_.Exec(
+      "SELECT env_keys FROM registry.workspace_env_keys WHERE org_id = $1 AND function_id = $2",
+      {org_id, function_id});
+  if (!rows.ok()) return rows.status();
+  if (rows->empty()) return std::optional<std::string>();
+  return std::optional<std::string>(rows->Str(0, 0));
+}
+
 Result<VersionRecord> RegistryStore::InsertVersion(const std::string& function_id,
                                                    const VersionDraft& d) {
   int64_t published_at_ms = 0;

@@ -129,6 +129,16 @@ export function ratingBadge(rating) {
     h('span', {}, `${average.toFixed(1)} (${count(n, 'rating')})`));
 }
 
+// "99.2% succeeded · p50 under 8 ms", a tool's quality over the last 7 days (last_7_days of its
+// card or detail); '' without runs.
+export function weekQuality(week) {
+  if (!week || !week.executions) return '';
+  const parts = [];
+  if (week.success_rate !== null && week.success_rate !== undefined) parts.push(`${(week.success_rate * 100).toFixed(1)}% succeeded`);
+  if (week.p50_ms !== null && week.p50_ms !== undefined) parts.push(`p50 under ${week.p50_ms} ms`);
+  return parts.join(' · ');
+}
+
 // A tool card: a marketplace card, a favorite card or a workspace summary (fields it lacks are
 // left out). `extra` are more nodes for the bottom row (buttons).
 export function toolCard(card, { extra = [], showHeart = true } = {}) {
@@ -144,6 +154,8 @@ export function toolCard(card, { extra = [], showHeart = true } = {}) {
   const stats = [];
   if (card.rating) stats.push(ratingBadge(card.rating));
   if (card.executions !== undefined) stats.push(h('span', {}, count(card.executions, 'run')));
+  const quality = weekQuality(card.last_7_days);
+  if (quality) stats.push(h('span', { data: { stat: 'week' }, title: 'Over the last 7 days' }, quality));
   return h('article', { class: 'card', aria: { label: card.name }, data: { functionId: card.function_id } },
     h('div', { class: 'card-top' },
       h('h3', {}, link),
@@ -167,9 +179,10 @@ export function cardList(label, cards, options) {
 }
 
 // One <select> per declared key, choosing among the user's secrets. onChange(mapping) runs with
-// {KEY: secret_id or ''} whenever a choice changes. `secrets` may be null (not signed in).
-export function secretChooser(declaredKeys, secrets, onChange) {
-  const mapping = Object.fromEntries(declaredKeys.map((k) => [k, '']));
+// {KEY: secret_id or ''} whenever a choice changes. `secrets` may be null (not signed in);
+// `initial` ({KEY: secret_id}) preselects choices, such as a stored mapping.
+export function secretChooser(declaredKeys, secrets, onChange, initial = {}) {
+  const mapping = Object.fromEntries(declaredKeys.map((k) => [k, initial[k] || '']));
   const box = h('fieldset', { class: 'secret-chooser' }, h('legend', {}, 'Secrets for the declared keys'));
   if (!declaredKeys.length) return { element: null, mapping };
   if (!secrets) {
@@ -179,7 +192,7 @@ export function secretChooser(declaredKeys, secrets, onChange) {
   }
   for (const key of declaredKeys) {
     const options = [{ value: '', label: '— choose a secret —' }, ...(secrets || []).map((s) => ({ value: s.id, label: `${s.name} (${s.id})` }))];
-    const control = select(options, '', { name: `secret-${key}` });
+    const control = select(options, mapping[key], { name: `secret-${key}` });
     control.addEventListener('change', () => {
       mapping[key] = control.value;
       onChange({ ...mapping });

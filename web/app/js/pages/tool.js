@@ -9,7 +9,7 @@ import { busy, clearErrors, errorNotice, fieldError, showOk, showProblem } from 
 import { renderMarkdown } from '../markdown.js';
 import { schemaForm } from '../schema_form.js';
 import {
-  copyButton, emptyState, envKeysHeader, heartButton, publisherLink, ratingBadge, secretChooser, setPageTitle, tabs,
+  copyButton, emptyState, envKeysHeader, heartButton, publisherLink, ratingBadge, secretChooser, setPageTitle, tabs, weekQuality,
 } from '../components.js';
 import { navigate, requireLogin, session } from '../state.js';
 
@@ -38,16 +38,13 @@ async function loadViewer(functionId) {
 function versionOptions(detail) {
   const versions = (detail.versions || []).map((v) => v.version);
   return [{ value: '', label: detail.latest_version ? `Latest (${detail.latest_version})` : 'Latest' },
-    ...versions.map((v) => ({ value: v, label: v }))];
+    ...(detail.versions || []).map((v) => ({ value: v.version, label: v.deprecated ? `${v.version} (deprecated)` : v.version }))];
 }
 
 // "12 runs · 91.6% succeeded · p50 under 8 ms", measured over the last 7 days.
 function weekSummary(week) {
   if (!week || !week.executions) return 'No runs';
-  const parts = [count(week.executions, 'run')];
-  if (week.success_rate !== null && week.success_rate !== undefined) parts.push(`${(week.success_rate * 100).toFixed(1)}% succeeded`);
-  if (week.p50_ms !== null && week.p50_ms !== undefined) parts.push(`p50 under ${week.p50_ms} ms`);
-  return parts.join(' · ');
+  return [count(week.executions, 'run'), weekQuality(week)].filter(Boolean).join(' · ');
 }
 
 export async function render(container, { params, query }) {
@@ -136,13 +133,16 @@ export async function render(container, { params, query }) {
   }
   renderWorkspaceActions(added);
 
+  // Kept current when the owner unpublishes a version in the Overview's table.
+  const latestFact = h('dd', { data: { stat: 'latest-version' } }, detail.latest_version || 'none published yet');
+  const versionsChanged = () => replace(latestFact, detail.latest_version || 'none published yet');
   const facts = h('dl', { class: 'facts' },
     h('dt', {}, 'Tool ID'),
     h('dd', {}, h('span', { class: 'id-line' }, h('code', { class: 'tool-id' }, detail.function_id), copyButton(() => detail.function_id, 'tool ID'))),
     h('dt', {}, 'Price per execution'), h('dd', {}, detail.price_micro_usd ? `${usd(detail.price_micro_usd)} + compute` : 'Free (you pay compute only)'),
     h('dt', {}, 'Runtime'), h('dd', {}, runtimeName(detail.runtime)),
     h('dt', {}, 'Compute type'), h('dd', {}, detail.compute_type || '—'),
-    h('dt', {}, 'Latest version'), h('dd', {}, detail.latest_version || 'none published yet'),
+    h('dt', {}, 'Latest version'), latestFact,
     h('dt', {}, 'Limits'), h('dd', {}, detail.timeout_ms ? `${detail.timeout_ms.toLocaleString('en-US')} ms timeout, ${detail.memory_mb} MB memory` : '—'),
     h('dt', {}, 'Creator'), h('dd', {}, detail.organization?.name || '—'),
     h('dt', {}, 'Category'), h('dd', {}, [detail.category, detail.sector].filter(Boolean).join(' · ') || '—'),
@@ -156,7 +156,7 @@ export async function render(container, { params, query }) {
     const url = new URL(window.location.href);
     if (id === 'overview') url.searchParams.delete('tab'); else url.searchParams.set('tab', id);
     window.history.replaceState({}, '', url.pathname + url.search);
-    if (id === 'overview') renderOverview(panel, detail);
+    if (id === 'overview') renderOverview(panel, detail, owned, versionsChanged);
     else if (id === 'integrate') renderIntegrate(panel, detail, viewer);
     else if (id === 'try') renderTryIt(panel, detail, viewer, owned, () => renderWorkspaceActions(true));
     else renderReviews(panel, detail, owned);
@@ -188,7 +188,7 @@ async function addToWorkspace(functionId) {
   }
 }
 
-function renderOverview(panel, detail) {
+function renderOverview(panel, detail, owned, versionsChanged) {
   const examples = Array.isArray(detail.examples) ? detail.examples : [];
   const keys = detail.declared_keys || [];
   replace(panel,
@@ -210,14 +210,73 @@ function renderOverview(panel, detail) {
       ? examples.map((ex) => h('div', { class: 'example' }, h('p', {}, h('strong', {}, ex.title || 'Example')), h('pre', {}, h('code', {}, prettyJson(ex.event)))))
       : h('p', { class: 'muted' }, 'None given.'),
     h('h3', {}, 'Versions'),
-    (detail.versions || []).length
-      ? h('div', { class: 'table-wrap', tabindex: '0', role: 'region', aria: { label: 'Versions' } }, h('table', {},
-        h('thead', {}, h('tr', {}, ['Version', 'Runtime', 'Compute type', 'Price', 'Published'].map((t) => h('th', { scope: 'col' }, t)))),
+    versionsTable(detail, owned, versionsChanged));
+}
+
+// The published versions; an owner may deprecate (it still runs, marked) or unpublish (gone for
+// good, its number never reused) each one; the table is read again afterwards, and
+// versionsChanged() runs once detail holds the new versions.
+function versionsTable(detail, owned, versionsChanged) {
+  const box = h('div', {});
+  const status = h('div', { role: 'status' });
+  async function reload() {
+    const fresh = await api('GET', `/functions/${encodeURIComponent(detail.function_id)}`);
+    detail.versions = fresh.versions;
+    detail.latest_version = fresh.latest_version;
+    draw();
+    versionsChanged();
+  }
+  async function act(button, method, version, body, done) {
+    button.disabled = true;
+    try {
+      await api(method, `/functions/${encodeURIComponent(detail.function_id)}/versions/${encodeURIComponent(version)}`, body ? { body } : {});
+      await reload();
+      replace(status, h('p', { class: 'notice ok' }, done));
+    } catch (error) {
+      button.disabled = false;
+      replace(status, errorNotice(error));
+    }
+  }
+  function actions(v) {
+    const deprecate = h('button', { type: 'button', class: 'small', aria: { label: `${v.deprecated ? 'Undeprecate' : 'Deprecate'} version ${v.version}` } },
+      v.deprecated ? 'Undeprecate' : 'Deprecate');
+    deprecate.addEventListener('click', () => act(deprecate, 'PATCH', v.version, { deprecated: !v.deprecated },
+      `Version ${v.version} ${v.deprecated ? 'is no longer deprecated' : 'is deprecated; it still runs for callers pinned to it'}.`));
+    // Unpublishing asks once more, in the page, and says what it means.
+    const unpublish = h('button', { type: 'button', class: 'small danger', aria: { label: `Unpublish version ${v.version}` } }, 'Unpublish');
+    unpublish.addEventListener('click', () => {
+      const really = h('button', { type: 'button', class: 'danger' }, `Unpublish ${v.version} for good`);
+      const cancel = h('button', { type: 'button' }, 'Cancel');
+      cancel.addEventListener('click', () => { replace(status); unpublish.focus(); });
+      really.addEventListener('click', () => act(really, 'DELETE', v.version, null, `Version ${v.version} is unpublished.`));
+      replace(status, h('div', { class: 'notice warn', role: 'alert' },
+        h('p', {}, `Unpublish version ${v.version}? Calls pinned to it will fail, and the number can never be published again. `
+          + 'The executions and charges of past calls stay on record.'),
+        h('div', { class: 'row' }, really, cancel)));
+      cancel.focus();
+    });
+    return h('td', {}, h('div', { class: 'row' }, deprecate, unpublish));
+  }
+  function draw() {
+    const versions = detail.versions || [];
+    if (!versions.length) {
+      replace(box, h('p', { class: 'muted' }, 'No version is published yet.'), status);
+      return;
+    }
+    const headings = ['Version', 'Runtime', 'Compute type', 'Price', 'Published', ...(owned ? ['Actions'] : [])];
+    replace(box,
+      h('div', { class: 'table-wrap', tabindex: '0', role: 'region', aria: { label: 'Versions' } }, h('table', {},
+        h('thead', {}, h('tr', {}, headings.map((t) => h('th', { scope: 'col' }, t)))),
         // A version keeps the price it was published with: callers pinned to it pay that.
-        h('tbody', {}, detail.versions.map((v) => h('tr', {},
-          h('td', {}, v.version), h('td', {}, runtimeName(v.runtime)), h('td', {}, v.compute_type),
-          h('td', {}, Number(v.price_micro_usd) ? usd(v.price_micro_usd) : 'Free'), h('td', {}, day(v.published_at)))))))
-      : h('p', { class: 'muted' }, 'No version is published yet.'));
+        h('tbody', {}, versions.map((v) => h('tr', { data: { version: v.version } },
+          h('td', {}, v.version, v.deprecated ? [' ', h('span', { class: 'badge warn' }, 'Deprecated')] : null),
+          h('td', {}, runtimeName(v.runtime)), h('td', {}, v.compute_type),
+          h('td', {}, Number(v.price_micro_usd) ? usd(v.price_micro_usd) : 'Free'), h('td', {}, day(v.published_at)),
+          owned ? actions(v) : null))))),
+      status);
+  }
+  draw();
+  return box;
 }
 
 // The declared key names of a snippet ("NAME=<secret_id>" pairs).

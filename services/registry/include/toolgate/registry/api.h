@@ -31,9 +31,10 @@ class RegistryApi {
   v1::HttpResponse GetFunction(const core::Request& r);
   // DELETE /functions/{id}: 204; the owner's only.
   v1::HttpResponse DeleteFunction(const core::Request& r);
-  // PUT and DELETE /workspace/tools/{function_id}/env-keys: the organization's stored secret
-  // mapping for a function of its workspace, which the workspace MCP endpoint applies.
+  // PUT, GET and DELETE /workspace/tools/{function_id}/env-keys: the organization's stored
+  // secret mapping for a function of its workspace, which the workspace MCP endpoint applies.
   v1::HttpResponse SetToolEnvKeys(const core::Request& r);
+  v1::HttpResponse GetToolEnvKeys(const core::Request& r);
   v1::HttpResponse ClearToolEnvKeys(const core::Request& r);
   v1::HttpResponse PublishVersion(const core::Request& r);
   // PATCH /functions/{id}/versions/{version} {"deprecated": bool}: 200; the owner's only. A

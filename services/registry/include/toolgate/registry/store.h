@@ -129,6 +129,9 @@ class RegistryStore : public FunctionSource {
                              const std::string& env_keys);
   // False when org_id had none stored for function_id.
   Result<bool> ClearWorkspaceEnvKeys(const std::string& org_id, const std::string& function_id);
+  // org_id's stored mapping for function_id; nullopt when none is stored.
+  Result<std::optional<std::string>> WorkspaceEnvKeys(const std::string& org_id,
+                                                      const std::string& function_id);
   // Deletes function_id, which org_id owns, with its versions and everything the registry keeps
   // about it (workspace adds, favorites, ratings, run counts), in one transaction; returns the
   // organizations that had added it. NotFound when org_id owns no such function. The billing
