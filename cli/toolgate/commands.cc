@@ -821,6 +821,27 @@ int VersionsList(const Call& call) {
   return kOk;
 }
 
+std::string VersionPath(const Call& call) {
+  return Api("/functions/") + http::UrlEncode(call.args.positional[0]) + "/versions/" +
+         http::UrlEncode(call.args.positional[1]);
+}
+
+int VersionsDeprecate(const Call& call) {
+  const std::string undo = call.args.Get("undo", "false");
+  JsonWriter w;
+  w.BeginObject().Field("deprecated", undo != "true").EndObject();
+  return Report(call, Client(call).Send("PATCH", VersionPath(call), w.str()));
+}
+
+int VersionsUnpublish(const Call& call) {
+  int rc = Report(call, Client(call).Delete(VersionPath(call)));
+  if (rc == kOk) {
+    std::fprintf(stderr, "unpublished version %s; its number is never published again\n",
+                 call.args.positional[1].c_str());
+  }
+  return rc;
+}
+
 // Set by SIGINT and SIGTERM while `logs --follow` runs: Ctrl-C ends it cleanly.
 volatile std::sig_atomic_t g_stop_following = 0;
 
@@ -995,6 +1016,7 @@ const TableView kFunctionsView = {"owned",
                                    {"PRICE_MICRO_USD", "price_micro_usd"}}};
 const TableView kVersionsView = {"items",
                                  {{"VERSION", "version"},
+                                  {"DEPRECATED", "deprecated"},
                                   {"RUNTIME", "runtime"},
                                   {"COMPUTE", "compute_type"},
                                   {"PRICE_MICRO_USD", "price_micro_usd"},
@@ -1144,6 +1166,19 @@ const std::vector<Command>& Commands() {
        .positional = 1,
        .run = VersionsList,
        .view = kVersionsView},
+      {.name = "versions deprecate",
+       .usage = "versions deprecate FUNCTION_ID VERSION [--undo]",
+       .summary = "Mark a version deprecated (it still runs; the detail shows it); --undo "
+                  "clears the mark.",
+       .switches = {"undo"},
+       .positional = 2,
+       .run = VersionsDeprecate},
+      {.name = "versions unpublish",
+       .usage = "versions unpublish FUNCTION_ID VERSION",
+       .summary = "Unpublish a version for good: calls pinned to it fail, the latest is the "
+                  "next highest, and its number is never published again.",
+       .positional = 2,
+       .run = VersionsUnpublish},
       {.name = "topup",
        .usage = "topup --amount MICRO_USD [--idempotency-key K]",
        .summary = "Add to the balance.",

@@ -259,6 +259,22 @@ TEST(CliTest, ASessionRunsEveryCommandInvokeIncluded) {
     EXPECT_NE(r.out.find(std::string("\n") + v), std::string::npos) << v << r.out;
   }
 
+  // The owner's say over single versions.
+  r = Toolgate(p.config, "versions deprecate " + fn + " 1.0.0");
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = Toolgate(p.config, "versions list " + fn);
+  EXPECT_NE(r.out.find("\n1.0.0    true "), std::string::npos) << r.out;
+  r = Toolgate(p.config, "versions deprecate " + fn + " 1.0.0 --undo --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\"deprecated\": false"), std::string::npos) << r.out;
+  r = Toolgate(p.config, "versions unpublish " + fn + " 1.1.1");
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = Toolgate(p.config, "versions unpublish " + fn + " 1.1.1");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("Version not found"), std::string::npos) << r.out;
+  r = Toolgate(p.config, "versions list " + fn);
+  EXPECT_EQ(r.out.find("1.1.1"), std::string::npos) << r.out;
+
   r = Toolgate(p.config, "executions list --function-id " + fn + " --json");
   ASSERT_EQ(r.status, 0) << r.out;
   // The newest execution, the first of the page.
