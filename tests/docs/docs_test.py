@@ -7,7 +7,8 @@
   line with its HTTP status;
 - README.md and docs/*.md point at nothing outside the repository and speak of the product, not
   of how it was made;
-- the /docs page renders api.md's tables and routes.
+- the /docs page renders api.md's tables and routes;
+- docs/cli.md documents every command of the CLI's command table (cli/toolgate/commands.cc).
 """
 import json
 import os
@@ -93,6 +94,16 @@ class DocsStandAlone(unittest.TestCase):
 
     def test_docs_describe_the_product_not_its_history(self):
         self.assertNoMatch(r"(?i)\bissues?\b|\bsessions? \d+|session history|\bthe owner\b")
+
+
+class CliReference(unittest.TestCase):
+    def test_every_command_of_the_table_is_documented(self):
+        commands = re.findall(r'\.name = "([a-z -]+)"', read("cli", "toolgate", "commands.cc"))
+        self.assertGreater(len(commands), 20)
+        doc = read("docs", "cli.md")
+        missing = [c for c in commands
+                   if not re.search(r"^### `toolgate " + re.escape(c) + r"[ `]", doc, re.M)]
+        self.assertEqual(missing, [], "commands missing from docs/cli.md")
 
 
 if __name__ == "__main__":

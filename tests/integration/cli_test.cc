@@ -259,7 +259,7 @@ TEST(CliTest, ASessionRunsEveryCommandInvokeIncluded) {
     EXPECT_NE(r.out.find(std::string("\n") + v), std::string::npos) << v << r.out;
   }
 
-  // The owner's say over single versions.
+  // The publisher's say over single versions.
   r = Toolgate(p.config, "versions deprecate " + fn + " 1.0.0");
   ASSERT_EQ(r.status, 0) << r.out;
   r = Toolgate(p.config, "versions list " + fn);

@@ -314,7 +314,7 @@ TEST(Functions, AnOwnerDeprecatesAndUnpublishesSingleVersions) {
             "validation_failed");
   EXPECT_EQ(Code(owner.session().Patch(base + "9.9.9", R"({"deprecated": true})")),
             "version_not_found");
-  // Only the owner decides, even over a public function.
+  // Only the publishing organization decides, even over a public function.
   EXPECT_EQ(Code(other.session().Patch(base + "1.0.0", R"({"deprecated": true})")), "forbidden");
   EXPECT_EQ(Code(other.session().Delete(base + "2.0.0")), "forbidden");
 
@@ -337,8 +337,7 @@ TEST(Functions, AnOwnerDeprecatesAndUnpublishesSingleVersions) {
   auto again = owner.PublishLua(fn, "2.0.0", "function service_handler(e, c) return 1 end");
   EXPECT_EQ(again.status, 409) << again.body;
   EXPECT_EQ(StringField(again.body, "code"), "version_exists");
-  EXPECT_EQ(owner.PublishLua(fn, "2.0", "function service_handler(e, c) return 1 end").status,
-            409);
+  EXPECT_EQ(owner.PublishLua(fn, "2.0", "function service_handler(e, c) return 1 end").status, 409);
   EXPECT_EQ(owner.PublishLua(fn, "2.0.1", "function service_handler(e, c) return 1 end").status,
             201);
   // Deleting the function takes the kept numbers with it.

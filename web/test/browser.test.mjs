@@ -445,7 +445,7 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await page.getByText('Your organization owns this tool').waitFor();
   });
 
-  step('the owner deprecates a version and unpublishes another', async () => {
+  step('the publisher deprecates a version and unpublishes another', async () => {
     // A second version, published through the API with the page's session.
     const published = await page.request.post(`/api/v1/functions/${publishedId}/versions`, {
       headers: { 'X-Toolgate-CSRF': '1' },

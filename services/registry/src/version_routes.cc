@@ -1,4 +1,4 @@
-// RegistryApi: PATCH and DELETE /functions/{id}/versions/{version}, the owner's say over a
+// RegistryApi: PATCH and DELETE /functions/{id}/versions/{version}, the publisher's say over a
 // version once it is published.
 #include "request_fields.h"
 #include "toolgate/base/json_writer.h"

@@ -133,7 +133,7 @@ export async function render(container, { params, query }) {
   }
   renderWorkspaceActions(added);
 
-  // Kept current when the owner unpublishes a version in the Overview's table.
+  // Kept current when the publisher unpublishes a version in the Overview's table.
   const latestFact = h('dd', { data: { stat: 'latest-version' } }, detail.latest_version || 'none published yet');
   const versionsChanged = () => replace(latestFact, detail.latest_version || 'none published yet');
   const facts = h('dl', { class: 'facts' },

@@ -37,11 +37,11 @@ class RegistryApi {
   v1::HttpResponse GetToolEnvKeys(const core::Request& r);
   v1::HttpResponse ClearToolEnvKeys(const core::Request& r);
   v1::HttpResponse PublishVersion(const core::Request& r);
-  // PATCH /functions/{id}/versions/{version} {"deprecated": bool}: 200; the owner's only. A
-  // deprecated version still runs; the detail marks it.
+  // PATCH /functions/{id}/versions/{version} {"deprecated": bool}: 200; the publishing
+  // organization's only. A deprecated version still runs; the detail marks it.
   v1::HttpResponse UpdateVersion(const core::Request& r);
-  // DELETE /functions/{id}/versions/{version}: 204; the owner's only. The version is gone for
-  // good and its number is never published again; executions and ledger rows stay.
+  // DELETE /functions/{id}/versions/{version}: 204; the publishing organization's only. The version
+  // is gone for good and its number is never published again; executions and ledger rows stay.
   v1::HttpResponse UnpublishVersion(const core::Request& r);
   v1::HttpResponse AddTool(const core::Request& r);
   v1::HttpResponse ListTools(const core::Request& r);
