@@ -18,6 +18,7 @@
 #include <memory>
 #include <sstream>
 
+#include "api_client.h"
 #include "cli_config.h"
 #include "dev_command.h"
 #include "execution_feed.h"
@@ -262,79 +263,8 @@ Status SaveProfile(const Call& call, const Profile& profile) {
   return SaveCliConfig(path, *config);
 }
 
-// Sends requests as the caller: with the API key when there is one, else with the session of
-// the profile. An API key never hides the session: a request the key lacks the scope for
-// (403 insufficient_scope, answered before anything is done) goes again with the session when
-// one is saved. Thread-compatible, like http::HttpClient.
-class ApiClient {
- public:
-  explicit ApiClient(const Call& call) : call_(call) {}
-
-  Result<http::HttpResponse> Send(std::string_view method, std::string_view path,
-                                  std::string_view body = {},
-                                  const http::HeaderList& headers = {}) {
-    if (call_.api_key.empty()) return SessionClient().Send(method, path, body, headers);
-    auto r = KeyClient().Send(method, path, body, headers);
-    if (r.ok() && r->status == 403 && !call_.profile.session.empty() &&
-        ProblemCode(r->body) == "insufficient_scope") {
-      return SessionClient().Send(method, path, body, headers);
-    }
-    return r;
-  }
-  Result<http::HttpResponse> Get(std::string_view path) { return Send("GET", path); }
-  Result<http::HttpResponse> Post(std::string_view path, std::string_view body,
-                                  const http::HeaderList& headers = {}) {
-    return Send("POST", path, body, headers);
-  }
-  Result<http::HttpResponse> Put(std::string_view path, std::string_view body) {
-    return Send("PUT", path, body);
-  }
-  Result<http::HttpResponse> Delete(std::string_view path) { return Send("DELETE", path); }
-
-  // For invocations, which may run up to the contract's longest timeout.
-  void SetTimeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
-
- private:
-  static std::string ProblemCode(std::string_view body) {
-    auto doc = ParseJson(body);
-    simdjson::dom::object obj;
-    std::string code;
-    if (doc.ok() && doc->root.get_object().get(obj) == simdjson::SUCCESS) {
-      GetString(obj, "code", &code);
-    }
-    return code;
-  }
-
-  http::HttpClient& KeyClient() {
-    if (!key_client_) {
-      key_client_ = std::make_unique<http::HttpClient>(call_.url);
-      key_client_->SetDefaultHeader("Authorization", call_.api_key);
-    }
-    key_client_->SetTimeout(timeout_);
-    return *key_client_;
-  }
-
-  http::HttpClient& SessionClient() {
-    if (!session_client_) {
-      session_client_ = std::make_unique<http::HttpClient>(call_.url);
-      if (!call_.profile.session.empty()) {
-        session_client_->SetDefaultHeader("Cookie", "tg_session=" + call_.profile.session);
-        // The edge refuses state changes signed in by the cookie alone (cross-site requests).
-        session_client_->SetDefaultHeader("X-Toolgate-CSRF", "1");
-      }
-    }
-    session_client_->SetTimeout(timeout_);
-    return *session_client_;
-  }
-
-  const Call& call_;
-  std::chrono::milliseconds timeout_{30'000};
-  std::unique_ptr<http::HttpClient> key_client_;
-  std::unique_ptr<http::HttpClient> session_client_;
-};
-
 ApiClient Client(const Call& call) {
-  return ApiClient(call);
+  return ApiClient(call.url, call.api_key, call.profile.session);
 }
 
 // Prints a failed request on stderr. Returns the exit code.
@@ -842,6 +772,9 @@ int VersionsUnpublish(const Call& call) {
   return rc;
 }
 
+// What `logs` reads per request of GET /executions.
+constexpr int64_t kExecutionPageSize = 50;
+
 // Set by SIGINT and SIGTERM while `logs --follow` runs: Ctrl-C ends it cleanly.
 volatile std::sig_atomic_t g_stop_following = 0;
 
@@ -852,7 +785,8 @@ void StopFollowing(int) {
 // One page of the function's executions, newest first.
 Result<ExecutionPage> ReadExecutionPage(ApiClient& client, const std::string& function_id,
                                         const std::string& cursor) {
-  std::string path = Api("/executions?function_id=") + http::UrlEncode(function_id) + "&limit=50";
+  std::string path = Api("/executions?function_id=") + http::UrlEncode(function_id) +
+                     "&limit=" + std::to_string(kExecutionPageSize);
   if (!cursor.empty()) path += "&cursor=" + http::UrlEncode(cursor);
   auto r = client.Get(path);
   if (!r.ok()) return r.status();
@@ -903,20 +837,31 @@ std::string ExecutionLogText(std::string_view detail_json) {
   return out;
 }
 
+// The integer value of option `name` (fallback when absent), when it lies in min..max.
+std::optional<int64_t> IntOption(const Call& call, const std::string& name, int64_t fallback,
+                                 int64_t min, int64_t max) {
+  if (!call.args.Has(name)) return fallback;
+  const std::string text = call.args.Get(name);
+  int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) {
+    return std::nullopt;
+  }
+  return value;
+}
+
 int Logs(const Call& call) {
   const std::string& function_id = call.args.positional[0];
-  const std::string interval_text = call.args.Get("interval-ms", "1000");
-  int64_t interval_ms = 0;
-  auto [end, ec] = std::from_chars(interval_text.data(),
-                                   interval_text.data() + interval_text.size(), interval_ms);
-  if (ec != std::errc() || end != interval_text.data() + interval_text.size() ||
-      interval_ms < 100) {
-    return UsageError(call, "--interval-ms is a number of milliseconds, at least 100");
-  }
+  auto interval_ms = IntOption(call, "interval-ms", 1000, 100, 3'600'000);
+  if (!interval_ms) return UsageError(call, "--interval-ms is 100 to 3600000 milliseconds");
+  auto limit = IntOption(call, "limit", 10, 0, kExecutionPageSize);
+  if (!limit) return UsageError(call, "--limit is 0 to " + std::to_string(kExecutionPageSize));
   const bool follow = call.args.Get("follow", "false") == "true";
   ApiClient client = Client(call);
+  // The first poll is the backlog: the latest executions, like tail's last lines.
   ExecutionFeed feed(
-      [&](const std::string& cursor) { return ReadExecutionPage(client, function_id, cursor); });
+      [&](const std::string& cursor) { return ReadExecutionPage(client, function_id, cursor); },
+      static_cast<size_t>(*limit));
   auto print = [&](const std::string& id) {
     auto r = client.Get(Api("/executions/") + http::UrlEncode(id));
     if (!Succeeded(r)) return ReportFailure(call, r);
@@ -928,35 +873,29 @@ int Logs(const Call& call) {
     std::fflush(stdout);
     return kOk;
   };
-  if (!follow) {
-    // The latest page, oldest first.
-    auto page = ReadExecutionPage(client, function_id, "");
-    if (!page.ok()) {
-      PrintError(page.status().message());
-      return kFailed;
-    }
-    for (auto it = page->ids.rbegin(); it != page->ids.rend(); ++it) {
-      if (int rc = print(*it); rc != kOk) return rc;
-    }
-    return kOk;
+  if (follow) {
+    std::signal(SIGINT, StopFollowing);
+    std::signal(SIGTERM, StopFollowing);
   }
-  std::signal(SIGINT, StopFollowing);
-  std::signal(SIGTERM, StopFollowing);
-  auto first = feed.Poll();
-  if (!first.ok()) {
-    PrintError(first.status().message());
+  auto backlog = feed.Poll();
+  if (!backlog.ok()) {
+    PrintError(backlog.status().message());
     return kFailed;
   }
+  for (const auto& id : *backlog) {
+    if (int rc = print(id); rc != kOk) return rc;
+  }
+  if (!follow) return kOk;
   std::fprintf(stderr, "following the executions of %s (Ctrl-C to stop)\n", function_id.c_str());
   while (g_stop_following == 0) {
     // A signal cuts the wait short: nanosleep returns early with EINTR.
-    struct timespec pause = {static_cast<time_t>(interval_ms / 1000),
-                             static_cast<long>(interval_ms % 1000) * 1'000'000L};
+    struct timespec pause = {static_cast<time_t>(*interval_ms / 1000),
+                             static_cast<long>(*interval_ms % 1000) * 1'000'000L};
     nanosleep(&pause, nullptr);
     if (g_stop_following != 0) break;
     auto fresh = feed.Poll();
     if (!fresh.ok()) {
-      // A restarting server or a dropped connection: say so once per failure, keep following.
+      // A restarting server or a dropped connection: say so, keep following.
       PrintError(fresh.status().message());
       continue;
     }
@@ -1212,10 +1151,10 @@ const std::vector<Command>& Commands() {
        .positional = 1,
        .run = ExecutionsShow},
       {.name = "logs",
-       .usage = "logs FUNCTION_ID [--follow] [--interval-ms MS]",
-       .summary = "Print the logs of the function's latest executions; --follow prints each "
-                  "new one as it comes until Ctrl-C.",
-       .options = {"interval-ms"},
+       .usage = "logs FUNCTION_ID [--limit N] [--follow] [--interval-ms MS]",
+       .summary = "Print the logs of the function's latest N executions (10); --follow then "
+                  "prints each new one as it comes, until Ctrl-C.",
+       .options = {"limit", "interval-ms"},
        .switches = {"follow"},
        .positional = 1,
        .run = Logs},

@@ -142,6 +142,16 @@ int RunDev(const std::vector<std::string>& words) {
       std::fprintf(stderr, "  %s: %s\n", e.field.c_str(), e.message.c_str());
     return kFailed;
   }
+  // The executor's --run-file picks the runtime by the file's extension; the manifest's must
+  // agree, or dev would run what publishing would not.
+  const std::string expected = manifest.runtime == "python"       ? ".py"
+                               : manifest.runtime == "javascript" ? ".js"
+                                                                  : ".lua";
+  if (fs::path(manifest.handler).extension() != expected) {
+    std::fprintf(stderr, "error: the handler of a %s tool must be a %s file for toolgate dev\n",
+                 manifest.runtime.c_str(), expected.c_str());
+    return kUsage;
+  }
   std::optional<std::string> event_text;
   if (args->Has("event")) {
     auto file = ReadText(args->Get("event"));

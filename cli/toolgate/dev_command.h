@@ -36,7 +36,8 @@ std::vector<std::string> DevExecutorArgs(const std::filesystem::path& executor,
                                          std::string_view event_json);
 
 // The command itself; words are what follows "dev". Returns the exit code: 0 when every run
-// completed below status 500, 1 otherwise, 2 for a usage error.
+// completed below status 500, 1 otherwise, 2 for a usage error (a handler whose extension is
+// not its runtime's among them).
 int RunDev(const std::vector<std::string>& words);
 
 }  // namespace toolgate::cli

@@ -25,7 +25,7 @@ Result<std::vector<std::string>> ExecutionFeed::Poll() {
   if (!fresh.empty()) newest_seen_ = fresh.front();
   if (!started_) {
     started_ = true;
-    return std::vector<std::string>{};
+    fresh.resize(std::min(fresh.size(), backlog_));
   }
   std::reverse(fresh.begin(), fresh.end());
   return fresh;

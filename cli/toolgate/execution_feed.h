@@ -26,18 +26,21 @@ class ExecutionFeed {
   // fetch(cursor) reads one page ("" for the newest); its failures come back from Poll.
   using FetchPage = std::function<Result<ExecutionPage>(const std::string& cursor)>;
 
-  // max_pages bounds how far back one poll reads when very many executions came at once: the
-  // oldest of a burst beyond that are skipped rather than read without end.
-  explicit ExecutionFeed(FetchPage fetch, int max_pages = 20)
-      : fetch_(std::move(fetch)), max_pages_(max_pages) {}
+  // backlog: how many of the executions already there the first poll returns (like tail -f's
+  // last lines), at most one page. max_pages bounds how far back one poll reads when very many
+  // executions came at once: the oldest of a burst beyond that are skipped rather than read
+  // without end.
+  explicit ExecutionFeed(FetchPage fetch, size_t backlog = 0, int max_pages = 20)
+      : fetch_(std::move(fetch)), backlog_(backlog), max_pages_(max_pages) {}
 
-  // The first call remembers where the list stands and returns nothing: only what comes later
-  // is new. Each later call returns the ids that appeared since the previous one, oldest first.
+  // The first call remembers where the list stands and returns the newest `backlog` ids there
+  // were; each later call returns the ids that appeared since the previous one. Oldest first.
   // A fetch failure is returned as is, and the next poll starts from the same place.
   Result<std::vector<std::string>> Poll();
 
  private:
   FetchPage fetch_;
+  size_t backlog_;
   int max_pages_;
   bool started_ = false;
   std::string newest_seen_;  // "" while the list was empty

@@ -38,8 +38,9 @@ class FakeExecutions {
   std::vector<std::string> newest_first_;
 };
 
-ExecutionFeed FeedOf(FakeExecutions& api, int max_pages = 20) {
-  return ExecutionFeed([&api](const std::string& cursor) { return api.Page(cursor); }, max_pages);
+ExecutionFeed FeedOf(FakeExecutions& api, int max_pages = 20, size_t backlog = 0) {
+  return ExecutionFeed([&api](const std::string& cursor) { return api.Page(cursor); }, backlog,
+                       max_pages);
 }
 
 using Ids = std::vector<std::string>;
@@ -56,6 +57,20 @@ TEST(ExecutionFeedTest, OnlyWhatComesAfterTheFirstPollIsNew) {
   api.Add("new1");
   EXPECT_EQ(*feed.Poll(), Ids{"new1"});
   EXPECT_EQ(*feed.Poll(), Ids{});
+}
+
+TEST(ExecutionFeedTest, TheFirstPollReturnsTheBacklogOldestFirst) {
+  FakeExecutions api(3);
+  for (const char* id : {"e1", "e2", "e3", "e4"}) api.Add(id);
+  ExecutionFeed feed = FeedOf(api, 20, 2);
+  EXPECT_EQ(*feed.Poll(), (Ids{"e3", "e4"}));
+  api.Add("e5");
+  EXPECT_EQ(*feed.Poll(), Ids{"e5"});
+  // A backlog longer than what there is: all of it.
+  FakeExecutions few(3);
+  few.Add("only");
+  ExecutionFeed long_backlog = FeedOf(few, 20, 10);
+  EXPECT_EQ(*long_backlog.Poll(), Ids{"only"});
 }
 
 TEST(ExecutionFeedTest, ABurstAcrossPagesComesOldestFirst) {

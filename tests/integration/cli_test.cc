@@ -383,6 +383,20 @@ TEST(CliTest, DevRunsAToolLocallyWithItsExamples) {
       config, "dev " + dir.string() + " --event " + (dir / "event.json").string() + " --json");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find(R"(\"got\":100)"), std::string::npos) << r.out;
+  // The executor picks the runtime by the handler's extension: a manifest that disagrees is
+  // refused instead of running something that publishing would not.
+  std::string text;
+  {
+    std::ifstream in(dir / "toolgate.json");
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  std::string python = text;
+  python.replace(python.find("\"lua\""), 5, "\"python\"");
+  std::ofstream(dir / "toolgate.json") << python;
+  r = ToolgateWithProfile(config, "dev " + dir.string());
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("must be a .py file"), std::string::npos) << r.out;
+  std::ofstream(dir / "toolgate.json") << text;
   // A handler that fails is a failed run.
   std::ofstream(dir / "handler.lua")
       << "function service_handler(event, context) error('boom') end\n";
