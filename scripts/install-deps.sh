@@ -5,7 +5,8 @@
 #                                  Python and Node.js interpreters the tools run in
 #   scripts/install-deps.sh test   all of that, and what the tests and benchmarks need on top
 #                                  (scripts/test.sh): GoogleTest, Chromium and the npm packages of
-#                                  the browser and MCP SDK tests, wrk and the benchmark peers
+#                                  the browser and MCP SDK tests, zsh (completion test), wrk and
+#                                  the benchmark peers
 # Idempotent: installs only what is missing. Needs root (or sudo).
 set -euo pipefail
 
@@ -18,7 +19,7 @@ run_packages=(
 )
 test_packages=(
   libgtest-dev libgmock-dev wrk python3-yaml chromium python3-uvicorn python3-uvloop
-  python3-httptools prometheus
+  python3-httptools prometheus zsh
 )
 case "$purpose" in
   run) packages=("${run_packages[@]}") ;;

@@ -33,6 +33,28 @@ std::string BashCompletes(const std::string& script, const std::vector<std::stri
   return out;
 }
 
+// What zsh's completion offers for `words` with the cursor on the last one: the script runs in
+// zsh with the completion system's builtins standing in, each printing what it would offer
+// (_describe its "word:summary" entries, compadd its words, _files "FILES").
+std::string ZshCompletes(const std::string& script, const std::vector<std::string>& words) {
+  fs::path file = fs::temp_directory_path() / ("tg-completion-" + HexEncode(RandomBytes(4)));
+  std::ofstream(file) << script;
+  std::string array;
+  for (const auto& w : words) array += " '" + w + "'";
+  std::string cmd = "zsh -fc 'compdef() {}; source " + file.string() +
+                    "; _describe() { print -l -- ${(P)${@[-1]}} }; "
+                    "compadd() { print -l -- ${(P)2} }; _files() { print FILES }; words=(" +
+                    array + "); CURRENT=" + std::to_string(words.size()) +
+                    "; PREFIX=" + words.back() + "; _toolgate'";
+  std::string out;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  char buf[4096];
+  while (pipe && fgets(buf, sizeof buf, pipe)) out += buf;
+  int status = pipe ? pclose(pipe) : -1;
+  fs::remove(file);
+  return status == 0 ? out : "zsh failed (" + std::to_string(status) + "): " + out;
+}
+
 const std::vector<CompletionCommand> kTable = {
     {"login", "Sign in.", {"--email", "--password"}},
     {"keys create", "Create a key.", {"--name", "--scopes"}},
@@ -78,6 +100,22 @@ TEST(CompletionTest, ZshScriptDescribesEachWord) {
   EXPECT_NE(script.find("'dev:Run it'\\''s tool here.'"), std::string::npos) << script;
   EXPECT_NE(script.find("'keys create') flags=(--name --scopes) ;;"), std::string::npos);
   EXPECT_NE(script.find("compdef _toolgate toolgate"), std::string::npos);
+}
+
+TEST(CompletionTest, ZshCompletesCommandsSubcommandsFlagsAndFiles) {
+  std::string script = ZshCompletion(kTable);
+  EXPECT_EQ(ZshCompletes(script, {"toolgate", ""}),
+            "login:Sign in.\nkeys:create, list\ndev:Run it's tool here.\n");
+  EXPECT_EQ(ZshCompletes(script, {"toolgate", "keys", ""}),
+            "create:Create a key.\nlist:List keys.\n");
+  EXPECT_EQ(ZshCompletes(script, {"toolgate", "keys", "create", "--"}), "--name\n--scopes\n");
+  EXPECT_EQ(ZshCompletes(script, {"toolgate", "dev", "to"}), "FILES\n");
+  // The real table: every flag of publish, global ones included.
+  std::string flags =
+      ZshCompletes(ZshCompletion(CompletionCommands()), {"toolgate", "publish", "--"});
+  for (const char* flag : {"--bump", "--json", "--profile", "--url", "--api-key"}) {
+    EXPECT_NE(flags.find(std::string(flag) + "\n"), std::string::npos) << flag << "\n" << flags;
+  }
 }
 
 TEST(CompletionTest, OnlyBashAndZsh) {
