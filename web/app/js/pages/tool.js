@@ -35,8 +35,8 @@ async function loadViewer(functionId) {
   };
 }
 
+// "Latest (1.2.0)", then every version, a deprecated one marked so.
 function versionOptions(detail) {
-  const versions = (detail.versions || []).map((v) => v.version);
   return [{ value: '', label: detail.latest_version ? `Latest (${detail.latest_version})` : 'Latest' },
     ...(detail.versions || []).map((v) => ({ value: v.version, label: v.deprecated ? `${v.version} (deprecated)` : v.version }))];
 }
