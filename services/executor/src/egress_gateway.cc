@@ -194,6 +194,38 @@ std::vector<std::string> EgressProxyEnv() {
           "TOOLGATE_EGRESS_PROXY=127.0.0.1:" + std::to_string(kEgressProxyPort)};
 }
 
+Result<std::vector<EgressEndpoint>> ResolveEgressEndpoints(std::string_view text) {
+  std::string_view rest = text;
+  if (size_t scheme = rest.find("://"); scheme != std::string_view::npos) {
+    rest.remove_prefix(scheme + 3);
+  }
+  if (size_t at = rest.rfind('@'); at != std::string_view::npos) rest.remove_prefix(at + 1);
+  if (size_t slash = rest.find('/'); slash != std::string_view::npos) rest = rest.substr(0, slash);
+  std::string host;
+  int port = 0;
+  if (!SplitAuthority(rest, host, port, 0)) {
+    return Status::InvalidArgument("\"" + std::string(text) + "\" is not host:port");
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  std::string name = Unbracketed(host);
+  if (int rc = ::getaddrinfo(name.c_str(), nullptr, &hints, &found); rc != 0) {
+    return Status::InvalidArgument("cannot resolve " + name + ": " + ::gai_strerror(rc));
+  }
+  std::vector<EgressEndpoint> out;
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    auto ip = IpAddress::FromSockaddr(a->ai_addr, a->ai_addrlen);
+    if (!ip) continue;
+    bool seen = std::any_of(out.begin(), out.end(),
+                            [&](const EgressEndpoint& e) { return e.address == *ip; });
+    if (!seen) out.push_back({*ip, port});
+  }
+  ::freeaddrinfo(found);
+  return out;
+}
+
 // ---------------------------------------------------------------------------------------------
 // A door's shared state: what the loop reads and the calling thread writes.
 

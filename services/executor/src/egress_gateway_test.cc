@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "toolgate/base/time.h"
+#include "toolgate/executor/process_runtime.h"
 
 namespace toolgate::executor {
 namespace {
@@ -391,6 +392,101 @@ TEST(EgressGatewayTest, ProxyEnvironmentNamesTheDoor) {
         "NO_PROXY=", "TOOLGATE_EGRESS_PROXY=127.0.0.1:3128"}) {
     EXPECT_NE(std::find(env.begin(), env.end(), expected), env.end()) << expected;
   }
+}
+
+// --- Through a real sandbox ---------------------------------------------------------------------
+// A Python handler in a sandboxed worker whose only way out is its door: the upstream listens on
+// the executor's loopback, which the sandbox's own loopback is not.
+
+class EgressSandboxTest : public ::testing::Test {
+ protected:
+  EgressSandboxTest()
+      : gateway_(Gateway(LoopbackAllowed())),
+        pool_({.max_workers = 4, .spares_per_shape = 0, .upkeep_interval_ms = 0}),
+        python_(Language::kPython, Config(gateway_.get()), RuntimeLimits{}, pool_, nullptr) {}
+
+  static ProcessRuntimeConfig Config(EgressGateway* gateway) {
+    ProcessRuntimeConfig config;
+    config.runtime_dir = TOOLGATE_RUNTIME_DIR;
+    config.egress = gateway;
+    return config;
+  }
+
+  ExecutionOutcome Py(const std::string& code, const std::string& event, const EgressList& egress) {
+    Invocation inv;
+    inv.code = code;
+    inv.event_json = event;
+    inv.execution_id = "exec-1";
+    inv.function_id = "fn-egress";
+    inv.version = std::to_string(++version_);
+    inv.caller_org_id = "org-a";
+    inv.timeout_ms = 10000;
+    inv.memory_mb = 256;
+    inv.egress = &egress;
+    return python_.Run(inv);
+  }
+
+  std::unique_ptr<EgressGateway> gateway_;  // outlives the pool's workers and their doors
+  WorkerPool pool_;
+  ProcessRuntime python_;
+  int version_ = 0;
+};
+
+constexpr char kPyFetch[] = R"(import urllib.request, urllib.error
+def service_handler(event, context):
+    try:
+        with urllib.request.urlopen(event["url"], timeout=5) as r:
+            return {"status": r.status, "body": r.read().decode()}
+    except urllib.error.HTTPError as e:
+        return {"status": e.code, "refused": e.headers.get("X-Toolgate-Egress-Refused")}
+)";
+
+TEST_F(EgressSandboxTest, PythonUrllibReachesAnAllowedUpstreamThroughTheDoor) {
+  Upstream upstream([](int fd) {
+    ReadHead(fd);
+    WriteAll(fd, kAnswer);
+  });
+  const std::string authority = "127.0.0.1:" + std::to_string(upstream.port());
+  auto out =
+      Py(kPyFetch, R"({"url":"http://)" + authority + R"(/q?token=s3cret"})", List({authority}));
+  ASSERT_EQ(out.kind, ExecutionOutcome::Kind::kCompleted) << out.body << out.logs;
+  EXPECT_EQ(out.body, R"({"status":201,"body":"hello"})") << out.logs;
+  ASSERT_EQ(out.egress.requests.size(), 1u);
+  EXPECT_EQ(out.egress.requests[0].status, 201);
+  EXPECT_EQ(out.egress.requests[0].host, "127.0.0.1");
+  EXPECT_GT(out.egress.bytes, 0);
+}
+
+TEST_F(EgressSandboxTest, PythonSeesTheRefusalAndItsRule) {
+  Upstream upstream([](int) {});
+  const std::string authority = "127.0.0.1:" + std::to_string(upstream.port());
+  auto out = Py(kPyFetch, R"({"url":"http://)" + authority + R"(/"})", List({"api.example.com"}));
+  EXPECT_EQ(out.body, R"({"status":403,"refused":")" + authority +
+                          R"( is not in this version's egress list"})")
+      << out.logs;
+  ASSERT_EQ(out.egress.requests.size(), 1u);
+  EXPECT_EQ(out.egress.requests[0].refused, "not in the egress list");
+}
+
+TEST_F(EgressSandboxTest, DirectSocketsStillFail) {
+  Upstream upstream([](int) {});
+  auto accepted = upstream.accepted();
+  auto out = Py(R"(import socket
+def service_handler(event, context):
+    results = []
+    for host in ["127.0.0.1", "10.200.0.1", "169.254.169.254"]:
+        try:
+            socket.create_connection((host, event["port"]), timeout=2).close()
+            results.append("connected")
+        except OSError as e:
+            results.append(type(e).__name__)
+    return results
+)",
+                R"({"port":)" + std::to_string(upstream.port()) + "}", List({"*"}));
+  // The sandbox's own loopback has nothing on that port; nothing else has a route.
+  EXPECT_EQ(out.body, R"(["ConnectionRefusedError","OSError","OSError"])") << out.logs;
+  EXPECT_EQ(accepted.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  EXPECT_TRUE(out.egress.requests.empty());
 }
 
 }  // namespace

@@ -62,6 +62,11 @@ struct EgressEndpoint {
   int port = 0;
 };
 
+// The addresses of "host:port", "[v6]:port" or a URL such as "nats://host:port" (scheme and
+// user info ignored), resolved now: every address the name has. Blocking; for start-up.
+// InvalidArgument when it is not of that form or the name does not resolve.
+Result<std::vector<EgressEndpoint>> ResolveEgressEndpoints(std::string_view text);
+
 struct EgressOptions {
   bool enabled = true;                         // false: every request is refused (--no-egress)
   std::vector<core::Cidr> allow_cidrs;         // allowed although a built-in class blocks them
