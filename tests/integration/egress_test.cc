@@ -156,9 +156,9 @@ std::string Authority(int port) {
   return kNet.upstream + ":" + std::to_string(port);
 }
 
-// The system's Redis port, from the configuration the launcher wrote.
-int RedisPort() {
-  std::string conf = ReadText(fs::path(g_system->data_dir()) / "redis" / "redis.conf");
+// The Redis port of system, from the configuration the launcher wrote.
+int RedisPort(const System& system = *g_system) {
+  std::string conf = ReadText(fs::path(system.data_dir()) / "redis" / "redis.conf");
   size_t at = conf.find("\nport ");
   return at == std::string::npos ? 0 : std::atoi(conf.c_str() + at + 6);
 }
@@ -391,6 +391,38 @@ TEST_P(EgressTest, ASlowUpstreamIsCutAtTheDeadlineAndNotCharged) {
   EXPECT_EQ(r.status, 408) << r.body;
   EXPECT_EQ(owner_->Balance(), before);
   EXPECT_TRUE(g_system->WaitHealthy(10000));
+}
+
+TEST_P(EgressTest, PlatformAddressesStayRefusedWhenLoopbackIsAllowed) {
+  // A second, short-lived system whose operator allows 127.0.0.1: the platform's own services
+  // on it are still refused.
+  System local({}, {"TOOLGATE_EGRESS_ALLOW_CIDR=127.0.0.1/32"});
+  Account owner(local, "Loopback Owner");
+  owner.TopUp(100'000'000);
+  std::string key = owner.CreateKey();
+  const std::string edge = local.url().substr(local.url().rfind(':') + 1);
+  const std::string redis = std::to_string(RedisPort(local));
+  for (const std::string& port : {redis, edge}) {
+    SCOPED_TRACE(port);
+    const std::string authority = "127.0.0.1:" + port;
+    std::string fn = owner.CreateFunction(std::string(GetParam().name) + " platform probe");
+    std::string body = R"({"version":"1","runtime":")" + std::string(GetParam().name) +
+                       R"(","compute_type":"CPU","input_schema":{"type":"object"},"code":)" +
+                       JsonWriter::Quote(GetParam().code) + R"(,"egress":[")" + authority +
+                       R"("]})";
+    auto published = owner.session().Post("/api/v1/functions/" + fn + "/versions", body);
+    ASSERT_TRUE(published.ok() && published->status == 201)
+        << (published.ok() ? published->body : published.status().ToString());
+    auto r =
+        Invoke(local, key, fn, "1", R"({"event":)" + UrlEvent("http://" + authority + "/") + "}");
+    ASSERT_EQ(r.status, 200) << r.body;
+    std::string answer = StringField(r.body, "body");
+    EXPECT_EQ(StringField(answer, "outcome"), "refused") << answer;
+    EXPECT_EQ(StringField(answer, "message"),
+              "egress to " + authority + " is blocked: a platform address")
+        << answer;
+  }
+  EXPECT_TRUE(local.WaitHealthy(10000));
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, EgressTest, ::testing::ValuesIn(kRuntimes),
