@@ -136,7 +136,7 @@ std::string Answer(int status, std::string_view reason, std::string_view header,
 }
 
 std::string Refusal(const std::string& message) {
-  return Answer(403, "Forbidden", "X-Toolgate-Egress-Refused", message);
+  return Answer(403, "Forbidden", kEgressRefusedHeader, message);
 }
 
 std::string Failure(int status, const std::string& message) {
@@ -144,7 +144,7 @@ std::string Failure(int status, const std::string& message) {
                 status == 504   ? "Gateway Timeout"
                 : status == 400 ? "Bad Request"
                                 : "Bad Gateway",
-                "X-Toolgate-Egress-Error", message);
+                kEgressErrorHeader, message);
 }
 
 // The listening socket, made in the caller's current network namespace.

@@ -51,6 +51,12 @@ namespace toolgate::executor {
 // each has a loopback of its own, and a fixed port lets the environment be fixed before spawn.
 constexpr int kEgressProxyPort = 3128;
 
+// The headers of the gateway's own answers, which the runtimes' HTTP facilities turn into errors
+// a handler can catch: a rule refused the request (403), or the upstream failed (502) or the
+// call's deadline passed (504). The value is the message, also the answer's body.
+constexpr char kEgressRefusedHeader[] = "X-Toolgate-Egress-Refused";
+constexpr char kEgressErrorHeader[] = "X-Toolgate-Egress-Error";
+
 // HTTP_PROXY, HTTPS_PROXY, http_proxy, https_proxy (http://127.0.0.1:3128), NO_PROXY and
 // no_proxy (empty) and TOOLGATE_EGRESS_PROXY (127.0.0.1:3128), as "NAME=value".
 std::vector<std::string> EgressProxyEnv();
