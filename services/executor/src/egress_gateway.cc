@@ -194,6 +194,25 @@ std::vector<std::string> EgressProxyEnv() {
           "TOOLGATE_EGRESS_PROXY=127.0.0.1:" + std::to_string(kEgressProxyPort)};
 }
 
+Result<std::vector<IpAddress>> ResolveWithSystem(const std::string& name) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (int rc = ::getaddrinfo(name.c_str(), nullptr, &hints, &found); rc != 0) {
+    return Status::Unavailable(::gai_strerror(rc));
+  }
+  std::vector<IpAddress> addresses;
+  for (addrinfo* a = found; a != nullptr && addresses.size() < kMaxAddresses; a = a->ai_next) {
+    auto ip = IpAddress::FromSockaddr(a->ai_addr, a->ai_addrlen);
+    if (ip && std::find(addresses.begin(), addresses.end(), *ip) == addresses.end()) {
+      addresses.push_back(*ip);
+    }
+  }
+  ::freeaddrinfo(found);
+  return addresses;
+}
+
 Result<std::vector<EgressEndpoint>> ResolveEgressEndpoints(std::string_view text) {
   std::string_view rest = text;
   if (size_t scheme = rest.find("://"); scheme != std::string_view::npos) {
@@ -206,23 +225,13 @@ Result<std::vector<EgressEndpoint>> ResolveEgressEndpoints(std::string_view text
   if (!SplitAuthority(rest, host, port, 0)) {
     return Status::InvalidArgument("\"" + std::string(text) + "\" is not host:port");
   }
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
   std::string name = Unbracketed(host);
-  if (int rc = ::getaddrinfo(name.c_str(), nullptr, &hints, &found); rc != 0) {
-    return Status::InvalidArgument("cannot resolve " + name + ": " + ::gai_strerror(rc));
+  auto addresses = ResolveWithSystem(name);
+  if (!addresses.ok()) {
+    return Status::InvalidArgument("cannot resolve " + name + ": " + addresses.status().message());
   }
   std::vector<EgressEndpoint> out;
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    auto ip = IpAddress::FromSockaddr(a->ai_addr, a->ai_addrlen);
-    if (!ip) continue;
-    bool seen = std::any_of(out.begin(), out.end(),
-                            [&](const EgressEndpoint& e) { return e.address == *ip; });
-    if (!seen) out.push_back({*ip, port});
-  }
-  ::freeaddrinfo(found);
+  for (const IpAddress& address : *addresses) out.push_back({address, port});
   return out;
 }
 
@@ -659,24 +668,14 @@ class EgressGateway::Loop {
 
   void Resolve(uint64_t id, const std::string& host) {
     resolver_->Submit([this, id, name = Unbracketed(host)] {
-      addrinfo hints{};
-      hints.ai_family = AF_UNSPEC;
-      hints.ai_socktype = SOCK_STREAM;
-      addrinfo* found = nullptr;
-      int rc = ::getaddrinfo(name.c_str(), nullptr, &hints, &found);
+      auto found = options_.resolve ? options_.resolve(name) : ResolveWithSystem(name);
       std::vector<IpAddress> addresses;
       std::string error;
-      if (rc != 0) {
-        error = ::gai_strerror(rc);
+      if (found.ok()) {
+        addresses = std::move(*found);
+        if (addresses.size() > kMaxAddresses) addresses.resize(kMaxAddresses);
       } else {
-        for (addrinfo* a = found; a != nullptr && addresses.size() < kMaxAddresses;
-             a = a->ai_next) {
-          auto ip = IpAddress::FromSockaddr(a->ai_addr, a->ai_addrlen);
-          if (ip && std::find(addresses.begin(), addresses.end(), *ip) == addresses.end()) {
-            addresses.push_back(*ip);
-          }
-        }
-        ::freeaddrinfo(found);
+        error = found.status().message();
       }
       Post([this, id, addresses = std::move(addresses), error = std::move(error)] {
         Conn* c = Find(id);

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <functional>
 #include <future>
 #include <thread>
@@ -258,6 +259,71 @@ TEST(EgressGatewayTest, PlatformAddressRefusedEvenWhenAllowed) {
   std::string answer = Exchange(**door, "CONNECT " + authority + " HTTP/1.1\r\n\r\n");
   EXPECT_NE(answer.find("X-Toolgate-Egress-Refused: egress to " + authority +
                         " is blocked: a platform address\r\n"),
+            std::string::npos)
+      << answer;
+}
+
+// A name server under the attacker's control answers a public-looking address first and a
+// private one afterwards (DNS rebinding): the gateway asks once and connects to what it checked.
+TEST(EgressGatewayTest, ResolvesOnceAndConnectsOnlyToTheCheckedAddress) {
+  Upstream upstream([](int fd) {
+    ReadHead(fd);
+    WriteAll(fd, kAnswer);
+  });
+  std::atomic<int> asked{0};
+  EgressOptions options = LoopbackAllowed();
+  options.resolve = [&asked](const std::string& name) -> Result<std::vector<IpAddress>> {
+    if (name != "rebind.test") return Status::Unavailable("unknown name");
+    return std::vector<IpAddress>{*IpAddress::Parse(asked++ == 0 ? "127.0.0.1" : "10.0.0.5")};
+  };
+  auto gateway = Gateway(options);
+  auto door = gateway->OpenDoorOnLoopback();
+  ASSERT_TRUE(door.ok());
+  const std::string authority = "rebind.test:" + std::to_string(upstream.port());
+  (*door)->BeginCall(List({authority}), Later(10000));
+  std::string answer = Exchange(**door, "GET http://" + authority + "/ HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(answer, kAnswer);
+  EXPECT_EQ(asked.load(), 1);
+  CallEgress call = (*door)->EndCall();
+  ASSERT_EQ(call.requests.size(), 1u);
+  EXPECT_EQ(call.requests[0].host, "rebind.test");
+  EXPECT_EQ(call.requests[0].address, "127.0.0.1");
+}
+
+// A name with an allowed and a private address is refused, whichever comes first.
+TEST(EgressGatewayTest, EveryResolvedAddressMustPass) {
+  Upstream upstream([](int) {});
+  auto accepted = upstream.accepted();
+  EgressOptions options = LoopbackAllowed();
+  options.resolve = [](const std::string&) -> Result<std::vector<IpAddress>> {
+    return std::vector<IpAddress>{*IpAddress::Parse("127.0.0.1"), *IpAddress::Parse("10.0.0.5")};
+  };
+  auto gateway = Gateway(options);
+  auto door = gateway->OpenDoorOnLoopback();
+  ASSERT_TRUE(door.ok());
+  const std::string authority = "mixed.test:" + std::to_string(upstream.port());
+  (*door)->BeginCall(List({authority}), Later(10000));
+  std::string answer = Exchange(**door, "CONNECT " + authority + " HTTP/1.1\r\n\r\n");
+  EXPECT_NE(answer.find("X-Toolgate-Egress-Refused: egress to 10.0.0.5 is blocked: private "
+                        "address\r\n"),
+            std::string::npos)
+      << answer;
+  EXPECT_EQ(accepted.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+}
+
+TEST(EgressGatewayTest, AnUnresolvableNameIs502) {
+  EgressOptions options;
+  options.resolve = [](const std::string&) -> Result<std::vector<IpAddress>> {
+    return Status::Unavailable("Name or service not known");
+  };
+  auto gateway = Gateway(options);
+  auto door = gateway->OpenDoorOnLoopback();
+  ASSERT_TRUE(door.ok());
+  (*door)->BeginCall(List({"nowhere.test"}), Later(10000));
+  std::string answer = Exchange(**door, "GET http://nowhere.test/ HTTP/1.1\r\n\r\n");
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 502 Bad Gateway\r\n")) << answer;
+  EXPECT_NE(answer.find("X-Toolgate-Egress-Error: cannot resolve nowhere.test: Name or service "
+                        "not known\r\n"),
             std::string::npos)
       << answer;
 }

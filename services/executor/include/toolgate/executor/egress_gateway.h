@@ -38,6 +38,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,6 +69,10 @@ struct EgressEndpoint {
   int port = 0;
 };
 
+// A name's addresses from the system's resolver (getaddrinfo: /etc/hosts, then DNS), each once,
+// at most 16. Blocking. Unavailable with the resolver's message when it has none.
+Result<std::vector<core::IpAddress>> ResolveWithSystem(const std::string& name);
+
 // The addresses of "host:port", "[v6]:port" or a URL such as "nats://host:port" (scheme and
 // user info ignored), resolved now: every address the name has. Blocking; for start-up.
 // InvalidArgument when it is not of that form or the name does not resolve.
@@ -80,6 +85,9 @@ struct EgressOptions {
   std::vector<EgressEndpoint> deny_endpoints;  // the platform's NATS, Redis, PostgreSQL, edge
   int64_t max_bytes_per_call = 64 << 20;       // both directions, all of a call's requests
   size_t resolver_threads = 2;
+  // How names are resolved: blocking, on a resolver thread, exactly once per request (the
+  // gateway connects only to what this returned and it checked). Empty: ResolveWithSystem.
+  std::function<Result<std::vector<core::IpAddress>>(const std::string& name)> resolve;
   size_t max_connections_per_door = 32;
 };
 
