@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -448,6 +449,17 @@ TEST(EgressGatewayTest, EndCallClosesTheCallsConnections) {
   EXPECT_EQ(ReadAll(fd), "");  // closed by the call's end, long before its deadline
   ::close(fd);
   release.set_value();
+}
+
+TEST(EgressGatewayTest, NoDoorInTheNamespaceOfAProcessThatIsGone) {
+  auto gateway = Gateway(EgressOptions());
+  pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  auto door = gateway->OpenDoorIn(child);
+  ASSERT_FALSE(door.ok());
+  EXPECT_EQ(door.status().code(), Status::Code::kInternal);
+  EXPECT_NE(door.status().message().find("/ns/net"), std::string::npos) << door.status().message();
 }
 
 TEST(EgressGatewayTest, ProxyEnvironmentNamesTheDoor) {
