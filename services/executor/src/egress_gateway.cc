@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
 #include <functional>
 #include <future>
@@ -24,7 +23,6 @@
 #include <thread>
 #include <unordered_map>
 
-#include "toolgate/base/log.h"
 #include "toolgate/base/process.h"
 #include "toolgate/base/time.h"
 #include "toolgate/metrics/metrics.h"
