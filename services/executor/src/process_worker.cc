@@ -402,6 +402,7 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
         // whole module before it runs any (a spare that died waiting).
         if (ready_ ? written <= call_at : written < call_at) {
           sodium_memzero(out.data(), out.size());
+          if (door_ != nullptr) door_->EndCall();
           Kill();
           reply.kind = WorkerReply::Kind::kNotDelivered;
           return reply;
