@@ -188,12 +188,21 @@ Result<BundleInfo> BundleCheck::Check(std::string_view bytes, std::string_view h
     }
     if (*path == *handler_path) {
       handler_seen = true;
-      info.handler_code.resize(static_cast<size_t>(size));
-      la_ssize_t got =
-          archive_read_data(a.get(), info.handler_code.data(), info.handler_code.size());
-      if (got != size) return EntryError(*path, "cannot be read");
+      info.handler_bytes = static_cast<uint64_t>(size);
+      if (info.handler_bytes <= kMaxHandlerReadBytes) {
+        info.handler_code.resize(static_cast<size_t>(size));
+        size_t filled = 0;
+        while (filled < info.handler_code.size()) {
+          la_ssize_t got = archive_read_data(a.get(), info.handler_code.data() + filled,
+                                             info.handler_code.size() - filled);
+          if (got <= 0) return EntryError(*path, "cannot be read");
+          filled += static_cast<size_t>(got);
+        }
+      }
     }
   }
+  // An archive without entries never showed its filter in the loop.
+  if (archive_filter_code(a.get(), 0) != ARCHIVE_FILTER_GZIP) return not_tar_gz;
   // Nothing may be placed under a link, whichever comes first: unpacking would follow it.
   for (const auto& [path, type] : entries.kinds) {
     std::vector<std::string_view> parts = Components(path);
