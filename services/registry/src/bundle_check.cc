@@ -3,6 +3,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <algorithm>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -164,6 +165,12 @@ Result<BundleInfo> BundleCheck::Check(std::string_view bytes, std::string_view h
     if (!added && (type != AE_IFDIR || seen->second != AE_IFDIR)) {
       return EntryError(*path, "appears twice in the bundle");
     }
+    // Every entry's data counts, whatever its kind: a hard link may carry some too.
+    const la_int64_t size = std::max<la_int64_t>(archive_entry_size(entry), 0);
+    info.unpacked_bytes += static_cast<uint64_t>(size);
+    if (info.unpacked_bytes > limits_.max_unpacked_bytes) {
+      return Status::InvalidArgument("unpacks to more than " + MiB(limits_.max_unpacked_bytes));
+    }
     const char* hardlink = archive_entry_hardlink(entry);
     if (hardlink != nullptr) {
       auto target = CheckBundlePath(hardlink);
@@ -180,12 +187,6 @@ Result<BundleInfo> BundleCheck::Check(std::string_view bytes, std::string_view h
     if (type == AE_IFDIR) continue;
     if (type != AE_IFREG) return EntryError(*path, SpecialKind(type));
     entries.regular.insert(*path);
-    const la_int64_t size = archive_entry_size(entry);
-    if (size < 0) return EntryError(*path, "has no size");
-    info.unpacked_bytes += static_cast<uint64_t>(size);
-    if (info.unpacked_bytes > limits_.max_unpacked_bytes) {
-      return Status::InvalidArgument("unpacks to more than " + MiB(limits_.max_unpacked_bytes));
-    }
     if (*path == *handler_path) {
       handler_seen = true;
       info.handler_bytes = static_cast<uint64_t>(size);

@@ -36,7 +36,7 @@ struct BundleLimits {
 struct BundleInfo {
   std::string digest;           // SHA-256 of the archive's bytes, lower-case hex
   uint64_t size_bytes = 0;      // the archive's size (compressed)
-  uint64_t unpacked_bytes = 0;  // the sum of the entries' sizes
+  uint64_t unpacked_bytes = 0;  // the sum of the entries' sizes (their data, of every kind)
   int64_t files = 0;            // entries of every kind
   uint64_t handler_bytes = 0;   // the handler's size
   // The handler's contents, for its syntax check; read only when handler_bytes is at most
