@@ -544,11 +544,12 @@ int RunUp(const std::vector<std::string>& args) {
       },
       reaper->get());
 
-  // NATS: large enough messages for a 6 MiB body plus the job around it; one user per service,
-  // allowed only its own subjects (core::BusUsers()). 0600: it holds the passwords.
+  // NATS: messages large enough for a published bundle (core::kNatsMaxPayloadBytes); one user
+  // per service, allowed only its own subjects (core::BusUsers()). 0600: it holds the passwords.
   WriteFileAtomically(data / "nats" / "nats.conf",
                       "listen: 127.0.0.1:" + std::to_string(nats_port) +
-                          "\nmax_payload: 16777216\nmax_pending: 268435456\npid_file: \"" +
+                          "\nmax_payload: " + std::to_string(core::kNatsMaxPayloadBytes) +
+                          "\nmax_pending: 268435456\npid_file: \"" +
                           (data / "run" / "nats.pid").string() + "\"\n" +
                           core::NatsAuthorization([&](const std::string& user) {
                             return "\"" + creds.nats.at(user) + "\"";
