@@ -20,11 +20,19 @@ Result<bool> RegistryStore::UnpublishVersion(const std::string& function_id,
   Status s = pool_.Transaction([&](pg::Conn& conn) -> Status {
     auto gone = conn.Exec(
         "DELETE FROM registry.versions WHERE function_id = $1 AND version = $2 "
-        "RETURNING p1, p2, p3, p4",
+        "RETURNING p1, p2, p3, p4, bundle_digest",
         {function_id, version});
     if (!gone.ok()) return gone.status();
     if (gone->empty()) return Status::Ok();
     found = true;
+    // Its bundle goes too when no other version publishes it (as when a function is deleted).
+    if (!gone->IsNull(0, 4)) {
+      auto bundle = conn.Exec(
+          "DELETE FROM registry.bundles b WHERE b.digest = $1 AND NOT EXISTS "
+          "(SELECT 1 FROM registry.versions v WHERE v.bundle_digest = b.digest)",
+          {gone->Str(0, 4)});
+      if (!bundle.ok()) return bundle.status();
+    }
     auto kept = conn.Exec(
         "INSERT INTO registry.unpublished_versions (function_id, version, p1, p2, p3, p4) "
         "VALUES ($1, $2, $3, $4, $5, $6)",

@@ -7,6 +7,7 @@
 
 #include "toolgate/bus/bus.h"
 #include "toolgate/core/http.h"
+#include "toolgate/registry/bundle_check.h"
 #include "toolgate/registry/function_cache.h"
 #include "toolgate/registry/store.h"
 #include "toolgate/registry/syntax_check.h"
@@ -18,7 +19,9 @@ class RegistryApi {
   // store, bus and cache must outlive the api. Thread-safe. cache is this replica's invoke
   // cache: a change drops its entries here before the answer, so that a call right after the
   // change never sees the old state on this replica (other replicas hear the broadcast event).
-  RegistryApi(RegistryStore& store, bus::Bus& bus, SyntaxChecker check, FunctionCache& cache);
+  // bundle_limits bound the bundles that versions publish.
+  RegistryApi(RegistryStore& store, bus::Bus& bus, SyntaxChecker check, FunctionCache& cache,
+              BundleLimits bundle_limits = {});
 
   // Adds POST/PATCH/GET /functions..., POST /functions/{id}/versions, PATCH and DELETE
   // /functions/{id}/versions/{version} and /workspace/tools.
@@ -36,6 +39,8 @@ class RegistryApi {
   v1::HttpResponse SetToolEnvKeys(const core::Request& r);
   v1::HttpResponse GetToolEnvKeys(const core::Request& r);
   v1::HttpResponse ClearToolEnvKeys(const core::Request& r);
+  // POST /functions/{id}/versions: a JSON body, or multipart/form-data with the JSON fields in
+  // a part "metadata" and the bundle's archive in a part "bundle".
   v1::HttpResponse PublishVersion(const core::Request& r);
   // PATCH /functions/{id}/versions/{version} {"deprecated": bool}: 200; the publishing
   // organization's only. A deprecated version still runs; the detail marks it.
@@ -59,6 +64,7 @@ class RegistryApi {
   FunctionCache& cache_;
   bus::Bus& bus_;
   SyntaxChecker check_;
+  BundleCheck bundles_;
 };
 
 }  // namespace toolgate::registry

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "toolgate/pg/pg.h"
+#include "toolgate/registry/code_cache.h"
 #include "toolgate/registry/execution_counter.h"
 #include "toolgate/registry/function_cache.h"
 #include "toolgate/registry/requests.h"
@@ -53,7 +54,14 @@ struct VersionRecord {
   int32_t memory_mb = 0;
   std::string examples_json;
   int64_t published_at_ms = 0;
-  int64_t price_micro_usd = 0;  // fixed at publishing
+  int64_t price_micro_usd = 0;      // fixed at publishing
+  std::vector<std::string> egress;  // as published
+  // A bundle version's entry file, bundle digest, archive size and entry count; handler and
+  // bundle_digest are "" for single-file code. Filled by every method, ListVersions included.
+  std::string handler;
+  std::string bundle_digest;
+  int64_t bundle_size_bytes = 0;
+  int64_t bundle_files = 0;
 };
 
 // One line of GET /workspace/tools.
@@ -100,12 +108,14 @@ class RegistryStore : public FunctionSource {
   // One version with its schema, keys and examples; nullopt when not published.
   Result<std::optional<VersionRecord>> GetVersion(const std::string& function_id,
                                                   const std::string& version);
-  // Publishes draft; Conflict when a version comparing equal is already published.
+  // Publishes draft; Conflict when a version comparing equal is already published. A bundle is
+  // stored under its digest unless a row holds it already, in the same transaction as the
+  // version: a failed publish leaves neither.
   Result<VersionRecord> InsertVersion(const std::string& function_id, const VersionDraft& draft);
   // Whether a version comparing equal to parsed is published.
   Result<bool> HasEqualVersion(const std::string& function_id, const core::Version& parsed);
-  // The code of a published version; nullopt when not published.
-  Result<std::optional<std::string>> LoadCode(const std::string& function_id,
+  // The code or bundle of a published version; nullopt when not published.
+  Result<std::optional<VersionCode>> LoadCode(const std::string& function_id,
                                               const std::string& version);
 
   // Records that org_id added function_id at the returned time (ms); Conflict when it already
@@ -120,8 +130,9 @@ class RegistryStore : public FunctionSource {
   Result<bool> SetVersionDeprecated(const std::string& function_id, const std::string& version,
                                     bool deprecated);
   // Unpublishes version of function_id for good, in one transaction: the version and its code
-  // go, its number is kept in unpublished_versions so that publishing it again is a Conflict
-  // like any published number. False when no such version is published.
+  // go (its bundle too, unless another version publishes it), its number is kept in
+  // unpublished_versions so that publishing it again is a Conflict like any published number.
+  // False when no such version is published.
   Result<bool> UnpublishVersion(const std::string& function_id, const std::string& version);
   // Stores org_id's secret mapping for function_id (X-Env-Keys syntax, already checked),
   // replacing any earlier one.
@@ -133,9 +144,9 @@ class RegistryStore : public FunctionSource {
   Result<std::optional<std::string>> WorkspaceEnvKeys(const std::string& org_id,
                                                       const std::string& function_id);
   // Deletes function_id, which org_id owns, with its versions and everything the registry keeps
-  // about it (workspace adds, favorites, ratings, run counts), in one transaction; returns the
-  // organizations that had added it. NotFound when org_id owns no such function. The billing
-  // records of its executions are billing's and stay.
+  // about it (workspace adds, favorites, ratings, run counts, bundles no other version
+  // publishes), in one transaction; returns the organizations that had added it. NotFound when
+  // org_id owns no such function. The billing records of its executions are billing's and stay.
   Result<std::vector<std::string>> DeleteFunction(const std::string& function_id,
                                                   const std::string& org_id);
   // The functions org_id owns, oldest first.
