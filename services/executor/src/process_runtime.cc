@@ -4,6 +4,7 @@
 
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
+#include "toolgate/executor/bundle_unpack.h"
 #include "toolgate/executor/process_worker.h"
 
 namespace toolgate::executor {
@@ -30,6 +31,21 @@ ExecutionOutcome PlatformFailure(std::string what) {
   return out;
 }
 
+// A worker showing a bundle: keeps the bundle's files on disk for as long as its process lives.
+class BundleWorker : public Worker {
+ public:
+  BundleWorker(std::unique_ptr<Worker> process, BundleRef bundle)
+      : bundle_(std::move(bundle)), process_(std::move(process)) {}
+  WorkerReply Call(const Invocation& invocation, int64_t deadline_us) override {
+    return process_->Call(invocation, deadline_us);
+  }
+  bool Alive() override { return process_->Alive(); }
+
+ private:
+  BundleRef bundle_;  // released after the process is stopped
+  std::unique_ptr<Worker> process_;
+};
+
 std::string PoolKey(std::string_view runtime, const Invocation& inv, int device) {
   std::string key;
   for (std::string_view part : {runtime, inv.function_id, inv.version, inv.caller_org_id}) {
@@ -41,20 +57,26 @@ std::string PoolKey(std::string_view runtime, const Invocation& inv, int device)
 }
 
 // What a worker process depends on before its first call (WorkerSandboxSpec, and the options
-// StartWorker derives from the same values): "python 128MB", "python 128MB gpu0".
-std::string WorkerShape(std::string_view runtime, int64_t memory_mb, int device) {
+// StartWorker derives from the same values): "python 128MB", "python 128MB gpu0", and with
+// its bundle's digest for a bundle version's (a shape no spare has).
+std::string WorkerShape(std::string_view runtime, int64_t memory_mb, int device,
+                        const BundleRef& bundle = nullptr) {
   std::string shape(runtime);
   shape += " " + std::to_string(memory_mb) + "MB";
   if (device >= 0) shape += " gpu" + std::to_string(device);
+  if (bundle) shape += " bundle " + bundle->digest;
   return shape;
 }
 
 // A worker of language with memory_mb on device (-1: none), holding pool slot, its cgroup in
-// cgroup_group ("spare", or the organization's for a worker started for its call).
+// cgroup_group ("spare", or the organization's for a worker started for its call), showing
+// bundle (null: none).
 Result<std::unique_ptr<Worker>> StartWorker(Language language, const ProcessRuntimeConfig& config,
                                             const RuntimeLimits& limits, int64_t memory_mb,
-                                            int device, int slot, const std::string& cgroup_group) {
-  const SandboxSpec spec = WorkerSandboxSpec(language, config, memory_mb, slot, device);
+                                            int device, int slot, const std::string& cgroup_group,
+                                            const BundleRef& bundle = nullptr) {
+  const SandboxSpec spec = WorkerSandboxSpec(language, config, memory_mb, slot, device,
+                                             bundle ? bundle->dir : std::string());
   auto plan = BuildSandboxPlan(spec);
   if (!plan.ok()) return plan.status();
   ProcessWorkerOptions options;
@@ -79,6 +101,7 @@ Result<std::unique_ptr<Worker>> StartWorker(Language language, const ProcessRunt
   }
   auto worker = ProcessWorker::Start(*plan, options);
   if (!worker.ok()) return worker.status();
+  if (bundle) return std::unique_ptr<Worker>(new BundleWorker(std::move(*worker), bundle));
   return std::unique_ptr<Worker>(std::move(*worker));
 }
 
@@ -89,14 +112,16 @@ int64_t DefaultMemoryMb(Language language) {
 }
 
 SandboxSpec WorkerSandboxSpec(Language language, const ProcessRuntimeConfig& config,
-                              int64_t memory_mb, int slot, int device) {
+                              int64_t memory_mb, int slot, int device,
+                              const std::string& bundle_dir) {
   SandboxSpec spec;
   const uint64_t memory = static_cast<uint64_t>(std::max<int64_t>(memory_mb, 1)) * kMiB;
   const std::string runtime = kSandboxRuntimeDir;
   if (language == Language::kPython) {
-    // -I: no user site, no PYTHON* variables, no script directory on sys.path; -B: no .pyc
-    // writes; -u: output reaches the log as it is printed.
-    spec.argv = {config.python, "-I", "-B", "-u", runtime + "/python/worker.py"};
+    // -I: no user site, no PYTHON* variables, no script directory on sys.path; -S: no site,
+    // so none of the host's site-packages (worker.py adds a virtual environment's own, the
+    // operator's choice); -B: no .pyc writes; -u: output reaches the log as it is printed.
+    spec.argv = {config.python, "-I", "-S", "-B", "-u", runtime + "/python/worker.py"};
     if (!config.gpu) spec.limits.address_space_bytes = memory + kPythonAddressSpaceRoom;
   } else if (language == Language::kLua) {
     // Lua's allocator holds the handler to memory_mb; the rlimit is a backstop.
@@ -110,6 +135,7 @@ SandboxSpec WorkerSandboxSpec(Language language, const ProcessRuntimeConfig& con
   }
   spec.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"};
   spec.read_only_binds = {{config.runtime_dir, runtime}};
+  if (!bundle_dir.empty()) spec.data_binds = {{bundle_dir, kSandboxBundleDir}};
   spec.system_paths.insert(spec.system_paths.end(), config.extra_read_only.begin(),
                            config.extra_read_only.end());
   spec.host_root_uid = config.uid_base;
@@ -156,7 +182,15 @@ std::string_view ProcessRuntime::name() const {
   return "";
 }
 
-ExecutionOutcome ProcessRuntime::Run(const Invocation& inv) {
+ExecutionOutcome ProcessRuntime::Run(const Invocation& call) {
+  // The worker reads a bundle where its sandbox shows it.
+  Invocation inv = call;
+  if (inv.bundle) {
+    if (!IsBundlePath(inv.handler)) {
+      return PlatformFailure("not a path inside the bundle: " + std::string(inv.handler));
+    }
+    inv.bundle_root = kSandboxBundleDir;
+  }
   const int64_t deadline_us = MonotonicUs() + inv.timeout_ms * 1000;
   // Held until the call is over: at most calls_per_gpu calls on a device at once.
   std::optional<GpuSlots::Slot> gpu_slot =
@@ -167,10 +201,10 @@ ExecutionOutcome ProcessRuntime::Run(const Invocation& inv) {
   const int device = gpu_slot ? gpu_slot->device() : -1;
 
   const std::string key = PoolKey(name(), inv, device);
-  const std::string shape = WorkerShape(name(), inv.memory_mb, device);
+  const std::string shape = WorkerShape(name(), inv.memory_mb, device, inv.bundle);
   auto start = [&](int slot) {
     return StartWorker(language_, config_, limits_, inv.memory_mb, device, slot,
-                       CgroupTree::GroupFor(inv.caller_org_id));
+                       CgroupTree::GroupFor(inv.caller_org_id), inv.bundle);
   };
 
   WorkerReply reply;
