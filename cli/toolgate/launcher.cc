@@ -44,8 +44,8 @@ namespace toolgate::cli {
 namespace {
 
 constexpr const char* kProgram = "toolgate up";
-const std::vector<std::string> kServices = {"auth", "registry", "secrets", "billing", "executor",
-                                            "edge"};
+const std::vector<std::string> kServices = {"auth",    "registry", "secrets",
+                                            "billing", "executor", "edge"};
 
 [[noreturn]] void Fail(const std::string& what) {
   std::fprintf(stderr, "%s: %s\n", kProgram, what.c_str());
@@ -141,14 +141,12 @@ void EnsureKeys(const fs::path& keys) {
   if (!fs::exists(keys / "executor.key")) {
     unsigned char pk[crypto_box_PUBLICKEYBYTES], sk[crypto_box_SECRETKEYBYTES];
     crypto_box_keypair(pk, sk);
-    WriteFileAtomically(keys / "executor.pub",
-                        Base64Encode(std::string_view(reinterpret_cast<char*>(pk), sizeof pk)) +
-                            "\n",
-                        0644);
-    WriteFileAtomically(keys / "executor.key",
-                        Base64Encode(std::string_view(reinterpret_cast<char*>(sk), sizeof sk)) +
-                            "\n",
-                        0600);
+    WriteFileAtomically(
+        keys / "executor.pub",
+        Base64Encode(std::string_view(reinterpret_cast<char*>(pk), sizeof pk)) + "\n", 0644);
+    WriteFileAtomically(
+        keys / "executor.key",
+        Base64Encode(std::string_view(reinterpret_cast<char*>(sk), sizeof sk)) + "\n", 0600);
     sodium_memzero(sk, sizeof sk);
   }
 }
@@ -292,7 +290,8 @@ void EnsureDatabase(int port, const std::string& password, int timeout_ms, Super
   PQclear(r);
   if (!exists) {
     r = PQexec(conn, "CREATE DATABASE toolgate");
-    if (PQresultStatus(r) != PGRES_COMMAND_OK) Fail(std::string("CREATE DATABASE: ") + PQerrorMessage(conn));
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+      Fail(std::string("CREATE DATABASE: ") + PQerrorMessage(conn));
     PQclear(r);
   }
   PQfinish(conn);
@@ -486,10 +485,12 @@ int RunUp(const std::vector<std::string>& args) {
   Credentials creds = EnsureCredentials(data / "keys");
   PgUser pg_user = PostgresUser();
   fs::create_directories(data / "pg");
-  if (pg_user.uid != 0) {
-    // The postgres user must be able to reach its cluster inside our data directory.
-    fs::permissions(data, fs::perms::others_exec, fs::perm_options::add);
-  }
+  // The postgres user must be able to reach its cluster inside our data directory, and the
+  // executors' sandboxes (other uids) the bundles under data/bundles: passing through, never
+  // listing (the directories that hold secrets are 0700).
+  fs::permissions(data, fs::perms::others_exec, fs::perm_options::add);
+  fs::create_directories(data / "bundles");
+  ::chmod((data / "bundles").c_str(), 0711);
 
   int http_port = static_cast<int>(flags.GetInt("http-port"));
   if (http_port < 0 || http_port > 65535) Fail("--http-port must be a port number");
@@ -548,8 +549,10 @@ int RunUp(const std::vector<std::string>& args) {
                             return "\"" + creds.nats.at(user) + "\"";
                           }),
                       0600);
-  if (!fs::exists("/usr/sbin/nats-server")) Fail("nats-server not found (apt-get install nats-server)");
-  if (!fs::exists("/usr/bin/redis-server")) Fail("redis-server not found (apt-get install redis-server)");
+  if (!fs::exists("/usr/sbin/nats-server"))
+    Fail("nats-server not found (apt-get install nats-server)");
+  if (!fs::exists("/usr/bin/redis-server"))
+    Fail("redis-server not found (apt-get install redis-server)");
   Status s =
       supervisor.Start({"nats",
                         {"/usr/sbin/nats-server", "-c", (data / "nats" / "nats.conf").string()},
@@ -643,7 +646,8 @@ int RunUp(const std::vector<std::string>& args) {
     admin_ports[name] = FreePort();
     argv.insert(argv.end(), {"--admin-port", std::to_string(admin_ports[name])});
     if (name == "executor") {
-      argv.insert(argv.end(), {"--pool", "cpu", "--threads", flags.Get("executor-threads")});
+      argv.insert(argv.end(), {"--pool", "cpu", "--threads", flags.Get("executor-threads"),
+                               "--bundle-cache-dir", (data / "bundles" / "cpu").string()});
     }
     if (name == "edge") {
       argv.insert(argv.end(), {"--http-port", std::to_string(http_port), "--host",
@@ -661,7 +665,8 @@ int RunUp(const std::vector<std::string>& args) {
     admin_ports["executor-gpu"] = FreePort();
     s = supervisor.Start({"executor-gpu",
                           {(bin_dir / "toolgate-executor").string(), "--pool", "gpu",
-                           "--admin-port", std::to_string(admin_ports["executor-gpu"])},
+                           "--admin-port", std::to_string(admin_ports["executor-gpu"]),
+                           "--bundle-cache-dir", (data / "bundles" / "gpu").string()},
                           service_env("executor"),
                           (logs / "executor-gpu.log").string(),
                           0,
@@ -698,7 +703,8 @@ int RunUp(const std::vector<std::string>& args) {
               logs.c_str());
   if (demo) {
     Status seeded = SeedDemo(url, data);
-    if (!seeded.ok()) std::fprintf(stderr, "%s: demo seeding failed: %s\n", kProgram, seeded.ToString().c_str());
+    if (!seeded.ok())
+      std::fprintf(stderr, "%s: demo seeding failed: %s\n", kProgram, seeded.ToString().c_str());
   }
   if (detach) {
     std::printf(

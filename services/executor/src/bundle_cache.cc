@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 #include "toolgate/base/crypto.h"
@@ -51,6 +52,8 @@ Result<std::unique_ptr<BundleCache>> BundleCache::Open(BundleCacheOptions option
   }
   while (options.dir.size() > 1 && options.dir.back() == '/') options.dir.pop_back();
   // Others may pass through to a digest's directory, not list which digests are here.
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(options.dir).parent_path(), ec);
   if (::mkdir(options.dir.c_str(), 0711) != 0 && errno != EEXIST) {
     return Status::Internal("cannot make " + options.dir + ": " + std::strerror(errno));
   }
