@@ -44,8 +44,8 @@ namespace toolgate::cli {
 namespace {
 
 constexpr const char* kProgram = "toolgate up";
-const std::vector<std::string> kServices = {"auth",    "registry", "secrets",
-                                            "billing", "executor", "edge"};
+const std::vector<std::string> kServices = {"auth", "registry", "secrets", "billing", "executor",
+                                            "edge"};
 
 [[noreturn]] void Fail(const std::string& what) {
   std::fprintf(stderr, "%s: %s\n", kProgram, what.c_str());
@@ -141,12 +141,14 @@ void EnsureKeys(const fs::path& keys) {
   if (!fs::exists(keys / "executor.key")) {
     unsigned char pk[crypto_box_PUBLICKEYBYTES], sk[crypto_box_SECRETKEYBYTES];
     crypto_box_keypair(pk, sk);
-    WriteFileAtomically(
-        keys / "executor.pub",
-        Base64Encode(std::string_view(reinterpret_cast<char*>(pk), sizeof pk)) + "\n", 0644);
-    WriteFileAtomically(
-        keys / "executor.key",
-        Base64Encode(std::string_view(reinterpret_cast<char*>(sk), sizeof sk)) + "\n", 0600);
+    WriteFileAtomically(keys / "executor.pub",
+                        Base64Encode(std::string_view(reinterpret_cast<char*>(pk), sizeof pk)) +
+                            "\n",
+                        0644);
+    WriteFileAtomically(keys / "executor.key",
+                        Base64Encode(std::string_view(reinterpret_cast<char*>(sk), sizeof sk)) +
+                            "\n",
+                        0600);
     sodium_memzero(sk, sizeof sk);
   }
 }
@@ -290,8 +292,7 @@ void EnsureDatabase(int port, const std::string& password, int timeout_ms, Super
   PQclear(r);
   if (!exists) {
     r = PQexec(conn, "CREATE DATABASE toolgate");
-    if (PQresultStatus(r) != PGRES_COMMAND_OK)
-      Fail(std::string("CREATE DATABASE: ") + PQerrorMessage(conn));
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) Fail(std::string("CREATE DATABASE: ") + PQerrorMessage(conn));
     PQclear(r);
   }
   PQfinish(conn);
@@ -549,10 +550,8 @@ int RunUp(const std::vector<std::string>& args) {
                             return "\"" + creds.nats.at(user) + "\"";
                           }),
                       0600);
-  if (!fs::exists("/usr/sbin/nats-server"))
-    Fail("nats-server not found (apt-get install nats-server)");
-  if (!fs::exists("/usr/bin/redis-server"))
-    Fail("redis-server not found (apt-get install redis-server)");
+  if (!fs::exists("/usr/sbin/nats-server")) Fail("nats-server not found (apt-get install nats-server)");
+  if (!fs::exists("/usr/bin/redis-server")) Fail("redis-server not found (apt-get install redis-server)");
   Status s =
       supervisor.Start({"nats",
                         {"/usr/sbin/nats-server", "-c", (data / "nats" / "nats.conf").string()},
@@ -703,8 +702,7 @@ int RunUp(const std::vector<std::string>& args) {
               logs.c_str());
   if (demo) {
     Status seeded = SeedDemo(url, data);
-    if (!seeded.ok())
-      std::fprintf(stderr, "%s: demo seeding failed: %s\n", kProgram, seeded.ToString().c_str());
+    if (!seeded.ok()) std::fprintf(stderr, "%s: demo seeding failed: %s\n", kProgram, seeded.ToString().c_str());
   }
   if (detach) {
     std::printf(
