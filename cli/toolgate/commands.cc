@@ -632,7 +632,10 @@ int New(const Call& call) {
   const fs::path dir = call.args.positional[0];
   const std::string mcp = call.args.Get("mcp", "false");
   if (mcp != "true" && mcp != "false") return UsageError(call, "--mcp takes no value");
-  auto files = ToolTemplate(call.args.Get("runtime"), mcp == "true", ToolNameFromDir(dir));
+  const std::string bundle = call.args.Get("bundle", "false");
+  if (bundle != "true" && bundle != "false") return UsageError(call, "--bundle takes no value");
+  auto files =
+      ToolTemplate(call.args.Get("runtime"), mcp == "true", ToolNameFromDir(dir), bundle == "true");
   if (!files.ok()) return UsageError(call, files.status().message());
   if (Status s = WriteToolTemplate(dir, *files); !s.ok()) {
     PrintError(s.message());
@@ -699,11 +702,13 @@ const std::vector<Command>& Commands() {
        .positional = 1,
        .run = SecretsDelete},
       {.name = "new",
-       .usage = "new DIR --runtime python|javascript|lua [--mcp]",
+       .usage = "new DIR --runtime python|javascript|lua [--mcp | --bundle]",
        .summary = "Write a new tool into DIR: toolgate.json and a handler (an MCP server with "
-                  "--mcp), ready for `toolgate publish DIR`.",
+                  "--mcp; with --bundle, a bundle's layout: a module beside the handler, "
+                  ".toolgateignore, and package.json for JavaScript), ready for `toolgate "
+                  "publish DIR`.",
        .options = {"runtime"},
-       .switches = {"mcp"},
+       .switches = {"mcp", "bundle"},
        .required = {"runtime"},
        .positional = 1,
        .run = New},
