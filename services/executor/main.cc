@@ -67,7 +67,9 @@ double CoresFlag(const Flags& flags, const std::string& name) {
 
 BundleCacheOptions BundleCacheOptionsFromFlags(const Flags& flags) {
   BundleCacheOptions options;
-  options.dir = std::filesystem::absolute(flags.Get("bundle-cache-dir")).lexically_normal();
+  const std::string dir = flags.Get("bundle-cache-dir");
+  options.dir = dir.empty() ? "/var/lib/toolgate/bundles/" + flags.Get("pool")
+                            : std::filesystem::absolute(dir).lexically_normal().string();
   for (const char* name :
        {"bundle-cache-mb", "bundle-max-mb", "bundle-max-unpacked-mb", "bundle-max-files"}) {
     if (flags.GetInt(name) < 1) core::Die(kName, std::string("--") + name, "must be positive");
@@ -283,9 +285,10 @@ int main(int argc, char** argv) {
   flags.Define("max-response-bytes", "6291456", "largest response body (500 ResponseTooLarge)");
   flags.Define("max-log-bytes", "65536", "largest execution log kept per call");
   flags.Define("code-cache-bytes", "268435456", "memory for cached function code (LRU)");
-  flags.Define("bundle-cache-dir", "./data/bundles",
-               "where bundle versions' bundles are unpacked, one directory per digest (emptied at "
-               "start; every directory above it must let others through)");
+  flags.Define("bundle-cache-dir", "",
+               "where bundle versions' bundles are unpacked, one directory per digest, for this "
+               "executor alone (emptied at start; every directory above it must let others "
+               "through); default /var/lib/toolgate/bundles/<pool>");
   flags.Define("bundle-cache-mb", "2048",
                "disk for unpacked bundles no worker uses (LRU); bundles in use are never removed");
   flags.Define("bundle-max-mb", "50", "largest bundle (.tar.gz) the executor unpacks, in MiB");
