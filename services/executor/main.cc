@@ -65,11 +65,15 @@ double CoresFlag(const Flags& flags, const std::string& name) {
   return value;
 }
 
+std::string BundleCacheDir(const Flags& flags) {
+  const std::string dir = flags.Get("bundle-cache-dir");
+  return dir.empty() ? "/var/lib/toolgate/bundles/" + flags.Get("pool")
+                     : std::filesystem::absolute(dir).lexically_normal().string();
+}
+
 BundleCacheOptions BundleCacheOptionsFromFlags(const Flags& flags) {
   BundleCacheOptions options;
-  const std::string dir = flags.Get("bundle-cache-dir");
-  options.dir = dir.empty() ? "/var/lib/toolgate/bundles/" + flags.Get("pool")
-                            : std::filesystem::absolute(dir).lexically_normal().string();
+  options.dir = BundleCacheDir(flags);
   for (const char* name :
        {"bundle-cache-mb", "bundle-max-mb", "bundle-max-unpacked-mb", "bundle-max-files"}) {
     if (flags.GetInt(name) < 1) core::Die(kName, std::string("--") + name, "must be positive");
@@ -359,6 +363,16 @@ int main(int argc, char** argv) {
   int64_t spares = flags.GetInt("spare-workers");
   if (spares < 0 || spares > max_workers) {
     core::Die(kName, "--spare-workers", "must be 0..--max-workers");
+  }
+
+  // Every worker's /bundle view (bundle_views.h), so bundle versions take spares too. Declared
+  // before the pool: its workers' views go before it.
+  std::unique_ptr<BundleViews> views;
+  if (flags.Get("run-file").empty()) {
+    auto opened = BundleViews::Open(BundleCacheDir(flags) + "/.views");
+    if (!opened.ok()) core::Die(kName, "--bundle-cache-dir", opened.status().message());
+    views = std::move(*opened);
+    process.bundle_views = views.get();
   }
 
   RuntimeLimits limits;

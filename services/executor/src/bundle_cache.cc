@@ -78,7 +78,7 @@ Result<std::unique_ptr<BundleCache>> BundleCache::Open(BundleCacheOptions option
     std::vector<std::string> names;
     while (dirent* e = ::readdir(d)) {
       if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0 &&
-          std::strcmp(e->d_name, ".lock") != 0) {
+          std::strcmp(e->d_name, ".lock") != 0 && std::strcmp(e->d_name, ".views") != 0) {
         names.emplace_back(e->d_name);
       }
     }

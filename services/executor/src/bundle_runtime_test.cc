@@ -2,6 +2,7 @@
 // from testdata/bundles and unpacked as the executor's cache does.
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "testing/tar_builder.h"
 #include "toolgate/base/json.h"
 #include "toolgate/executor/bundle_unpack.h"
+#include "toolgate/executor/bundle_views.h"
 #include "toolgate/executor/lua_runtime.h"
 #include "toolgate/executor/process_runtime.h"
 
@@ -228,6 +230,107 @@ exports.service_handler = () => {
   auto out = Run(node_, "{}", code);
   ASSERT_EQ(out.kind, Kind::kCompleted) << out.failure << out.logs;
   EXPECT_EQ(out.body, R"({"global":"MODULE_NOT_FOUND","globalPaths":0,"debian":0})") << out.logs;
+}
+
+}  // namespace
+}  // namespace toolgate::executor
+
+namespace toolgate::executor {
+namespace {
+
+// Bundles shown to workers after they started (bundle_views.h): spares serve bundle versions.
+class BundleViewsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/bundle-views-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    ASSERT_EQ(::chmod(pattern, 0711), 0);
+    base_ = pattern;
+    auto views = BundleViews::Open(base_ + "/views");
+    ASSERT_TRUE(views.ok()) << views.status().ToString();
+    views_ = std::move(*views);
+  }
+  void TearDown() override {
+    python_.reset();
+    pool_.reset();
+    views_.reset();
+    ASSERT_TRUE(RemoveTree(base_).ok());
+  }
+  void Start(size_t max_workers, size_t spares) {
+    pool_ = std::make_unique<WorkerPool>(WorkerPoolOptions{
+        .max_workers = max_workers, .spares_per_shape = spares, .upkeep_interval_ms = 0});
+    ProcessRuntimeConfig config;
+    config.runtime_dir = TOOLGATE_RUNTIME_DIR;
+    config.bundle_views = views_.get();
+    python_ = std::make_unique<ProcessRuntime>(Language::kPython, config, RuntimeLimits{}, *pool_,
+                                               nullptr);
+  }
+  // A bundle holding handler.py with code, unpacked as the cache does.
+  BundleRef Bundle(const std::string& name, const std::string& code) {
+    std::string dir = base_ + "/" + name;
+    EXPECT_EQ(::mkdir(dir.c_str(), 0755), 0);
+    auto unpacked = UnpackBundle(testing::TarBuilder().File("handler.py", code).Finish(), dir, {});
+    EXPECT_TRUE(unpacked.ok()) << unpacked.status().ToString();
+    return std::make_shared<const BundleFiles>(BundleFiles{name, dir});
+  }
+  ExecutionOutcome Run(const std::string& function_id, const std::string& code,
+                       const BundleRef& bundle) {
+    Invocation inv;
+    inv.code = code;
+    inv.bundle = bundle;
+    inv.handler = "handler.py";
+    if (bundle) inv.bundle_root = bundle->dir;
+    inv.event_json = "{}";
+    inv.execution_id = "exec-1";
+    inv.function_id = function_id;
+    inv.version = "1.0";
+    inv.caller_org_id = "org-a";
+    inv.timeout_ms = 10000;
+    inv.memory_mb = 256;
+    return python_->Run(inv);
+  }
+
+  std::string base_;
+  std::unique_ptr<BundleViews> views_;
+  std::unique_ptr<WorkerPool> pool_;
+  std::unique_ptr<ProcessRuntime> python_;
+};
+
+TEST_F(BundleViewsTest, ABundleVersionTakesASpareAndSeesItsBundleReadOnly) {
+  Start(/*max_workers=*/4, /*spares=*/1);
+  ASSERT_EQ(pool_->StartSpares(), 1u);
+  BundleRef bundle = Bundle("b1", R"(import os
+def service_handler(event, context):
+    try:
+        open('/bundle/new.py', 'w')
+        wrote = 'yes'
+    except OSError as e:
+        wrote = type(e).__name__
+    return {'files': sorted(os.listdir('/bundle')), 'wrote': wrote,
+            'read_only': bool(os.statvfs('/bundle').f_flag & os.ST_RDONLY),
+            'no_exec': bool(os.statvfs('/bundle').f_flag & os.ST_NOEXEC)}
+)");
+  auto out = Run("fn-b", "", bundle);
+  ASSERT_EQ(out.kind, ExecutionOutcome::Kind::kCompleted) << out.failure << out.logs;
+  EXPECT_EQ(out.body,
+            R"({"files":["handler.py"],"wrote":"OSError","read_only":true,"no_exec":true})")
+      << out.logs;
+  EXPECT_EQ(pool_->stats().spares_taken, 1u);
+  EXPECT_GT(bundle.use_count(), 1);  // the idle worker holds the files
+}
+
+TEST_F(BundleViewsTest, AWorkerStartedInASlotABundleWorkerLeftSeesNoBundle) {
+  Start(/*max_workers=*/1, /*spares=*/0);
+  BundleRef bundle = Bundle("secret", "SECRET = 'org-a'\ndef service_handler(e, c):\n  return 1\n");
+  auto first = Run("fn-a", "", bundle);
+  ASSERT_EQ(first.status_code, 200) << first.body << first.logs;
+  // Another tool: the only slot's idle worker is stopped for it, and its sandbox is new.
+  auto second = Run(
+      "fn-b", "import os\ndef service_handler(e, c):\n  return os.listdir('/bundle')\n", nullptr);
+  ASSERT_EQ(second.kind, ExecutionOutcome::Kind::kCompleted) << second.failure;
+  EXPECT_EQ(second.body, "[]") << second.logs;
+  EXPECT_EQ(pool_->stats().evicted, 1u);
+  EXPECT_EQ(bundle.use_count(), 1);  // the stopped worker let the files go
 }
 
 }  // namespace

@@ -31,18 +31,26 @@ ExecutionOutcome PlatformFailure(std::string what) {
   return out;
 }
 
-// A worker showing a bundle: keeps the bundle's files on disk for as long as its process lives.
+// A worker process and what its sandbox shows at /bundle: a view a bundle can be shown on later,
+// or the bundle bound when the sandbox was built. The process is stopped first, then the view
+// unmounted, then the bundle's files released.
 class BundleWorker : public Worker {
  public:
-  BundleWorker(std::unique_ptr<Worker> process, BundleRef bundle)
-      : bundle_(std::move(bundle)), process_(std::move(process)) {}
+  BundleWorker(std::unique_ptr<Worker> process, std::unique_ptr<BundleView> view, BundleRef bound)
+      : bound_(std::move(bound)), view_(std::move(view)), process_(std::move(process)) {}
+  ~BundleWorker() override { process_.reset(); }
   WorkerReply Call(const Invocation& invocation, int64_t deadline_us) override {
     return process_->Call(invocation, deadline_us);
   }
   bool Alive() override { return process_->Alive(); }
+  Status ShowBundle(BundleRef bundle) override {
+    if (!view_) return Status::Internal("this worker's sandbox has no bundle view");
+    return view_->Show(std::move(bundle));
+  }
 
  private:
-  BundleRef bundle_;  // released after the process is stopped
+  BundleRef bound_;
+  std::unique_ptr<BundleView> view_;
   std::unique_ptr<Worker> process_;
 };
 
@@ -69,14 +77,20 @@ std::string WorkerShape(std::string_view runtime, int64_t memory_mb, int device,
 }
 
 // A worker of language with memory_mb on device (-1: none), holding pool slot, its cgroup in
-// cgroup_group ("spare", or the organization's for a worker started for its call), showing
-// bundle (null: none).
+// cgroup_group ("spare", or the organization's for a worker started for its call), with a
+// bundle view when config has them, else bound to bundle (null: none).
 Result<std::unique_ptr<Worker>> StartWorker(Language language, const ProcessRuntimeConfig& config,
                                             const RuntimeLimits& limits, int64_t memory_mb,
                                             int device, int slot, const std::string& cgroup_group,
                                             const BundleRef& bundle = nullptr) {
-  const SandboxSpec spec = WorkerSandboxSpec(language, config, memory_mb, slot, device,
-                                             bundle ? bundle->dir : std::string());
+  std::unique_ptr<BundleView> view;
+  if (config.bundle_views != nullptr) {
+    auto made = config.bundle_views->NewView();
+    if (!made.ok()) return made.status();
+    view = std::move(*made);
+  }
+  const std::string shown = view ? view->dir() : bundle ? bundle->dir : std::string();
+  const SandboxSpec spec = WorkerSandboxSpec(language, config, memory_mb, slot, device, shown);
   auto plan = BuildSandboxPlan(spec);
   if (!plan.ok()) return plan.status();
   ProcessWorkerOptions options;
@@ -101,8 +115,9 @@ Result<std::unique_ptr<Worker>> StartWorker(Language language, const ProcessRunt
   }
   auto worker = ProcessWorker::Start(*plan, options);
   if (!worker.ok()) return worker.status();
-  if (bundle) return std::unique_ptr<Worker>(new BundleWorker(std::move(*worker), bundle));
-  return std::unique_ptr<Worker>(std::move(*worker));
+  if (!view && !bundle) return std::unique_ptr<Worker>(std::move(*worker));
+  return std::unique_ptr<Worker>(
+      new BundleWorker(std::move(*worker), std::move(view), view ? nullptr : bundle));
 }
 
 }  // namespace
@@ -201,10 +216,14 @@ ExecutionOutcome ProcessRuntime::Run(const Invocation& call) {
   const int device = gpu_slot ? gpu_slot->device() : -1;
 
   const std::string key = PoolKey(name(), inv, device);
-  const std::string shape = WorkerShape(name(), inv.memory_mb, device, inv.bundle);
+  // With views, a bundle is shown to whichever worker the call gets; without, it is bound into
+  // a worker started for it.
+  const bool show = inv.bundle && config_.bundle_views != nullptr;
+  const BundleRef bind = show ? nullptr : inv.bundle;
+  const std::string shape = WorkerShape(name(), inv.memory_mb, device, bind);
   auto start = [&](int slot) {
     return StartWorker(language_, config_, limits_, inv.memory_mb, device, slot,
-                       CgroupTree::GroupFor(inv.caller_org_id), inv.bundle);
+                       CgroupTree::GroupFor(inv.caller_org_id), bind);
   };
 
   WorkerReply reply;
@@ -212,6 +231,13 @@ ExecutionOutcome ProcessRuntime::Run(const Invocation& call) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     auto lease = pool_.Acquire(key, shape, start, deadline_us / 1000);
     if (!lease.ok()) return PlatformFailure("no worker: " + lease.status().ToString());
+    if (show && lease->fresh) {
+      Status shown = lease->worker->ShowBundle(inv.bundle);
+      if (!shown.ok()) {
+        pool_.Release(std::move(*lease), /*reusable=*/false);
+        return PlatformFailure("cannot show the bundle: " + shown.ToString());
+      }
+    }
     reply = lease->worker->Call(inv, deadline_us);
     pool_.Release(std::move(*lease), reply.reusable);
     if (reply.kind != WorkerReply::Kind::kNotDelivered) break;

@@ -14,8 +14,9 @@
 // removed, so the cache may stay above max_bytes until its workers are gone (the next miss
 // evicts then).
 //
-// The directory is emptied when the cache opens: files left by an earlier executor could have
-// been changed while no executor watched them, and fetching again costs one cold start.
+// The directory is emptied when the cache opens (but for .views, bundle_views.h's, and .lock):
+// files left by an earlier executor could have been changed while no executor watched them, and
+// fetching again costs one cold start.
 #pragma once
 
 #include <condition_variable>

@@ -15,10 +15,12 @@
 // first call then takes an interpreter already started in its sandbox and only loads its module.
 //
 // Bundles: a bundle version's worker shows the version's unpacked bundle read-only at
-// kSandboxBundleDir, a bind made when its sandbox is built. A spare's sandbox is built before
-// any version is known, so a bundle version's workers are started for their key (their shape
-// names the digest, which no spare has) and hold the bundle's files on disk while they live
-// (docs/architecture.md has the measured cost and why no later attach).
+// kSandboxBundleDir. With bundle_views, every worker's sandbox binds a view of its own there,
+// and a bundle version's first call takes a spare (or starts a worker) like any other and
+// mounts the bundle on its view before sending the call (docs/architecture.md has the measured
+// cold starts). Without, the bundle is bound when the worker's sandbox is built, so a bundle
+// version's workers are started for their key (their shape names the digest, which no spare
+// has). Either way the worker holds the bundle's files on disk while it lives.
 //
 // Sealing: Python runs with -I -S (no site, no user site: sys.path is the standard library and,
 // for a bundle, the bundle), and every sandbox hides the host's package directories
@@ -37,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "toolgate/executor/bundle_views.h"
 #include "toolgate/executor/cgroup.h"
 #include "toolgate/executor/gpu.h"
 #include "toolgate/executor/runtime.h"
@@ -62,6 +65,10 @@ struct ProcessRuntimeConfig {
   // Each sandbox's cgroup is made here (null: no cgroups, --insecure-no-cgroups); must outlive
   // the runtime and its pool.
   CgroupTree* cgroups = nullptr;
+  // Where each worker's /bundle view is made, so that a bundle version's first call can take a
+  // spare and show it the bundle (bundle_views.h); must outlive the runtime and its pool. Null:
+  // a bundle version's workers bind their bundle when they start, and have no spares.
+  BundleViews* bundle_views = nullptr;
   // CPU time one sandbox may use per wall time (its cgroup's quota); 0: no quota.
   double sandbox_cpus = 1;
 };
