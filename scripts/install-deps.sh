@@ -18,7 +18,7 @@ run_packages=(
 )
 test_packages=(
   libgtest-dev libgmock-dev wrk python3-yaml chromium python3-uvicorn python3-uvloop
-  python3-httptools prometheus
+  python3-httptools prometheus iproute2 openssl
 )
 case "$purpose" in
   run) packages=("${run_packages[@]}") ;;

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
               "Functions, versions and workspace adds; resolves functions for invocations.");
   core::DefineCommonFlags(flags);
   core::DefinePostgresFlags(flags);
-  flags.Define("code-cache-mb", "256", "memory for cached handler code, in MiB");
+  flags.Define("code-cache-mb", "256", "memory for cached handler code and bundles, in MiB");
   flags.Define("syntax-checks-at-once", "2",
                "publish-time syntax checks running at the same time (as many more publishes may "
                "wait for a turn); a publish that waits longer than --syntax-check-timeout-ms, or "

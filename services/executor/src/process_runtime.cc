@@ -109,6 +109,7 @@ Result<std::unique_ptr<Worker>> StartWorker(Language language, const ProcessRunt
   options.cgroup_limits.pids = spec.limits.processes;
   options.cgroup_limits.cpus = config.sandbox_cpus;
   options.allow_new_threads = config.gpu;
+  options.egress = config.egress;
   if (language == Language::kLua) {
     options.stops_at_deadline = true;
     options.kill_grace_ms = kLuaKillGraceMs;
@@ -149,6 +150,9 @@ SandboxSpec WorkerSandboxSpec(Language language, const ProcessRuntimeConfig& con
     if (!config.gpu) spec.limits.data_bytes = memory + kNodeDataRoom;
   }
   spec.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"};
+  if (config.egress != nullptr) {
+    for (std::string& variable : EgressProxyEnv()) spec.env.push_back(std::move(variable));
+  }
   spec.read_only_binds = {{config.runtime_dir, runtime}};
   if (!bundle_dir.empty()) spec.data_binds = {{bundle_dir, kSandboxBundleDir}};
   spec.system_paths.insert(spec.system_paths.end(), config.extra_read_only.begin(),
@@ -265,6 +269,7 @@ ExecutionOutcome ProcessRuntime::Run(const Invocation& call) {
   out.cpu_ms = reply.cpu_ms;
   out.memory_used_mb = reply.memory_used_mb;
   out.logs = std::move(reply.logs);
+  out.egress = std::move(reply.egress);
   switch (reply.kind) {
     case WorkerReply::Kind::kValue:
       CompleteWithReturnValue(reply.value, limits_, &out);

@@ -3,6 +3,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <algorithm>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -164,6 +165,12 @@ Result<BundleInfo> BundleCheck::Check(std::string_view bytes, std::string_view h
     if (!added && (type != AE_IFDIR || seen->second != AE_IFDIR)) {
       return EntryError(*path, "appears twice in the bundle");
     }
+    // Every entry's data counts, whatever its kind: a hard link may carry some too.
+    const la_int64_t size = std::max<la_int64_t>(archive_entry_size(entry), 0);
+    info.unpacked_bytes += static_cast<uint64_t>(size);
+    if (info.unpacked_bytes > limits_.max_unpacked_bytes) {
+      return Status::InvalidArgument("unpacks to more than " + MiB(limits_.max_unpacked_bytes));
+    }
     const char* hardlink = archive_entry_hardlink(entry);
     if (hardlink != nullptr) {
       auto target = CheckBundlePath(hardlink);
@@ -180,20 +187,23 @@ Result<BundleInfo> BundleCheck::Check(std::string_view bytes, std::string_view h
     if (type == AE_IFDIR) continue;
     if (type != AE_IFREG) return EntryError(*path, SpecialKind(type));
     entries.regular.insert(*path);
-    const la_int64_t size = archive_entry_size(entry);
-    if (size < 0) return EntryError(*path, "has no size");
-    info.unpacked_bytes += static_cast<uint64_t>(size);
-    if (info.unpacked_bytes > limits_.max_unpacked_bytes) {
-      return Status::InvalidArgument("unpacks to more than " + MiB(limits_.max_unpacked_bytes));
-    }
     if (*path == *handler_path) {
       handler_seen = true;
-      info.handler_code.resize(static_cast<size_t>(size));
-      la_ssize_t got =
-          archive_read_data(a.get(), info.handler_code.data(), info.handler_code.size());
-      if (got != size) return EntryError(*path, "cannot be read");
+      info.handler_bytes = static_cast<uint64_t>(size);
+      if (info.handler_bytes <= kMaxHandlerReadBytes) {
+        info.handler_code.resize(static_cast<size_t>(size));
+        size_t filled = 0;
+        while (filled < info.handler_code.size()) {
+          la_ssize_t got = archive_read_data(a.get(), info.handler_code.data() + filled,
+                                             info.handler_code.size() - filled);
+          if (got <= 0) return EntryError(*path, "cannot be read");
+          filled += static_cast<size_t>(got);
+        }
+      }
     }
   }
+  // An archive without entries never showed its filter in the loop.
+  if (archive_filter_code(a.get(), 0) != ARCHIVE_FILTER_GZIP) return not_tar_gz;
   // Nothing may be placed under a link, whichever comes first: unpacking would follow it.
   for (const auto& [path, type] : entries.kinds) {
     std::vector<std::string_view> parts = Components(path);

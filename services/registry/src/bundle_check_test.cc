@@ -37,6 +37,18 @@ TEST(BundleCheckTest, AcceptsAHandlerWithModulesAndReportsWhatItHolds) {
   EXPECT_EQ(checked->digest, HexEncode(Sha256(bytes)));
 }
 
+TEST(BundleCheckTest, ReadsTheHandlerUpToTheSyntaxCheckLimit) {
+  const std::string big(kMaxHandlerReadBytes + 1, 'x');
+  auto checked = BundleCheck().Check(Pack({File("handler.js", big)}), "handler.js");
+  ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+  EXPECT_EQ(checked->handler_bytes, big.size());
+  EXPECT_EQ(checked->handler_code, "");
+  const std::string most(kMaxHandlerReadBytes, 'y');
+  checked = BundleCheck().Check(Pack({File("handler.js", most)}), "handler.js");
+  ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+  EXPECT_EQ(checked->handler_code, most);
+}
+
 TEST(BundleCheckTest, KeepsRelativeLinksThatStayInside) {
   auto checked = BundleCheck().Check(
       Pack({File("handler.js", "exports.x = 1;"), Dir("node_modules"), Dir("node_modules/ajv"),
@@ -147,8 +159,9 @@ TEST(BundleCheckTest, RefusesAHandlerPathThatLeavesTheBundle) {
 
 TEST(BundleCheckTest, RefusesWhatIsNotAGzippedTar) {
   const std::vector<TestEntry> entries = {File("handler.py")};
-  for (const std::string& bytes : {Pack(entries, Packing::kTar), Pack(entries, Packing::kZip),
-                                   std::string("not an archive"), std::string()}) {
+  for (const std::string& bytes :
+       {Pack(entries, Packing::kTar), Pack(entries, Packing::kZip), std::string("not an archive"),
+        std::string(), Pack({}, Packing::kTar)}) {
     auto checked = BundleCheck().Check(bytes, "handler.py");
     ASSERT_FALSE(checked.ok());
     EXPECT_EQ(checked.status().message(), "is not a gzip-compressed tar archive");

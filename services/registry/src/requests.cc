@@ -302,10 +302,12 @@ std::variant<v1::Problem, VersionDraft> ParseVersionRequest(
     }
     d.bundle_info = std::move(*checked);
     source_field = "handler";
-    if (!CheckSource(in, source_field, d.bundle_info.handler_code)) return in.problem();
-    // A larger entry file is not checked: the check's cost grows with it, and its mistakes
-    // still surface on the first call.
-    if (d.bundle_info.handler_code.size() <= kMaxCodeBytes) source = d.bundle_info.handler_code;
+    // A larger entry file is not read, nor checked: the check's cost grows with it, and its
+    // mistakes still surface on the first call.
+    if (d.bundle_info.handler_bytes <= kMaxHandlerReadBytes) {
+      if (!CheckSource(in, source_field, d.bundle_info.handler_code)) return in.problem();
+      source = d.bundle_info.handler_code;
+    }
   } else {
     source = *code;
   }

@@ -386,6 +386,15 @@ TEST(VersionRequest, BundleHandlerSyntaxErrorIsOnHandler) {
             (std::vector<std::string>{"handler: src/main.py: handler:1: syntax error near BAD"}));
 }
 
+TEST(VersionRequest, AnEntryFileOverOneMiBIsNotSyntaxChecked) {
+  FakeChecker checker;
+  const std::string big = "BAD" + std::string(kMaxHandlerReadBytes, ' ');
+  auto result = ParseVersionRequest(BundleRequest(Pack({File("handler.py", big)})), checker.Fn());
+  ASSERT_TRUE(std::holds_alternative<VersionDraft>(result))
+      << testing::PrintToString(Errors(result));
+  EXPECT_EQ(checker.calls, 0);
+}
+
 TEST(VersionRequest, CodeAndBundleExcludeEachOther) {
   FakeChecker checker;
   const std::string archive = Pack({File("handler.py")});

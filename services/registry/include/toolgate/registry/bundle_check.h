@@ -36,10 +36,17 @@ struct BundleLimits {
 struct BundleInfo {
   std::string digest;           // SHA-256 of the archive's bytes, lower-case hex
   uint64_t size_bytes = 0;      // the archive's size (compressed)
-  uint64_t unpacked_bytes = 0;  // the sum of the entries' sizes
+  uint64_t unpacked_bytes = 0;  // the sum of the entries' sizes (their data, of every kind)
   int64_t files = 0;            // entries of every kind
-  std::string handler_code;     // the handler's contents, for its syntax check
+  uint64_t handler_bytes = 0;   // the handler's size
+  // The handler's contents, for its syntax check; read only when handler_bytes is at most
+  // kMaxHandlerReadBytes (empty otherwise).
+  std::string handler_code;
 };
+
+// The largest handler BundleCheck reads into BundleInfo::handler_code: what single-file code
+// may be, and so what a syntax check is made for.
+inline constexpr uint64_t kMaxHandlerReadBytes = 1 << 20;
 
 // Stateless apart from its limits; thread-safe.
 class BundleCheck {
