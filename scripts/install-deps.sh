@@ -34,9 +34,9 @@ done
 # Node.js runs JavaScript tools (and, with npm, the browser and MCP SDK tests). A machine may
 # already have a Node.js of its own; Debian's packages are installed only when there is none.
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
-if [ "$purpose" = test ]; then
-  command -v npm >/dev/null 2>&1 || missing+=(npm)
-fi
+# npm installs JavaScript bundles' dependencies (toolgate publish, and the demo's npm tool when
+# the CLI is built) and the test packages.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 if [ ${#missing[@]} -gt 0 ]; then

@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "api_client.h"
+#include "bundle_pack.h"
 #include "cli_config.h"
 #include "dev_command.h"
 #include "execution_feed.h"
@@ -157,7 +158,7 @@ const std::set<std::string, std::less<>>& ManifestMembers() {
       "function_id", "name",      "description",  "overview",        "category",
       "sector",      "tags",      "visibility",   "price_micro_usd", "mcp",
       "version",     "runtime",   "compute_type", "input_schema",    "declared_keys",
-      "timeout_ms",  "memory_mb", "examples",     "handler"};
+      "timeout_ms",  "memory_mb", "examples",     "handler",         "bundle"};
   return kMembers;
 }
 
@@ -584,13 +585,29 @@ int Publish(const Call& call) {
     PrintError(code.status().message() + " (the manifest's handler)");
     return kFailed;
   }
-
   if (call.args.Has("bump")) {
     // Checked before anything is created, so a typo leaves no function behind.
     if (auto checked = BumpVersion("0", call.args.Get("bump")); !checked.ok()) {
       return UsageError(call, checked.status().message());
     }
   }
+  std::string bundle;
+  if (manifest.bundle) {
+    if (manifest.runtime == "javascript") {
+      if (Status s = InstallNodeModules(dir); !s.ok()) {
+        PrintError(s.message());
+        return kFailed;
+      }
+    }
+    auto packed = PackBundle(dir);
+    if (!packed.ok()) {
+      PrintError("cannot pack " + dir.string() + ": " + packed.status().message());
+      return kFailed;
+    }
+    bundle = std::move(*packed);
+    std::fprintf(stderr, "packed %s: %zu bytes\n", dir.c_str(), bundle.size());
+  }
+
   ApiClient client = Client(call);
   if (manifest.function_id.empty()) {
     auto created = client.Post(Api("/functions"), FunctionRequestBody(manifest));
@@ -616,7 +633,7 @@ int Publish(const Call& call) {
   }
   auto published =
       client.Post(Api("/functions/") + http::UrlEncode(manifest.function_id) + "/versions",
-                  VersionRequestBody(manifest, *code));
+                  VersionRequestBody(manifest, *code, bundle));
   if (!Succeeded(published)) return ReportFailure(call, published);
   PrintPublished(call, manifest);
   return kOk;
@@ -916,7 +933,10 @@ int New(const Call& call) {
   const fs::path dir = call.args.positional[0];
   const std::string mcp = call.args.Get("mcp", "false");
   if (mcp != "true" && mcp != "false") return UsageError(call, "--mcp takes no value");
-  auto files = ToolTemplate(call.args.Get("runtime"), mcp == "true", ToolNameFromDir(dir));
+  const std::string bundle = call.args.Get("bundle", "false");
+  if (bundle != "true" && bundle != "false") return UsageError(call, "--bundle takes no value");
+  auto files =
+      ToolTemplate(call.args.Get("runtime"), mcp == "true", ToolNameFromDir(dir), bundle == "true");
   if (!files.ok()) return UsageError(call, files.status().message());
   if (Status s = WriteToolTemplate(dir, *files); !s.ok()) {
     PrintError(s.message());
@@ -1059,11 +1079,13 @@ const std::vector<Command>& Commands() {
        .positional = 1,
        .run = SecretsDelete},
       {.name = "new",
-       .usage = "new DIR --runtime python|javascript|lua [--mcp]",
+       .usage = "new DIR --runtime python|javascript|lua [--mcp | --bundle]",
        .summary = "Write a new tool into DIR: toolgate.json and a handler (an MCP server with "
-                  "--mcp), ready for `toolgate publish DIR`.",
+                  "--mcp; with --bundle, a bundle's layout: a module beside the handler, "
+                  ".toolgateignore, and package.json for JavaScript), ready for `toolgate "
+                  "publish DIR`.",
        .options = {"runtime"},
-       .switches = {"mcp"},
+       .switches = {"mcp", "bundle"},
        .required = {"runtime"},
        .positional = 1,
        .run = New},
@@ -1079,8 +1101,10 @@ const std::vector<Command>& Commands() {
        .usage = "publish DIR [--bump patch|minor|major]",
        .summary = "Publish DIR/toolgate.json and its handler as a new version (creating the "
                   "function on first use); the manifest's price_micro_usd is that version's. "
-                  "--bump publishes the version after the highest published one and writes it "
-                  "into the manifest.",
+                  "With \"bundle\": true, DIR is packed as the version's bundle (minus .git and "
+                  ".toolgateignore's patterns; npm ci --omit=dev first for JavaScript with a "
+                  "package.json and no node_modules). --bump publishes the version after the "
+                  "highest published one and writes it into the manifest.",
        .options = {"bump"},
        .positional = 1,
        .run = Publish},
@@ -1291,6 +1315,7 @@ std::vector<FieldError> ParseManifest(std::string_view text, Manifest* out) {
   if (fs::path(m.handler).is_absolute()) {
     r.Fail("handler", "must be a path relative to toolgate.json");
   }
+  m.bundle = r.Bool("bundle").value_or(false);
   if (errors.empty()) *out = std::move(m);
   return errors;
 }
@@ -1312,15 +1337,18 @@ std::string FunctionRequestBody(const Manifest& m) {
   return w.Take();
 }
 
-std::string VersionRequestBody(const Manifest& m, std::string_view code) {
+std::string VersionRequestBody(const Manifest& m, std::string_view code, std::string_view bundle) {
   JsonWriter w;
   w.BeginObject()
       .Field("version", m.version)
       .Field("runtime", m.runtime)
-      .Field("compute_type", m.compute_type)
-      .Field("code", code)
-      .Key("input_schema")
-      .Raw(m.input_schema);
+      .Field("compute_type", m.compute_type);
+  if (m.bundle) {
+    w.Field("bundle", Base64Encode(bundle)).Field("handler", m.handler);
+  } else {
+    w.Field("code", code);
+  }
+  w.Key("input_schema").Raw(m.input_schema);
   if (m.declared_keys) {
     w.Key("declared_keys").BeginArray();
     for (const auto& k : *m.declared_keys) w.String(k);

@@ -142,6 +142,13 @@ int RunDev(const std::vector<std::string>& words) {
       std::fprintf(stderr, "  %s: %s\n", e.field.c_str(), e.message.c_str());
     return kFailed;
   }
+  // --run-file runs one file; a bundle's handler would miss the modules beside it.
+  if (manifest.bundle) {
+    std::fprintf(stderr,
+                 "error: toolgate dev runs single-file tools; a bundle tool (\"bundle\": true) "
+                 "runs only once published\n");
+    return kUsage;
+  }
   // The executor's --run-file picks the runtime by the file's extension; the manifest's must
   // agree, or dev would run what publishing would not.
   const std::string expected = manifest.runtime == "python"       ? ".py"

@@ -492,10 +492,12 @@ int RunUp(const std::vector<std::string>& args) {
   Credentials creds = EnsureCredentials(data / "keys");
   PgUser pg_user = PostgresUser();
   fs::create_directories(data / "pg");
-  if (pg_user.uid != 0) {
-    // The postgres user must be able to reach its cluster inside our data directory.
-    fs::permissions(data, fs::perms::others_exec, fs::perm_options::add);
-  }
+  // The postgres user must be able to reach its cluster inside our data directory, and the
+  // executors' sandboxes (other uids) the bundles under data/bundles: passing through, never
+  // listing (the directories that hold secrets are 0700).
+  fs::permissions(data, fs::perms::others_exec, fs::perm_options::add);
+  fs::create_directories(data / "bundles");
+  ::chmod((data / "bundles").c_str(), 0711);
 
   int http_port = static_cast<int>(flags.GetInt("http-port"));
   if (http_port < 0 || http_port > 65535) Fail("--http-port must be a port number");
@@ -662,7 +664,8 @@ int RunUp(const std::vector<std::string>& args) {
     if (!fs::exists(argv[0])) Fail(argv[0] + " not found; build first (see README)");
     argv.insert(argv.end(), {"--admin-port", std::to_string(admin_ports[name])});
     if (name == "executor") {
-      argv.insert(argv.end(), {"--pool", "cpu", "--threads", flags.Get("executor-threads")});
+      argv.insert(argv.end(), {"--pool", "cpu", "--threads", flags.Get("executor-threads"),
+                               "--bundle-cache-dir", (data / "bundles" / "cpu").string()});
       argv.insert(argv.end(), platform_addresses.begin(), platform_addresses.end());
     }
     if (name == "edge") {
@@ -680,7 +683,8 @@ int RunUp(const std::vector<std::string>& args) {
   if (fs::exists("/dev/nvidia0") || std::system("nvidia-smi -L >/dev/null 2>&1") == 0) {
     admin_ports["executor-gpu"] = FreePort();
     std::vector<std::string> argv = {(bin_dir / "toolgate-executor").string(), "--pool", "gpu",
-                                     "--admin-port", std::to_string(admin_ports["executor-gpu"])};
+                                     "--admin-port", std::to_string(admin_ports["executor-gpu"]),
+                                     "--bundle-cache-dir", (data / "bundles" / "gpu").string()};
     argv.insert(argv.end(), platform_addresses.begin(), platform_addresses.end());
     s = supervisor.Start({"executor-gpu", argv, service_env("executor"),
                           (logs / "executor-gpu.log").string(), 0, 0, SIGTERM, ""});

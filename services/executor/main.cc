@@ -66,6 +66,27 @@ double CoresFlag(const Flags& flags, const std::string& name) {
   return value;
 }
 
+std::string BundleCacheDir(const Flags& flags) {
+  const std::string dir = flags.Get("bundle-cache-dir");
+  return dir.empty() ? "/var/lib/toolgate/bundles/" + flags.Get("pool")
+                     : std::filesystem::absolute(dir).lexically_normal().string();
+}
+
+BundleCacheOptions BundleCacheOptionsFromFlags(const Flags& flags) {
+  BundleCacheOptions options;
+  options.dir = BundleCacheDir(flags);
+  for (const char* name :
+       {"bundle-cache-mb", "bundle-max-mb", "bundle-max-unpacked-mb", "bundle-max-files"}) {
+    if (flags.GetInt(name) < 1) core::Die(kName, std::string("--") + name, "must be positive");
+  }
+  options.max_bytes = static_cast<uint64_t>(flags.GetInt("bundle-cache-mb")) << 20;
+  options.limits.max_compressed_bytes = static_cast<size_t>(flags.GetInt("bundle-max-mb")) << 20;
+  options.limits.max_unpacked_bytes = static_cast<uint64_t>(flags.GetInt("bundle-max-unpacked-mb"))
+                                      << 20;
+  options.limits.max_entries = static_cast<size_t>(flags.GetInt("bundle-max-files"));
+  return options;
+}
+
 ProcessRuntimeConfig ProcessConfigFromFlags(const Flags& flags, bool gpu) {
   ProcessRuntimeConfig config;
   config.python = flags.Get("python");
@@ -295,6 +316,17 @@ int main(int argc, char** argv) {
   flags.Define("max-response-bytes", "6291456", "largest response body (500 ResponseTooLarge)");
   flags.Define("max-log-bytes", "65536", "largest execution log kept per call");
   flags.Define("code-cache-bytes", "268435456", "memory for cached function code (LRU)");
+  flags.Define("bundle-cache-dir", "",
+               "where bundle versions' bundles are unpacked, one directory per digest, for this "
+               "executor alone (emptied at start; every directory above it must let others "
+               "through); default /var/lib/toolgate/bundles/<pool>");
+  flags.Define("bundle-cache-mb", "2048",
+               "disk for unpacked bundles no worker uses (LRU); bundles in use are never removed");
+  flags.Define("bundle-max-mb", "50", "largest bundle (.tar.gz) the executor unpacks, in MiB");
+  flags.Define("bundle-max-unpacked-mb", "250",
+               "most data a bundle may unpack to (the sum of its files' sizes), in MiB");
+  flags.Define("bundle-max-files", "10000",
+               "most entries (files, directories and links) a bundle may hold");
   flags.Define("registry-timeout-ms", "2000", "how long a code request to the registry may take");
   flags.Define("dispatch-notice-ms", "1000",
                "tell the edge a job is here once it has been queued or running this long (keep "
@@ -376,6 +408,16 @@ int main(int argc, char** argv) {
     core::Die(kName, "--spare-workers", "must be 0..--max-workers");
   }
 
+  // Every worker's /bundle view (bundle_views.h), so bundle versions take spares too. Declared
+  // before the pool: its workers' views go before it.
+  std::unique_ptr<BundleViews> views;
+  if (flags.Get("run-file").empty()) {
+    auto opened = BundleViews::Open(BundleCacheDir(flags) + "/.views");
+    if (!opened.ok()) core::Die(kName, "--bundle-cache-dir", opened.status().message());
+    views = std::move(*opened);
+    process.bundle_views = views.get();
+  }
+
   RuntimeLimits limits;
   limits.max_response_bytes = static_cast<size_t>(flags.GetInt("max-response-bytes"));
   limits.max_log_bytes = static_cast<size_t>(flags.GetInt("max-log-bytes"));
@@ -421,7 +463,9 @@ int main(int argc, char** argv) {
 
   RegistryCodeSource registry(*bus, static_cast<int>(flags.GetInt("registry-timeout-ms")));
   CodeStore code(static_cast<size_t>(flags.GetInt("code-cache-bytes")), registry);
-  JobExecutor executor(**keys, code, runtimes);
+  auto bundles = BundleCache::Open(BundleCacheOptionsFromFlags(flags), registry);
+  if (!bundles.ok()) core::Die(kName, "--bundle-cache-dir", bundles.status().message());
+  JobExecutor executor(**keys, code, runtimes, bundles->get());
   bus::Service service("executor", *bus, static_cast<size_t>(flags.GetInt("threads")));
   DispatchNotices notices(
       [&bus = *bus](const std::string& edge_reply, const std::string& reply,

@@ -2,7 +2,8 @@
 # Packs what the GPU check needs on a machine without our packages: the executor, the driver,
 # nats-server (a static binary), the worker runtimes and the shared libraries they link that a
 # stock Ubuntu lacks, and the executor's unit tests (their cgroup and sandbox cases run on the
-# GPU host's kernel too). Output: gpu-bundle/ (git-ignored), run there with tests/gpu/run.sh.
+# GPU host's kernel too). Output: gpu-bundle/ (git-ignored), run there with tests/gpu/run.sh, and
+# the same packed as gpu-bundle.tar.xz (git-ignored) for a transfer with a size limit.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=gpu-bundle
@@ -20,3 +21,5 @@ for bin in build/bin/toolgate-executor build/bin/gpu_check build/bin/executor_te
   done
 done
 du -sh "$out"
+tar -cJf gpu-bundle.tar.xz "$out"
+du -sh gpu-bundle.tar.xz

@@ -24,13 +24,28 @@ ExecutionOutcome JobExecutor::Run(const v1::InvokeJob& job, std::string_view tra
   }
   if (runtime == nullptr) return PlatformFailure("this executor has no runtime " + fn.runtime());
 
-  auto code = code_.Get(fn.function_id(), fn.version(), traceparent);
-  if (!code.ok()) return PlatformFailure("cannot get the code: " + code.status().ToString());
+  Invocation inv;
+  Code code;
+  std::string handler;
+  if (!fn.bundle_digest().empty()) {
+    if (bundles_ == nullptr) return PlatformFailure("this executor keeps no bundles");
+    auto bundle = bundles_->Get(fn.bundle_digest(), fn.function_id(), fn.version(), traceparent);
+    if (!bundle.ok()) {
+      return PlatformFailure("cannot get the bundle: " + bundle.status().ToString());
+    }
+    inv.bundle = std::move(*bundle);
+    inv.bundle_root = inv.bundle->dir;
+    handler = fn.handler().empty() ? DefaultBundleHandler(fn.runtime()) : fn.handler();
+    inv.handler = handler;
+  } else {
+    auto got = code_.Get(fn.function_id(), fn.version(), traceparent);
+    if (!got.ok()) return PlatformFailure("cannot get the code: " + got.status().ToString());
+    code = std::move(*got);
+    inv.code = *code;
+  }
   auto env = keys_.Open(job.sealed_env());
   if (!env.ok()) return PlatformFailure("cannot open the secrets: " + env.status().ToString());
 
-  Invocation inv;
-  inv.code = **code;
   inv.event_json = job.event_json();
   inv.execution_id = job.execution_id();
   inv.function_id = fn.function_id();

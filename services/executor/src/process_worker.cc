@@ -321,9 +321,10 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
     RuntimeLimits limits;
     limits.max_response_bytes = options_.max_response_bytes;
     limits.max_log_bytes = options_.max_log_bytes;
-    out = protocol::EncodeFrame(FrameKind::kInit,
-                                protocol::InitPayload(nonce, invocation.code, options_.memory_mb,
-                                                      options_.max_result_bytes, limits));
+    out = protocol::EncodeFrame(
+        FrameKind::kInit,
+        protocol::InitPayload(nonce, invocation.code, options_.memory_mb, options_.max_result_bytes,
+                              limits, invocation.bundle_root, invocation.handler));
     init_sent_ = true;
   }
   const size_t call_at = out.size();

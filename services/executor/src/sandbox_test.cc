@@ -153,8 +153,12 @@ TEST(SandboxPlanTest, WorkersOfEachLanguage) {
   config.runtime_dir = "/opt/runtimes";
   config.uid_base = 300000;
   SandboxSpec py = WorkerSandboxSpec(Language::kPython, config, 256, 5, -1);
-  EXPECT_EQ(py.argv, (std::vector<std::string>{"/usr/bin/python3", "-I", "-B", "-u",
+  EXPECT_EQ(py.argv, (std::vector<std::string>{"/usr/bin/python3", "-I", "-S", "-B", "-u",
                                                "/runtime/python/worker.py"}));
+  EXPECT_TRUE(py.data_binds.empty());
+  SandboxSpec bundled = WorkerSandboxSpec(Language::kPython, config, 256, 5, -1, "/cache/ab12");
+  EXPECT_EQ(bundled.data_binds,
+            (std::vector<std::pair<std::string, std::string>>{{"/cache/ab12", "/bundle"}}));
   EXPECT_EQ(py.limits.address_space_bytes, (256u + 128u) << 20);
   EXPECT_EQ(py.host_root_uid, 300000u);
   EXPECT_EQ(py.host_uid, 300006u);

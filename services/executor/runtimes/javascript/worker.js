@@ -9,6 +9,7 @@
 
 const fs = require('fs');
 const Module = require('module');
+const path = require('path');
 const vm = require('vm');
 
 const REQUESTS = 3;
@@ -81,9 +82,11 @@ class Worker {
     this.handler = null;
   }
 
-  // Runs the module's code as a CommonJS module. Returns null, or a kError payload.
-  load(code) {
-    const module = {exports: {}, filename: FILENAME, id: FILENAME, loaded: false};
+  // Runs the module's code as a CommonJS module, as if it were the file at filename. Returns
+  // null, or a kError payload.
+  load(code, filename = FILENAME) {
+    const inBundle = filename !== FILENAME;
+    const module = {exports: {}, filename: filename, id: filename, loaded: false};
     const exports = module.exports;
     // Like Node's own module wrapper, plus a look at a top-level `function service_handler`,
     // which CommonJS keeps local to the module. The user's line numbers are kept.
@@ -91,9 +94,10 @@ class Worker {
         '\n;return typeof service_handler === "function" ? service_handler : undefined;\n})';
     let topLevel;
     try {
-      const wrapper = vm.runInThisContext(source, {filename: FILENAME});
-      topLevel = wrapper.call(exports, exports, Module.createRequire('/' + FILENAME), module,
-                              FILENAME, '/');
+      const wrapper = vm.runInThisContext(source, {filename: filename});
+      topLevel = wrapper.call(exports, exports,
+                              Module.createRequire(inBundle ? filename : '/' + FILENAME), module,
+                              filename, inBundle ? path.dirname(filename) : '/');
     } catch (e) {
       return this.exceptionPayload(e);
     }
@@ -174,7 +178,35 @@ class Worker {
   }
 }
 
+// A bundle version's entry file, loaded from its real path: require resolves relative paths
+// from it and node_modules directories from its directory up to the bundle's root.
+function loadBundle(worker, root, handler) {
+  const entry = path.join(root, handler);
+  let code;
+  try {
+    code = fs.readFileSync(entry, 'utf8');
+  } catch (e) {
+    return errorPayload('HandlerNotFound',
+                        'cannot read the bundle\'s entry file ' + handler + ': ' + e.code);
+  }
+  return worker.load(code, entry);
+}
+
+// The sealed runtime: no module from node's global directories ($HOME/.node_modules,
+// $HOME/.node_libraries, <prefix>/lib/node, NODE_PATH). Node keeps them in a private list that
+// every bare require searches after the node_modules directories, so each lookup drops them.
+function sealGlobalPaths() {
+  const globalPaths = new Set(Module.globalPaths);
+  const lookup = Module._resolveLookupPaths;
+  Module._resolveLookupPaths = function(request, parent) {
+    const paths = lookup.call(this, request, parent);
+    return Array.isArray(paths) ? paths.filter((p) => !globalPaths.has(p)) : paths;
+  };
+  Module.globalPaths.length = 0;
+}
+
 function main() {
+  sealGlobalPaths();
   // Up, and nothing of a tool has run: the executor counts this process's threads now.
   writeFrame('H', Buffer.alloc(0), Buffer.alloc(0));
   const first = readFrame();
@@ -183,7 +215,8 @@ function main() {
   const worker = new Worker(init);
   const empty = Buffer.alloc(0);
   writeFrame('S', first.nonce, empty);  // the module's code runs now
-  const failure = worker.load(init.code);
+  const failure = init.bundle_root ? loadBundle(worker, init.bundle_root, init.handler) :
+                                     worker.load(init.code);
   if (failure !== null) {
     writeFrame('L', first.nonce, failure);
     process.exit(0);

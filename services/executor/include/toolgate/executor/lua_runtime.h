@@ -9,8 +9,9 @@
 //   raises an error that unwinds the state; once past it every further instruction raises again,
 //   so pcall cannot swallow it. The outcome is a timeout (408), not a handler error.
 // - Libraries: base, string, table, math, utf8 and coroutine only. No dofile, loadfile,
-//   collectgarbage or string.dump; load accepts text chunks only; no io, package, require or
-//   debug; `os` holds only time, clock, date and getenv, which returns the caller's mapped
+//   collectgarbage or string.dump; load accepts text chunks only; no io or debug; no package
+//   or require, but for a bundle version (Invocation::bundle_root), whose require loads Lua
+//   modules of the bundle only (text, never C; package.path shows where, package.cpath is ""); `os` holds only time, clock, date and getenv, which returns the caller's mapped
 //   secrets and nil for anything else. setmetatable refuses __gc: Lua runs finalizers with
 //   hooks off, out of the deadline's reach. print appends to the execution's bounded log.
 //   `json` holds encode, decode and the null sentinel (see lua_json.h).
