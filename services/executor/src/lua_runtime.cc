@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <lua.hpp>
 
+#include "lua_http.h"
 #include "lua_json.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
@@ -56,12 +57,15 @@ void* Allocate(void* ud, void* ptr, size_t osize, size_t nsize) {
 // state's extra space, which Lua copies into each new thread. Lives on the worker's stack for
 // the whole of Run, so it outlives the lua_State.
 struct Sandbox {
-  Sandbox(const Invocation& inv, const RuntimeLimits& limits)
-      : invocation(inv), log(limits.max_log_bytes) {}
+  Sandbox(const Invocation& inv, const RuntimeLimits& limits, const EgressConfig& egress)
+      : invocation(inv), log(limits.max_log_bytes) {
+    http.egress = egress;
+  }
 
   const Invocation& invocation;
   MemoryBudget memory;
   lua::JsonWorkspace json;
+  lua::HttpWorkspace http;
   LogBuffer log;
   std::string traceback;
   int64_t start_us = 0;  // the chunk started running; 0 before
@@ -252,6 +256,11 @@ void OpenLibraries(lua_State* L, Sandbox& sb) {
   sb.json.max_encoded_bytes = sb.memory.limit;
   lua::PushJsonLibrary(L, &sb.json);
   lua_setglobal(L, "json");
+
+  // A response larger than the state may hold could not become a string anyway.
+  sb.http.egress.max_body_bytes = sb.memory.limit;
+  lua::PushHttpLibrary(L, &sb.http);
+  lua_setglobal(L, "http");
 }
 
 void SetStringField(lua_State* L, const char* key, std::string_view value) {
@@ -288,6 +297,7 @@ int RunInvocation(lua_State* L) {
   }
   sb.start_us = MonotonicUs();
   sb.deadline_us = sb.start_us + inv.timeout_ms * 1000;
+  sb.http.deadline_us = sb.deadline_us;
   lua_sethook(L, DeadlineHook, LUA_MASKCOUNT, kHookInstructions);
   lua_call(L, 0, 0);
   if (lua_getglobal(L, "service_handler") != LUA_TFUNCTION) {
@@ -325,7 +335,7 @@ std::string ErrorText(lua_State* L, int idx) {
 
 ExecutionOutcome LuaRuntime::Run(const Invocation& invocation) {
   ExecutionOutcome out;
-  Sandbox sb(invocation, limits_);
+  Sandbox sb(invocation, limits_, egress_);
   sb.memory.limit = static_cast<size_t>(std::max<int64_t>(invocation.memory_mb, 1)) << 20;
   // Room for a body of the largest size with every byte escaped (\u00XX), and the envelope.
   sb.max_result_bytes = limits_.max_response_bytes * 6 + 4096;
