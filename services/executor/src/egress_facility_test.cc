@@ -432,6 +432,77 @@ TEST_P(EgressFacilityTest, ASandboxWithoutEgressSaysSo) {
             "egress is not available in this sandbox");
 }
 
+TEST_P(EgressFacilityTest, AnUncaughtRefusalFailsTheCallWithTheGatewaysMessage) {
+  StartWorker();
+  Invocation inv;
+  const std::string code =
+      GetParam() == Language::kPython
+          ? "def service_handler(event, context):\n    context.fetch('http://refused.test/')\n"
+      : GetParam() == Language::kJavaScript
+          ? "exports.service_handler = (e, c) => c.fetch('http://refused.test/');\n"
+          : "function service_handler(e, c) http.request{url = 'http://refused.test/'} end\n";
+  inv.code = code;
+  inv.event_json = "{}";
+  inv.caller_org_id = "org-1";
+  inv.timeout_ms = 10000;
+  WorkerReply reply = worker_->Call(inv, MonotonicUs() + 10'000'000);
+  std::string type = reply.error_type, message = reply.error_message;
+  if (GetParam() == Language::kLua) {  // the Lua worker answers the normalised 500
+    ASSERT_EQ(reply.kind, WorkerReply::Kind::kValue);
+    auto envelope = ParseJson(reply.value);
+    ASSERT_TRUE(envelope.ok());
+    std::string body;
+    GetString(envelope->root.get_object().value(), "body", &body);
+    auto error = ParseJson(body);
+    ASSERT_TRUE(error.ok()) << body;
+    GetString(error->root.get_object().value(), "errorType", &type);
+    GetString(error->root.get_object().value(), "errorMessage", &message);
+    EXPECT_EQ(type, "LuaError");
+  } else {
+    ASSERT_EQ(reply.kind, WorkerReply::Kind::kError) << reply.value;
+    EXPECT_EQ(type, "EgressError");
+  }
+  EXPECT_EQ(message, "refused.test is not in this version's egress list");
+}
+
+// Python's standard client finds the gateway in the sandbox's environment, and trusts the
+// bundle SSL_CERT_FILE names, without being told.
+TEST(EgressStandardLibraryTest, PythonUrllibGoesThroughTheGateway) {
+  EgressServers servers;  // outlives the worker and the relay, declared after it
+  ASSERT_TRUE(servers.ok());
+  ProcessRuntimeConfig config;
+  config.runtime_dir = TOOLGATE_RUNTIME_DIR;
+  config.ca_bundle = servers.ca_bundle;
+  SandboxSpec spec = WorkerSandboxSpec(Language::kPython, config, 128, /*slot=*/7, -1);
+  for (std::string& line : EgressProxyEnvironment(kSandboxProxyPort)) spec.env.push_back(line);
+  auto plan = BuildSandboxPlan(spec);
+  ASSERT_TRUE(plan.ok());
+  auto worker = ProcessWorker::Start(*plan, ProcessWorkerOptions{});
+  ASSERT_TRUE(worker.ok()) << worker.status().ToString();
+  auto relay =
+      std::make_unique<NamespaceRelay>((*worker)->pid(), kSandboxProxyPort, servers.proxy_port);
+  ASSERT_TRUE(relay->ok());
+  const std::string code =
+      "import json, urllib.request\n"
+      "def service_handler(event, context):\n"
+      "    out = []\n"
+      "    for url in event['urls']:\n"
+      "        with urllib.request.urlopen(url, timeout=5) as r:\n"
+      "            out.append(json.loads(r.read())['path'])\n"
+      "    return out\n";
+  const std::string event = R"({"urls":["http://127.0.0.1:)" + std::to_string(servers.http_port) +
+                            R"(/echo?via=http","https://127.0.0.1:)" +
+                            std::to_string(servers.https_port) + R"(/echo?via=https"]})";
+  Invocation inv;
+  inv.code = code;
+  inv.event_json = event;
+  inv.caller_org_id = "org-1";
+  inv.timeout_ms = 10000;
+  WorkerReply reply = (*worker)->Call(inv, MonotonicUs() + 10'000'000);
+  EXPECT_EQ(reply.kind, WorkerReply::Kind::kValue) << reply.error_message << reply.logs;
+  EXPECT_EQ(reply.value, R"(["/echo?via=http","/echo?via=https"])");
+}
+
 INSTANTIATE_TEST_SUITE_P(Runtimes, EgressFacilityTest,
                          ::testing::Values(Language::kPython, Language::kJavaScript,
                                            Language::kLua),
