@@ -1,6 +1,7 @@
 #include "toolgate/executor/egress_fetch.h"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cctype>
@@ -40,10 +41,53 @@ bool IsFieldValue(std::string_view s) {
   return std::none_of(s.begin(), s.end(), [](char c) { return c == '\r' || c == '\n' || c == 0; });
 }
 
-// curl_global_init is not thread-safe: every request goes through here first.
-void InitCurlOnce() {
+// libcurl's functions, loaded at the first request (see egress_fetch.h for why not linked).
+struct CurlApi {
+  decltype(&curl_global_init) global_init = nullptr;
+  decltype(&curl_easy_init) easy_init = nullptr;
+  decltype(&curl_easy_setopt) easy_setopt = nullptr;
+  decltype(&curl_easy_perform) easy_perform = nullptr;
+  decltype(&curl_easy_cleanup) easy_cleanup = nullptr;
+  decltype(&curl_easy_strerror) easy_strerror = nullptr;
+  decltype(&curl_url) url = nullptr;
+  decltype(&curl_url_set) url_set = nullptr;
+  decltype(&curl_url_get) url_get = nullptr;
+  decltype(&curl_url_cleanup) url_cleanup = nullptr;
+  decltype(&curl_free) free = nullptr;
+  decltype(&curl_slist_append) slist_append = nullptr;
+  decltype(&curl_slist_free_all) slist_free_all = nullptr;
+};
+
+template <typename Fn>
+bool Bind(void* library, const char* name, Fn* out) {
+  *out = reinterpret_cast<Fn>(::dlsym(library, name));
+  return *out != nullptr;
+}
+
+// The loaded library, or null when it cannot be loaded. Loads it and runs curl_global_init
+// (which is not thread-safe) once, whichever thread comes first; never unloads it.
+const CurlApi* Curl() {
+  static CurlApi api;
+  static bool loaded = false;
   static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  std::call_once(once, [] {
+    void* library = ::dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (library == nullptr) return;
+    loaded = Bind(library, "curl_global_init", &api.global_init) &&
+             Bind(library, "curl_easy_init", &api.easy_init) &&
+             Bind(library, "curl_easy_setopt", &api.easy_setopt) &&
+             Bind(library, "curl_easy_perform", &api.easy_perform) &&
+             Bind(library, "curl_easy_cleanup", &api.easy_cleanup) &&
+             Bind(library, "curl_easy_strerror", &api.easy_strerror) &&
+             Bind(library, "curl_url", &api.url) && Bind(library, "curl_url_set", &api.url_set) &&
+             Bind(library, "curl_url_get", &api.url_get) &&
+             Bind(library, "curl_url_cleanup", &api.url_cleanup) &&
+             Bind(library, "curl_free", &api.free) &&
+             Bind(library, "curl_slist_append", &api.slist_append) &&
+             Bind(library, "curl_slist_free_all", &api.slist_free_all) &&
+             api.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK;
+  });
+  return loaded ? &api : nullptr;
 }
 
 // What one transfer collects: the headers of the last response seen (a CONNECT answer, a
@@ -51,7 +95,7 @@ void InitCurlOnce() {
 struct Transfer {
   size_t max_body_bytes = 0;
   bool body_too_large = false;
-  http::HttpResponse response;
+  EgressResponse response;
 };
 
 size_t OnBody(char* data, size_t size, size_t n, void* user) {
@@ -82,13 +126,13 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
 }
 
 struct CurlDeleter {
-  void operator()(CURL* h) const { curl_easy_cleanup(h); }
-  void operator()(CURLU* u) const { curl_url_cleanup(u); }
-  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
+  void operator()(CURL* h) const { Curl()->easy_cleanup(h); }
+  void operator()(CURLU* u) const { Curl()->url_cleanup(u); }
+  void operator()(curl_slist* l) const { Curl()->slist_free_all(l); }
 };
 
 // The gateway's word in a response, if it is one: a refusal or a failure of its own.
-bool GatewayError(const http::HttpResponse& r, std::string* message) {
+bool GatewayError(const EgressResponse& r, std::string* message) {
   const char* header = r.status == 403                      ? kRefusedHeader
                        : r.status == 502 || r.status == 504 ? kGatewayErrorHeader
                                                             : nullptr;
@@ -115,23 +159,24 @@ EgressConfig EgressConfigFromEnvironment() {
   return config;
 }
 
-Result<http::HttpResponse> EgressFetch(const EgressConfig& config, const EgressRequest& request) {
+Result<EgressResponse> EgressFetch(const EgressConfig& config, const EgressRequest& request) {
   if (config.proxy.empty()) return Status::Unavailable(kNoEgressMessage);
-  InitCurlOnce();
+  const CurlApi* curl = Curl();
+  if (curl == nullptr) return Status::Internal("cannot load libcurl for outbound HTTP");
 
-  std::unique_ptr<CURLU, CurlDeleter> url(curl_url());
+  std::unique_ptr<CURLU, CurlDeleter> url(curl->url());
   char* scheme = nullptr;
   char* host = nullptr;
   std::string host_name;
   bool parsed = url != nullptr &&
-                curl_url_set(url.get(), CURLUPART_URL, request.url.c_str(), 0) == CURLUE_OK &&
-                curl_url_get(url.get(), CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
-                curl_url_get(url.get(), CURLUPART_HOST, &host, 0) == CURLUE_OK;
+                curl->url_set(url.get(), CURLUPART_URL, request.url.c_str(), 0) == CURLUE_OK &&
+                curl->url_get(url.get(), CURLUPART_SCHEME, &scheme, 0) == CURLUE_OK &&
+                curl->url_get(url.get(), CURLUPART_HOST, &host, 0) == CURLUE_OK;
   const bool web =
       parsed && (std::string_view(scheme) == "http" || std::string_view(scheme) == "https");
   if (host != nullptr) host_name = host;
-  curl_free(scheme);
-  curl_free(host);
+  curl->free(scheme);
+  curl->free(host);
   if (!web) return Status::InvalidArgument("not an absolute http:// or https:// URL");
   if (!IsToken(request.method)) return Status::InvalidArgument("not an HTTP method");
 
@@ -142,13 +187,13 @@ Result<http::HttpResponse> EgressFetch(const EgressConfig& config, const EgressR
       return Status::InvalidArgument("header " + name + " is not a valid header");
     }
     content_type = content_type || Lower(name) == "content-type";
-    headers.reset(curl_slist_append(headers.release(), (name + ": " + value).c_str()));
+    headers.reset(curl->slist_append(headers.release(), (name + ": " + value).c_str()));
   }
   // curl would name a form type for a body sent without one, and wait for "100 Continue".
-  if (!content_type) headers.reset(curl_slist_append(headers.release(), "Content-Type:"));
-  headers.reset(curl_slist_append(headers.release(), "Expect:"));
+  if (!content_type) headers.reset(curl->slist_append(headers.release(), "Content-Type:"));
+  headers.reset(curl->slist_append(headers.release(), "Expect:"));
 
-  std::unique_ptr<CURL, CurlDeleter> handle(curl_easy_init());
+  std::unique_ptr<CURL, CurlDeleter> handle(curl->easy_init());
   if (handle == nullptr) return Status::Unavailable("cannot start an HTTP request");
   CURL* h = handle.get();
   Transfer transfer;
@@ -157,42 +202,42 @@ Result<http::HttpResponse> EgressFetch(const EgressConfig& config, const EgressR
   const long timeout_ms = static_cast<long>(std::max<int64_t>(request.timeout_ms, 1));
   const std::string proxy = "http://" + config.proxy;
 
-  curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error_text);
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+  curl->easy_setopt(h, CURLOPT_URL, request.url.c_str());
+  curl->easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl->easy_setopt(h, CURLOPT_ERRORBUFFER, error_text);
+  curl->easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl->easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
   // Every request through the gateway, https as a CONNECT tunnel (curl's way for https through
   // an http proxy), http in absolute form; no name in NO_PROXY goes around it.
-  curl_easy_setopt(h, CURLOPT_PROXY, proxy.c_str());
-  curl_easy_setopt(h, CURLOPT_NOPROXY, "");
-  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-  curl_easy_setopt(h, CURLOPT_MAXREDIRS, static_cast<long>(kMaxRedirects));
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
-  curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);  // one request per connection to the gateway
-  if (!config.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, config.ca_file.c_str());
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, OnBody);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &transfer);
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, OnHeader);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, &transfer);
+  curl->easy_setopt(h, CURLOPT_PROXY, proxy.c_str());
+  curl->easy_setopt(h, CURLOPT_NOPROXY, "");
+  curl->easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+  curl->easy_setopt(h, CURLOPT_MAXREDIRS, static_cast<long>(kMaxRedirects));
+  curl->easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout_ms);
+  curl->easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);  // one request per connection to the gateway
+  if (!config.ca_file.empty()) curl->easy_setopt(h, CURLOPT_CAINFO, config.ca_file.c_str());
+  curl->easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
+  curl->easy_setopt(h, CURLOPT_WRITEFUNCTION, OnBody);
+  curl->easy_setopt(h, CURLOPT_WRITEDATA, &transfer);
+  curl->easy_setopt(h, CURLOPT_HEADERFUNCTION, OnHeader);
+  curl->easy_setopt(h, CURLOPT_HEADERDATA, &transfer);
 
   const std::string& method = request.method;
   const bool sends_body =
       !request.body.empty() || method == "POST" || method == "PUT" || method == "PATCH";
   if (sends_body) {
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+    curl->easy_setopt(h, CURLOPT_POSTFIELDS, request.body.data());
+    curl->easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
   }
   // POST stays curl's own, so a 301, 302 or 303 turns it into a GET as browsers do; another
   // method is named as given, on every hop.
   if (method == "HEAD") {
-    curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    curl->easy_setopt(h, CURLOPT_NOBODY, 1L);
   } else if (method != "POST" && (method != "GET" || sends_body)) {
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
+    curl->easy_setopt(h, CURLOPT_CUSTOMREQUEST, method.c_str());
   }
 
-  const CURLcode rc = curl_easy_perform(h);
+  const CURLcode rc = curl->easy_perform(h);
   std::string message;
   // The gateway's answer, to the CONNECT or to the request itself.
   if (GatewayError(transfer.response, &message)) return Status::Unavailable(message);
@@ -210,7 +255,7 @@ Result<http::HttpResponse> EgressFetch(const EgressConfig& config, const EgressR
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_SSL_CACERT_BADFILE:
       return Status::Unavailable("TLS: " +
-                                 std::string(error_text[0] ? error_text : curl_easy_strerror(rc)));
+                                 std::string(error_text[0] ? error_text : curl->easy_strerror(rc)));
     case CURLE_WRITE_ERROR:
       if (transfer.body_too_large) {
         return Status::Unavailable("the response from " + host_name + " is larger than " +
@@ -219,7 +264,7 @@ Result<http::HttpResponse> EgressFetch(const EgressConfig& config, const EgressR
       [[fallthrough]];
     default:
       return Status::Unavailable("the request to " + host_name +
-                                 " failed: " + curl_easy_strerror(rc));
+                                 " failed: " + curl->easy_strerror(rc));
   }
 }
 

@@ -75,7 +75,7 @@ int Request(lua_State* L) {
     ws.result.reset();
     return lua_error(L);  // the message as it is, without a position: handlers match on it
   }
-  const http::HttpResponse& response = **ws.result;
+  const EgressResponse& response = **ws.result;
   lua_createtable(L, 0, 3);
   lua_pushinteger(L, response.status);
   lua_setfield(L, -2, "status");

@@ -29,7 +29,7 @@ struct HttpWorkspace {
   EgressConfig egress;      // empty proxy: every request raises kNoEgressMessage
   int64_t deadline_us = 0;  // the call's deadline (MonotonicUs); 0: none yet
   EgressRequest request;    // the request being made
-  std::optional<Result<http::HttpResponse>> result;  // its answer, until it is pushed
+  std::optional<Result<EgressResponse>> result;  // its answer, until it is pushed
 };
 
 // Pushes the table {request}. workspace must outlive the state.

@@ -17,12 +17,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "toolgate/base/status.h"
-#include "toolgate/http_client/http_client.h"
 
 namespace toolgate::executor {
 
@@ -62,21 +63,29 @@ EgressConfig EgressConfigFromEnvironment();
 struct EgressRequest {
   std::string url;  // absolute http:// or https:// URL
   std::string method = "GET";
-  http::HeaderList headers;
+  std::vector<std::pair<std::string, std::string>> headers;  // in order
   std::string body;            // sent when not empty, and always for POST, PUT and PATCH
   int64_t timeout_ms = 30000;  // the whole request, redirects included; at least 1
 };
 
-// Makes request through config's gateway and waits for the final response (any status; header
-// names lower case). Fails with:
+struct EgressResponse {
+  int status = 0;
+  // Names in lower case, values trimmed; a repeated header appears once per occurrence.
+  std::multimap<std::string, std::string> headers;
+  std::string body;
+};
+
+// Makes request through config's gateway and waits for the final response (any status). The
+// first request loads libcurl (dlopen): linked, its thirty-odd libraries would be loaded by
+// every Lua worker at start, about 15 ms, for a facility most handlers never use. Fails with:
 // - Unavailable carrying exactly the gateway's message when the gateway refused or failed;
 // - Unavailable kNoEgressMessage when config has no proxy;
 // - InvalidArgument for a URL that is not http(s), a method or header that is not allowed;
 // - Timeout when the request took longer than its timeout_ms;
 // - Unavailable for a network or TLS failure ("TLS: ..."), too many redirects or a body over
-//   max_body_bytes.
+//   max_body_bytes; Internal when libcurl cannot be loaded.
 // Messages name the host, never the query, headers or body (they may hold secrets).
 // Thread-safe: each call has its own curl handle. Blocks up to timeout_ms.
-Result<http::HttpResponse> EgressFetch(const EgressConfig& config, const EgressRequest& request);
+Result<EgressResponse> EgressFetch(const EgressConfig& config, const EgressRequest& request);
 
 }  // namespace toolgate::executor
