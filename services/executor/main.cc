@@ -21,6 +21,7 @@
 #include "toolgate/executor/ca_bundle.h"
 #include "toolgate/executor/code_store.h"
 #include "toolgate/executor/egress_fetch.h"
+#include "toolgate/executor/egress_gateway.h"
 #include "toolgate/executor/executor_keys.h"
 #include "toolgate/executor/gpu.h"
 #include "toolgate/executor/job_executor.h"
@@ -114,6 +115,32 @@ ProcessRuntimeConfig ProcessConfigFromFlags(const Flags& flags, bool gpu) {
 
 // --run-file: one event through a file's handler in this pool's sandbox, printed as JSON; no
 // NATS, keys or other service. For checking what a machine can run (a GPU pool's drivers).
+std::unique_ptr<EgressGateway> StartEgressGateway(const Flags& flags) {
+  EgressOptions options;
+  options.enabled = !flags.GetBool("no-egress");
+  for (const char* name : {"egress-allow-cidr", "egress-deny-cidr"}) {
+    for (const std::string& text : flags.GetList(name)) {
+      auto cidr = core::Cidr::Parse(text);
+      if (!cidr.ok()) core::Die(kName, std::string("--") + name, cidr.status().message());
+      (std::string_view(name) == "egress-allow-cidr" ? options.allow_cidrs : options.deny_cidrs)
+          .push_back(*cidr);
+    }
+  }
+  std::vector<std::string> platform = flags.GetList("egress-deny-addr");
+  for (const std::string& url : flags.GetList("nats-url")) platform.push_back(url);
+  for (const std::string& text : platform) {
+    auto endpoints = ResolveEgressEndpoints(text);
+    if (!endpoints.ok()) core::Die(kName, "--egress-deny-addr", endpoints.status().message());
+    options.deny_endpoints.insert(options.deny_endpoints.end(), endpoints->begin(),
+                                  endpoints->end());
+  }
+  options.max_bytes_per_call = flags.GetInt("egress-max-bytes");
+  if (options.max_bytes_per_call < 1) core::Die(kName, "--egress-max-bytes", "must be positive");
+  auto gateway = EgressGateway::Start(std::move(options));
+  if (!gateway.ok()) core::Die(kName, "egress gateway", gateway.status().message());
+  return std::move(*gateway);
+}
+
 int RunFileOnce(const Flags& flags, const std::vector<Runtime*>& runtimes, bool gpu) {
   const std::string path = flags.Get("run-file");
   const std::string ext = std::filesystem::path(path).extension().string();
@@ -296,6 +323,18 @@ int main(int argc, char** argv) {
   flags.Define("run-event", "{}", "--run-file: the event, as JSON");
   flags.Define("run-timeout-ms", "30000", "--run-file: the handler's timeout");
   flags.Define("run-memory-mb", "256", "--run-file: the handler's memory limit");
+  flags.Define("no-egress", "false",
+               "turn egress off: every sandbox's outbound request is refused");
+  flags.DefineRepeated("egress-allow-cidr",
+                       "a network handlers may reach although it is not public (repeatable)");
+  flags.DefineRepeated("egress-deny-cidr",
+                       "a network handlers may never reach; wins over --egress-allow-cidr "
+                       "(repeatable)");
+  flags.DefineRepeated("egress-deny-addr",
+                       "host:port of a platform service handlers may never reach, whatever is "
+                       "allowed (repeatable; the executor adds its NATS servers itself)");
+  flags.Define("egress-max-bytes", "67108864",
+               "bytes one call may send and receive through the egress gateway");
   flags.Parse(argc, argv);
   BlockShutdownSignals();  // before the worker pool starts its thread
 
@@ -344,6 +383,10 @@ int main(int argc, char** argv) {
   }
   process.cgroups = cgroups.get();
   process.sandbox_cpus = CoresFlag(flags, "sandbox-cpus");
+  // The egress gateway: every sandbox's one way out (egress_gateway.h). Declared before the
+  // worker pool, whose workers hold its doors, so that it outlives them.
+  std::unique_ptr<EgressGateway> egress = StartEgressGateway(flags);
+  process.egress = egress.get();
   int64_t spares = flags.GetInt("spare-workers");
   if (spares < 0 || spares > max_workers) {
     core::Die(kName, "--spare-workers", "must be 0..--max-workers");

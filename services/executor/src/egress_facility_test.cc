@@ -34,6 +34,7 @@
 #include "toolgate/base/time.h"
 #include "toolgate/executor/ca_bundle.h"
 #include "toolgate/executor/egress_fetch.h"
+#include "toolgate/executor/egress_gateway.h"
 #include "toolgate/executor/process_runtime.h"
 #include "toolgate/executor/process_worker.h"
 
@@ -41,9 +42,6 @@ extern char** environ;
 
 namespace toolgate::executor {
 namespace {
-
-// The gateway's port as the sandbox sees it: its namespace is empty, any port is free.
-constexpr uint16_t kSandboxProxyPort = 3128;
 
 // egress_servers.py, started once for the whole suite.
 class EgressServers {
@@ -264,7 +262,7 @@ class EgressFacilityTest : public ::testing::TestWithParam<Language> {
     if (test_ca) config.ca_bundle = servers_->ca_bundle;
     SandboxSpec spec = WorkerSandboxSpec(GetParam(), config, 128, /*slot=*/7, /*device=*/-1);
     if (egress) {
-      for (std::string& line : EgressProxyEnvironment(kSandboxProxyPort)) spec.env.push_back(line);
+      for (std::string& line : EgressProxyEnv()) spec.env.push_back(line);
     }
     auto plan = BuildSandboxPlan(spec);
     ASSERT_TRUE(plan.ok()) << plan.status().ToString();
@@ -278,7 +276,7 @@ class EgressFacilityTest : public ::testing::TestWithParam<Language> {
     worker_ = std::move(*worker);
     if (egress) {
       relay_ =
-          std::make_unique<NamespaceRelay>(worker_->pid(), kSandboxProxyPort, servers_->proxy_port);
+          std::make_unique<NamespaceRelay>(worker_->pid(), kEgressProxyPort, servers_->proxy_port);
       ASSERT_TRUE(relay_->ok()) << "cannot listen in the sandbox's network namespace";
     }
   }
@@ -474,13 +472,13 @@ TEST(EgressStandardLibraryTest, PythonUrllibGoesThroughTheGateway) {
   config.runtime_dir = TOOLGATE_RUNTIME_DIR;
   config.ca_bundle = servers.ca_bundle;
   SandboxSpec spec = WorkerSandboxSpec(Language::kPython, config, 128, /*slot=*/7, -1);
-  for (std::string& line : EgressProxyEnvironment(kSandboxProxyPort)) spec.env.push_back(line);
+  for (std::string& line : EgressProxyEnv()) spec.env.push_back(line);
   auto plan = BuildSandboxPlan(spec);
   ASSERT_TRUE(plan.ok());
   auto worker = ProcessWorker::Start(*plan, ProcessWorkerOptions{});
   ASSERT_TRUE(worker.ok()) << worker.status().ToString();
   auto relay =
-      std::make_unique<NamespaceRelay>((*worker)->pid(), kSandboxProxyPort, servers.proxy_port);
+      std::make_unique<NamespaceRelay>((*worker)->pid(), kEgressProxyPort, servers.proxy_port);
   ASSERT_TRUE(relay->ok());
   const std::string code =
       "import json, urllib.request\n"

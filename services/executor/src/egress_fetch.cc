@@ -9,6 +9,8 @@
 #include <memory>
 #include <mutex>
 
+#include "toolgate/executor/egress_gateway.h"
+
 namespace toolgate::executor {
 namespace {
 
@@ -133,24 +135,17 @@ struct CurlDeleter {
 
 // The gateway's word in a response, if it is one: a refusal or a failure of its own.
 bool GatewayError(const EgressResponse& r, std::string* message) {
-  const char* header = r.status == 403                      ? kRefusedHeader
-                       : r.status == 502 || r.status == 504 ? kGatewayErrorHeader
+  const char* header = r.status == 403                      ? kEgressRefusedHeader
+                       : r.status == 502 || r.status == 504 ? kEgressErrorHeader
                                                             : nullptr;
   if (header == nullptr) return false;
-  auto it = r.headers.find(header);
+  auto it = r.headers.find(Lower(header));
   if (it == r.headers.end()) return false;
   *message = it->second;
   return true;
 }
 
 }  // namespace
-
-std::vector<std::string> EgressProxyEnvironment(uint16_t port) {
-  const std::string address = "127.0.0.1:" + std::to_string(port);
-  const std::string url = "http://" + address;
-  return {std::string(kEgressProxyEnv) + "=" + address, "HTTP_PROXY=" + url, "HTTPS_PROXY=" + url,
-          "http_proxy=" + url, "https_proxy=" + url};
-}
 
 EgressConfig EgressConfigFromEnvironment() {
   EgressConfig config;

@@ -39,6 +39,18 @@ ExecutionOutcome JobExecutor::Run(const v1::InvokeJob& job, std::string_view tra
   inv.timeout_ms = fn.timeout_ms() > 0 ? fn.timeout_ms() : kDefaultTimeoutMs;
   inv.memory_mb = fn.memory_mb() > 0 ? fn.memory_mb() : kDefaultMemoryMb;
   inv.env = (*env)->vars();
+  // The registry accepted the declaration at publish time; one it would refuse now (the rules
+  // grew stricter) allows nothing rather than failing the call.
+  std::vector<std::string> entries(fn.egress().begin(), fn.egress().end());
+  auto egress = core::EgressList::Parse(entries);
+  if (!egress.ok()) {
+    log::Warn("a version's egress list no longer parses; it allows nothing")
+        .Str("function_id", fn.function_id())
+        .Str("version", fn.version())
+        .Str("error", egress.status().message());
+  }
+  const core::EgressList allowed = egress.ok() ? std::move(*egress) : core::EgressList();
+  inv.egress = &allowed;
   return runtime->Run(inv);  // then env goes out of scope, wiping the secret values
 }
 
@@ -49,6 +61,19 @@ v1::ExecutionResult JobExecutor::Execute(v1::InvokeJob job, std::string_view tra
   result.set_cpu_ms(outcome.cpu_ms);
   result.set_memory_used_mb(outcome.memory_used_mb);
   result.set_logs(std::move(outcome.logs));
+  for (EgressRecord& request : outcome.egress.requests) {
+    v1::EgressRequest* r = result.add_egress();
+    r->set_method(std::move(request.method));
+    r->set_host(ToValidUtf8(request.host));
+    r->set_port(request.port);
+    r->set_address(std::move(request.address));
+    r->set_status(request.status);
+    r->set_bytes_sent(request.bytes_sent);
+    r->set_bytes_received(request.bytes_received);
+    r->set_ms(request.ms);
+    r->set_refused(std::move(request.refused));
+  }
+  result.set_egress_bytes(outcome.egress.bytes);
   switch (outcome.kind) {
     case ExecutionOutcome::Kind::kCompleted:
       result.set_handler_ran(true);

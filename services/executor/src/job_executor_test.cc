@@ -135,5 +135,70 @@ TEST_F(JobExecutorTest, NoSealedEnvMeansNoSecrets) {
   EXPECT_EQ(result.body(), "true");
 }
 
+// A runtime that notes the egress list it was given and reports one request through the gateway.
+class EgressReportingRuntime : public Runtime {
+ public:
+  std::string_view name() const override { return "python"; }
+  ExecutionOutcome Run(const Invocation& invocation) override {
+    seen_rules.clear();
+    if (invocation.egress != nullptr) seen_rules = invocation.egress->rules();
+    ExecutionOutcome out;
+    out.status_code = 200;
+    out.body = "{}";
+    EgressRecord r;
+    r.method = "CONNECT";
+    r.host = "api.x.com";
+    r.port = 443;
+    r.address = "93.184.216.34";
+    r.bytes_sent = 300;
+    r.bytes_received = 4000;
+    r.ms = 25;
+    out.egress.requests.push_back(r);
+    EgressRecord refused;
+    refused.method = "GET";
+    refused.host = "10.0.0.5";
+    refused.port = 80;
+    refused.refused = "private address";
+    out.egress.requests.push_back(refused);
+    out.egress.bytes = 4300;
+    return out;
+  }
+  std::vector<core::EgressRule> seen_rules;
+};
+
+TEST_F(JobExecutorTest, TheVersionsEgressListReachesTheRuntimeAndItsRequestsTheResult) {
+  EgressReportingRuntime runtime;
+  JobExecutor executor(*keys_, store_, {&runtime});
+  v1::InvokeJob job = Job("unused");
+  job.mutable_function()->set_runtime("python");
+  job.mutable_function()->add_egress("API.x.com");
+  job.mutable_function()->add_egress("*.example.com:8443");
+  v1::ExecutionResult result = executor.Execute(job, "");
+  ASSERT_EQ(runtime.seen_rules.size(), 2u);
+  EXPECT_EQ(runtime.seen_rules[0].host, "api.x.com");
+  EXPECT_EQ(runtime.seen_rules[1].host, "*.example.com");
+  EXPECT_EQ(runtime.seen_rules[1].port, 8443);
+  ASSERT_EQ(result.egress_size(), 2);
+  EXPECT_EQ(result.egress(0).method(), "CONNECT");
+  EXPECT_EQ(result.egress(0).host(), "api.x.com");
+  EXPECT_EQ(result.egress(0).port(), 443);
+  EXPECT_EQ(result.egress(0).address(), "93.184.216.34");
+  EXPECT_EQ(result.egress(0).bytes_sent(), 300);
+  EXPECT_EQ(result.egress(0).bytes_received(), 4000);
+  EXPECT_EQ(result.egress(0).ms(), 25);
+  EXPECT_EQ(result.egress(1).refused(), "private address");
+  EXPECT_EQ(result.egress_bytes(), 4300);
+}
+
+TEST_F(JobExecutorTest, AnEgressListThatNoLongerParsesAllowsNothing) {
+  EgressReportingRuntime runtime;
+  JobExecutor executor(*keys_, store_, {&runtime});
+  v1::InvokeJob job = Job("unused");
+  job.mutable_function()->set_runtime("python");
+  job.mutable_function()->add_egress("*.*.com");
+  executor.Execute(job, "");
+  EXPECT_TRUE(runtime.seen_rules.empty());
+}
+
 }  // namespace
 }  // namespace toolgate::executor

@@ -74,6 +74,7 @@ Result<std::unique_ptr<Worker>> StartWorker(Language language, const ProcessRunt
   options.cgroup_limits.pids = spec.limits.processes;
   options.cgroup_limits.cpus = config.sandbox_cpus;
   options.allow_new_threads = config.gpu;
+  options.egress = config.egress;
   if (language == Language::kLua) {
     options.stops_at_deadline = true;
     options.kill_grace_ms = kLuaKillGraceMs;
@@ -110,6 +111,9 @@ SandboxSpec WorkerSandboxSpec(Language language, const ProcessRuntimeConfig& con
     if (!config.gpu) spec.limits.data_bytes = memory + kNodeDataRoom;
   }
   spec.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"};
+  if (config.egress != nullptr) {
+    for (std::string& variable : EgressProxyEnv()) spec.env.push_back(std::move(variable));
+  }
   spec.read_only_binds = {{config.runtime_dir, runtime}};
   if (!config.ca_bundle.empty()) {
     spec.read_only_binds.push_back({config.ca_bundle, kSandboxCaBundle});
@@ -211,6 +215,7 @@ ExecutionOutcome ProcessRuntime::Run(const Invocation& inv) {
   out.cpu_ms = reply.cpu_ms;
   out.memory_used_mb = reply.memory_used_mb;
   out.logs = std::move(reply.logs);
+  out.egress = std::move(reply.egress);
   switch (reply.kind) {
     case WorkerReply::Kind::kValue:
       CompleteWithReturnValue(reply.value, limits_, &out);

@@ -64,7 +64,15 @@ struct ExecutionRecord {
   Charge charge;  // zero when the handler did not run
   std::string trace_id;
   std::string logs;  // valid UTF-8 without NUL (see SanitizeText)
+  // The handler's outbound requests as a JSON array of {method, host, port, address, status,
+  // bytes_sent, bytes_received, ms, refused} (never a path, query, header or body), and their
+  // bytes. "[]" and 0 when it made none.
+  std::string egress_json = "[]";
+  int64_t egress_bytes = 0;
 };
+
+// The JSON array ExecutionRecord::egress_json holds for result's egress requests.
+std::string EgressJson(const v1::ExecutionResult& result);
 
 // Everything one ExecutionResult writes to the ledger database, in one transaction.
 struct Settlement {

@@ -27,8 +27,9 @@
 
 namespace toolgate::executor {
 
-// The sandbox environment's names for the egress facility; the executor sets them, the
-// runtimes read them. Without kEgressProxyEnv a sandbox has no egress.
+// The sandbox environment's names for the egress facility; the executor sets them
+// (EgressProxyEnv, egress_gateway.h), the runtimes read them. Without kEgressProxyEnv a sandbox
+// has no egress.
 constexpr const char* kEgressProxyEnv = "TOOLGATE_EGRESS_PROXY";  // "127.0.0.1:<port>"
 constexpr const char* kCaFileEnv = "SSL_CERT_FILE";               // the PEM bundle TLS trusts
 // The CA bundle every sandbox sees when the executor has one of its own (--egress-ca-file):
@@ -37,18 +38,9 @@ constexpr const char* kSandboxCaBundle = "/etc/toolgate/ca-certificates.crt";
 // Where Debian keeps the system's bundle; the default when kCaFileEnv is not set.
 constexpr const char* kSystemCaBundle = "/etc/ssl/certs/ca-certificates.crt";
 
-// The response headers that carry the gateway's word.
-constexpr const char* kRefusedHeader = "x-toolgate-egress-refused";
-constexpr const char* kGatewayErrorHeader = "x-toolgate-egress-error";
-
 constexpr int kMaxRedirects = 5;
 // The message of every runtime's facility in a sandbox without kEgressProxyEnv.
 constexpr const char* kNoEgressMessage = "egress is not available in this sandbox";
-
-// The environment lines ("NAME=value") that give a sandbox egress through the gateway at
-// 127.0.0.1:port: kEgressProxyEnv and the conventional proxy variables, so that a runtime's
-// standard client (Python's urllib.request) goes through the gateway too.
-std::vector<std::string> EgressProxyEnvironment(uint16_t port);
 
 struct EgressConfig {
   std::string proxy;    // "127.0.0.1:<port>"; empty: no egress

@@ -56,6 +56,9 @@ struct ProcessRuntimeConfig {
   CgroupTree* cgroups = nullptr;
   // CPU time one sandbox may use per wall time (its cgroup's quota); 0: no quota.
   double sandbox_cpus = 1;
+  // Gives every sandbox its egress door and names it in the sandbox's environment (null: no
+  // door, no network at all). Must outlive the runtime and its pool.
+  EgressGateway* egress = nullptr;
 };
 
 // Where the worker runtimes live inside every sandbox.

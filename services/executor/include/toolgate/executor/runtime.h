@@ -14,6 +14,9 @@
 #include <string_view>
 #include <vector>
 
+#include "toolgate/core/egress_policy.h"
+#include "toolgate/executor/egress_gateway.h"
+
 namespace toolgate::executor {
 
 // One secret mapped to a declared key. Views into memory the caller owns and wipes after Run.
@@ -33,6 +36,9 @@ struct Invocation {
   int64_t timeout_ms = 30000;
   int64_t memory_mb = 128;
   std::vector<EnvVar> env;
+  // Where the handler may connect through the egress gateway; null or empty: nowhere. Owned by
+  // the caller, valid during Run.
+  const core::EgressList* egress = nullptr;
 };
 
 struct ExecutionOutcome {
@@ -49,6 +55,7 @@ struct ExecutionOutcome {
   int64_t memory_used_mb = 1;  // peak, rounded up to whole MiB, at least 1
   std::string logs;            // the handler's output and tracebacks, bounded, valid UTF-8
   std::string failure;         // kPlatformFailure only: what went wrong, for the operator's log
+  CallEgress egress;           // the handler's requests through the egress gateway
 };
 
 struct RuntimeLimits {

@@ -1,7 +1,8 @@
 // Sandbox: starting an untrusted program (a worker) in a box of its own.
 //
 // The process gets new user, PID, mount, IPC, UTS, network and cgroup namespaces: it sees no
-// other process, no network interface but a loopback that is down, and a file system built for
+// other process, no network interface but a loopback that is down (the executor's egress
+// gateway brings it up to put its door there: egress_gateway.h), and a file system built for
 // it: a read-only root holding only the system directories (bound read-only from the host), the
 // runtime's files, /proc of its own PID namespace (where the container allows it), a minimal
 // /dev, and a private /tmp of bounded size. The namespace's root (itself an unprivileged host

@@ -77,6 +77,7 @@ struct WorkerReply {
   bool started = false;
   bool reusable = false;  // the worker may serve another call
   std::string failure;    // kCrashed: how it died, for the operator's log
+  CallEgress egress;      // the call's requests through its sandbox's egress door
 };
 
 // One worker process, as the pool sees it. Destroying it stops the process.
