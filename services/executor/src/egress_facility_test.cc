@@ -424,6 +424,20 @@ TEST_P(EgressFacilityTest, ARequestPastItsTimeoutFailsAndTheHandlerGoesOn) {
   EXPECT_EQ(Fetch(R"({"url":")" + HttpsUrl("/echo") + R"("})").status, 200);
 }
 
+TEST_P(EgressFacilityTest, ARequestStillRunningAtTheCallsDeadlineEndsTheCallAsATimeout) {
+  StartWorker();
+  Invocation inv;
+  inv.code = Handler();
+  const std::string event = R"({"url":")" + HttpUrl("/slow") + R"("})";
+  inv.event_json = event;
+  inv.caller_org_id = "org-1";
+  inv.timeout_ms = 700;
+  // Not a caught error and a 200 answered in the last millisecond: the deadline's outcome.
+  WorkerReply reply = worker_->Call(inv, MonotonicUs() + 700'000);
+  EXPECT_EQ(reply.kind, WorkerReply::Kind::kTimeout)
+      << reply.value << reply.error_type << ": " << reply.error_message;
+}
+
 TEST_P(EgressFacilityTest, ASandboxWithoutEgressSaysSo) {
   StartWorker(/*egress=*/false);
   EXPECT_EQ(Fetch(R"({"url":")" + HttpUrl("/echo") + R"("})").error,

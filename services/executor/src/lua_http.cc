@@ -7,6 +7,9 @@
 namespace toolgate::executor::lua {
 namespace {
 
+// How close to the call's deadline a failed request counts as cut by it.
+constexpr int64_t kDeadlineSlackUs = 10'000;
+
 HttpWorkspace& WorkspaceOf(lua_State* L) {
   return *static_cast<HttpWorkspace*>(lua_touserdata(L, lua_upvalueindex(1)));
 }
@@ -69,6 +72,11 @@ int Request(lua_State* L) {
 
   ws.result.emplace(EgressFetch(ws.egress, ws.request));
   ws.request = EgressRequest{};  // the headers may hold secrets: gone as soon as they are sent
+  if (!ws.result->ok() && ws.deadline_us != 0 && ws.deadline_passed != nullptr &&
+      MonotonicUs() >= ws.deadline_us - kDeadlineSlackUs) {
+    ws.result.reset();
+    return ws.deadline_passed(L);
+  }
   if (!ws.result->ok()) {
     const std::string& message = ws.result->status().message();
     lua_pushlstring(L, message.data(), message.size());

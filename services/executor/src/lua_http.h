@@ -9,8 +9,8 @@
 // with the other runtimes: redirects followed (at most 5), https verified, the gateway's refusal
 // raised as a Lua error whose message is exactly the gateway's (catchable by pcall; no position
 // is added). timeout_ms defaults to the time the call has left and never goes beyond it. The
-// request blocks the state (out of the instruction hook's reach, hence the cap); once it
-// returns past the deadline the hook stops the handler as usual.
+// request blocks the state (out of the instruction hook's reach, hence the cap); a request
+// that fails at the call's deadline ends the call as the deadline does.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +28,10 @@ namespace toolgate::executor::lua {
 struct HttpWorkspace {
   EgressConfig egress;      // empty proxy: every request raises kNoEgressMessage
   int64_t deadline_us = 0;  // the call's deadline (MonotonicUs); 0: none yet
-  EgressRequest request;    // the request being made
+  // Ends the call as the deadline does (raises; never returns): called when a request failed at
+  // the call's deadline, so the outcome is the deadline's (408), not a caught error.
+  int (*deadline_passed)(lua_State* L) = nullptr;
+  EgressRequest request;                         // the request being made
   std::optional<Result<EgressResponse>> result;  // its answer, until it is pushed
 };
 

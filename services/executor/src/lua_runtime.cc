@@ -95,6 +95,14 @@ void DeadlineHook(lua_State* L, lua_Debug*) {
   lua_error(L);
 }
 
+// http.request failed at the call's deadline: the call ends as if the hook had fired.
+int DeadlinePassed(lua_State* L) {
+  SandboxOf(L).timed_out = true;
+  lua_sethook(L, DeadlineHook, LUA_MASKCOUNT, 1);
+  lua_pushliteral(L, "the handler ran past its deadline");
+  return lua_error(L);
+}
+
 int Panic(lua_State*) {
   log::Error("lua panic: an error escaped protected mode");
   std::abort();
@@ -259,6 +267,7 @@ void OpenLibraries(lua_State* L, Sandbox& sb) {
 
   // A response larger than the state may hold could not become a string anyway.
   sb.http.egress.max_body_bytes = sb.memory.limit;
+  sb.http.deadline_passed = DeadlinePassed;
   lua::PushHttpLibrary(L, &sb.http);
   lua_setglobal(L, "http");
 }

@@ -126,12 +126,30 @@ function start() {
   if (proxy) thread = new FetchThread(proxy);
 }
 
+// How close to the call's deadline a failed request counts as cut by it.
+const DEADLINE_SLACK_MS = 10;
+
+// The call's deadline has come: the executor is stopping this process. Waiting for it, rather
+// than throwing, keeps the outcome what the deadline makes it (408, not charged) whichever of
+// the gateway's cut, the request's timeout or the executor's stop comes first.
+function waitForTheEnd() {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
+}
+
 // context.fetch(url, init) for a call whose deadline is `deadline` (performance.now() ms) and
-// whose memory limit is memoryMb (no response body may be larger).
+// whose memory limit is memoryMb (no response body may be larger). A request still running at
+// the deadline ends with the call.
 function fetchFor(deadline, memoryMb) {
   return function fetch(url, init) {
     if (thread === null) throw new EgressError(NO_EGRESS);
-    return toResponse(thread.send(url, init || {}, deadline, memoryMb * 1024 * 1024));
+    try {
+      return toResponse(thread.send(url, init || {}, deadline, memoryMb * 1024 * 1024));
+    } catch (e) {
+      if (e instanceof EgressError && performance.now() >= deadline - DEADLINE_SLACK_MS) {
+        waitForTheEnd();
+      }
+      throw e;
+    }
   };
 }
 
