@@ -13,7 +13,7 @@ matters here):
   "refused.test is not in this version's egress list", to 10.0.0.5 "egress to 10.0.0.5 is
   blocked: private address";
 - to broken.test 502 with X-Toolgate-Egress-Error "cannot connect to broken.test: connection
-  refused";
+  refused"; to deadline.test 504 "the call's deadline passed", as at a call's deadline;
 - anything else is forwarded to 127.0.0.1 at the port asked (CONNECT tunnels bytes both ways).
 The upstreams answer:
 - /echo: JSON {method, path, body, content_type, x_test, authorization} of the request;
@@ -39,6 +39,7 @@ REFUSALS = {
     "10.0.0.5": "egress to 10.0.0.5 is blocked: private address",
 }
 FAILURES = {"broken.test": "cannot connect to broken.test: connection refused"}
+DEADLINES = {"deadline.test": "the call's deadline passed"}
 
 
 class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
@@ -120,6 +121,8 @@ class Proxy(http.server.BaseHTTPRequestHandler):
             status, header, message = 403, "X-Toolgate-Egress-Refused", REFUSALS[host]
         elif host in FAILURES:
             status, header, message = 502, "X-Toolgate-Egress-Error", FAILURES[host]
+        elif host in DEADLINES:
+            status, header, message = 504, "X-Toolgate-Egress-Error", DEADLINES[host]
         else:
             return False
         self.send_response(status)

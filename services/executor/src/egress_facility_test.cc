@@ -438,6 +438,24 @@ TEST_P(EgressFacilityTest, ARequestStillRunningAtTheCallsDeadlineEndsTheCallAsAT
       << reply.value << reply.error_type << ": " << reply.error_message;
 }
 
+TEST_P(EgressFacilityTest, TheGatewaysDeadlineAnswerEndsTheCallAsATimeout) {
+  StartWorker();
+  Invocation inv;
+  inv.code = Handler();
+  inv.event_json = R"({"url":"https://deadline.test/"})";
+  inv.caller_org_id = "org-1";
+  inv.timeout_ms = 1000;
+  // The gateway cut the request at the call's deadline (504): not an error for the handler to
+  // catch and answer 200 with in its last millisecond, but the deadline's outcome.
+  WorkerReply reply = worker_->Call(inv, MonotonicUs() + 1'000'000);
+  EXPECT_EQ(reply.kind, WorkerReply::Kind::kTimeout)
+      << reply.value << reply.error_type << ": " << reply.error_message;
+  // With a timeout_ms of its own shorter than the call, a 504 is the handler's to catch.
+  StartWorker();
+  EXPECT_EQ(Fetch(R"({"url":"http://deadline.test/","timeout_ms":200})").error,
+            "the call's deadline passed");
+}
+
 TEST_P(EgressFacilityTest, ASandboxWithoutEgressSaysSo) {
   StartWorker(/*egress=*/false);
   EXPECT_EQ(Fetch(R"({"url":")" + HttpUrl("/echo") + R"("})").error,

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "toolgate/executor/egress_gateway.h"
 
@@ -133,16 +134,16 @@ struct CurlDeleter {
   void operator()(curl_slist* l) const { Curl()->slist_free_all(l); }
 };
 
-// The gateway's word in a response, if it is one: a refusal or a failure of its own.
-bool GatewayError(const EgressResponse& r, std::string* message) {
+// The gateway's word in a response, if it is one: a refusal (403), an upstream failure (502) or
+// the call's deadline (504, a Timeout).
+std::optional<Status> GatewayError(const EgressResponse& r) {
   const char* header = r.status == 403                      ? kEgressRefusedHeader
                        : r.status == 502 || r.status == 504 ? kEgressErrorHeader
                                                             : nullptr;
-  if (header == nullptr) return false;
+  if (header == nullptr) return std::nullopt;
   auto it = r.headers.find(Lower(header));
-  if (it == r.headers.end()) return false;
-  *message = it->second;
-  return true;
+  if (it == r.headers.end()) return std::nullopt;
+  return r.status == 504 ? Status::Timeout(it->second) : Status::Unavailable(it->second);
 }
 
 }  // namespace
@@ -233,9 +234,8 @@ Result<EgressResponse> EgressFetch(const EgressConfig& config, const EgressReque
   }
 
   const CURLcode rc = curl->easy_perform(h);
-  std::string message;
   // The gateway's answer, to the CONNECT or to the request itself.
-  if (GatewayError(transfer.response, &message)) return Status::Unavailable(message);
+  if (std::optional<Status> gateway = GatewayError(transfer.response)) return *gateway;
   switch (rc) {
     case CURLE_OK:
       return std::move(transfer.response);

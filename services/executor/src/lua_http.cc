@@ -8,7 +8,7 @@ namespace toolgate::executor::lua {
 namespace {
 
 // How close to the call's deadline a failed request counts as cut by it.
-constexpr int64_t kDeadlineSlackUs = 10'000;
+constexpr int64_t kDeadlineSlackUs = 50'000;
 
 HttpWorkspace& WorkspaceOf(lua_State* L) {
   return *static_cast<HttpWorkspace*>(lua_touserdata(L, lua_upvalueindex(1)));
@@ -60,20 +60,26 @@ int Request(lua_State* L) {
 
   const int64_t left_ms = ws.deadline_us == 0 ? 30000 : (ws.deadline_us - MonotonicUs()) / 1000;
   ws.request.timeout_ms = std::max<int64_t>(left_ms, 1);
+  // Whether the call's deadline, not the handler's timeout_ms, is what limits the request.
+  bool capped = ws.deadline_us != 0;
   if (lua_getfield(L, 1, "timeout_ms") != LUA_TNIL) {
     int is_integer = 0;
     lua_Integer timeout = lua_tointegerx(L, -1, &is_integer);
     if (!is_integer || timeout <= 0) {
       return luaL_error(L, "http.request: timeout_ms must be a positive integer");
     }
+    capped = capped && timeout >= ws.request.timeout_ms;
     ws.request.timeout_ms = std::min<int64_t>(ws.request.timeout_ms, timeout);
   }
   lua_pop(L, 1);
 
   ws.result.emplace(EgressFetch(ws.egress, ws.request));
   ws.request = EgressRequest{};  // the headers may hold secrets: gone as soon as they are sent
-  if (!ws.result->ok() && ws.deadline_us != 0 && ws.deadline_passed != nullptr &&
-      MonotonicUs() >= ws.deadline_us - kDeadlineSlackUs) {
+  // Cut by the call's deadline (curl's timeout or the gateway's 504): the call is over.
+  const bool cut = !ws.result->ok() && ws.deadline_us != 0 &&
+                   ((capped && ws.result->status().code() == Status::Code::kTimeout) ||
+                    MonotonicUs() >= ws.deadline_us - kDeadlineSlackUs);
+  if (cut && ws.deadline_passed != nullptr) {
     ws.result.reset();
     return ws.deadline_passed(L);
   }

@@ -19,6 +19,9 @@ const DEFAULT_TIMEOUT_MS = 30000;
 // (which enforces that timeout itself) before giving up on it.
 const WAIT_GRACE_MS = 2000;
 
+// Marks an error that means the call's deadline cut the request.
+const ENDS_CALL = Symbol('endsCall');
+
 class EgressError extends Error {
   constructor(message) {
     super(message);
@@ -51,6 +54,8 @@ class FetchThread {
     const request = toRequest(url, init);
     let timeoutMs = init.timeout_ms !== undefined ? Number(init.timeout_ms) : DEFAULT_TIMEOUT_MS;
     if (!(timeoutMs > 0)) throw new TypeError('fetch: timeout_ms must be a positive number');
+    // Whether the call's deadline, not the handler's timeout_ms, is what limits the request.
+    const capped = deadline - performance.now() <= timeoutMs;
     timeoutMs = Math.min(timeoutMs, Math.floor(deadline - performance.now()));
     if (!(timeoutMs > 0)) throw new EgressError('the call has no time left for a request');
     request.id = id;
@@ -64,7 +69,11 @@ class FetchThread {
       while ((message = receiveMessageOnPort(this.port)) !== undefined) {
         if (message.message.id !== id) continue;
         const reply = message.message;
-        if (reply.error !== undefined) throw new EgressError(reply.error);
+        if (reply.error !== undefined) {
+          const error = new EgressError(reply.error);
+          if (reply.timedOut && capped) error[ENDS_CALL] = true;
+          throw error;
+        }
         reply.response.body = Buffer.from(reply.response.body);
         return reply.response;
       }
@@ -126,12 +135,13 @@ function start() {
   if (proxy) thread = new FetchThread(proxy);
 }
 
-// How close to the call's deadline a failed request counts as cut by it.
-const DEADLINE_SLACK_MS = 10;
+// How close to the call's deadline a failed request counts as cut by it: the worker knows the
+// deadline only to within the time its call took to arrive.
+const DEADLINE_SLACK_MS = 50;
 
 // The call's deadline has come: the executor is stopping this process. Waiting for it, rather
 // than throwing, keeps the outcome what the deadline makes it (408, not charged) whichever of
-// the gateway's cut, the request's timeout or the executor's stop comes first.
+// the gateway's 504, the request's timeout or the executor's stop comes first.
 function waitForTheEnd() {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
 }
@@ -145,7 +155,8 @@ function fetchFor(deadline, memoryMb) {
     try {
       return toResponse(thread.send(url, init || {}, deadline, memoryMb * 1024 * 1024));
     } catch (e) {
-      if (e instanceof EgressError && performance.now() >= deadline - DEADLINE_SLACK_MS) {
+      if (e instanceof EgressError &&
+          (e[ENDS_CALL] || performance.now() >= deadline - DEADLINE_SLACK_MS)) {
         waitForTheEnd();
       }
       throw e;

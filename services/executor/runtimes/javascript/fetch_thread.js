@@ -45,13 +45,22 @@ function trustedCertificates() {
   return tls.rootCertificates.concat(extra);
 }
 
-class FetchFailure extends Error {}
+// A failure the handler sees, with its message; timedOut: the request ran out of time (its own,
+// or the call's, which the gateway answers with 504).
+class FetchFailure extends Error {
+  constructor(message, timedOut = false) {
+    super(message);
+    this.timedOut = timedOut;
+  }
+}
 
-// The gateway's message when status and headers are its word.
+// The failure the gateway's answer means, or null when status and headers are not its word.
 function gatewayError(status, headers) {
-  if (status === 403 && typeof headers[REFUSED_HEADER] === 'string') return headers[REFUSED_HEADER];
+  if (status === 403 && typeof headers[REFUSED_HEADER] === 'string') {
+    return new FetchFailure(headers[REFUSED_HEADER]);
+  }
   if ((status === 502 || status === 504) && typeof headers[GATEWAY_ERROR_HEADER] === 'string') {
-    return headers[GATEWAY_ERROR_HEADER];
+    return new FetchFailure(headers[GATEWAY_ERROR_HEADER], status === 504);
   }
   return null;
 }
@@ -74,8 +83,7 @@ function tunnel(url, track) {
     req.on('connect', (res, socket) => {
       if (res.statusCode !== 200) {
         socket.destroy();
-        const message = gatewayError(res.statusCode, res.headers);
-        reject(new FetchFailure(message !== null ? message :
+        reject(gatewayError(res.statusCode, res.headers) || new FetchFailure(
             'the egress gateway answered CONNECT ' + target + ' with ' + res.statusCode));
         return;
       }
@@ -139,8 +147,8 @@ async function fetchFollowing(request, track) {
       throw new FetchFailure('a redirect led to ' + url.protocol + ', which is not http or https');
     }
     const response = await send(url, method, headers, body, request.maxBodyBytes, track);
-    const message = gatewayError(response.status, response.headers);
-    if (message !== null) throw new FetchFailure(message);
+    const failure = gatewayError(response.status, response.headers);
+    if (failure !== null) throw failure;
     const location = response.headers.location;
     if (![301, 302, 303, 307, 308].includes(response.status) || location === undefined) {
       response.url = url.href;
@@ -173,15 +181,16 @@ port.on('message', async (request) => {
   const timer = setTimeout(() => {
     for (const thing of open) {
       thing.destroy(new FetchFailure('the request to ' + new URL(request.url).hostname +
-                                     ' took longer than ' + request.timeoutMs + ' ms'));
+                                     ' took longer than ' + request.timeoutMs + ' ms', true));
     }
   }, request.timeoutMs);
   let reply;
   try {
     reply = {id: request.id, response: await fetchFollowing(request, track)};
   } catch (e) {
-    reply = {id: request.id, error: e instanceof FetchFailure ? e.message :
-        'the request to ' + safeHost(request.url) + ' failed: ' + (e && e.message)};
+    reply = {id: request.id, timedOut: e instanceof FetchFailure && e.timedOut,
+             error: e instanceof FetchFailure ? e.message :
+                 'the request to ' + safeHost(request.url) + ' failed: ' + (e && e.message)};
   } finally {
     clearTimeout(timer);
     for (const thing of open) thing.destroy();

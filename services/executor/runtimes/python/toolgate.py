@@ -35,6 +35,14 @@ class EgressError(Exception):
     """An outbound request failed: the egress gateway refused it (the message names the rule),
     the gateway or the upstream failed, the TLS certificate did not verify, or it timed out."""
 
+    timed_out = False  # the request ran out of time (its own, or the call's at the gateway: 504)
+
+
+def _timeout_error(message):
+    error = EgressError(message)
+    error.timed_out = True
+    return error
+
 
 class Response:
     """A response of any status: status (int), headers (dict, names in lower case; repeated
@@ -63,11 +71,14 @@ class Response:
 
 
 def _gateway_error(status, headers):
-    """The gateway's message when status and headers (lower-case names) are its word."""
-    if status == 403:
-        return headers.get(REFUSED_HEADER)
-    if status in (502, 504):
-        return headers.get(GATEWAY_ERROR_HEADER)
+    """The EgressError the gateway's answer means, or None when status and headers (lower-case
+    names) are not its word. Its 504 says the call's deadline passed."""
+    if status == 403 and REFUSED_HEADER in headers:
+        return EgressError(headers[REFUSED_HEADER])
+    if status == 502 and GATEWAY_ERROR_HEADER in headers:
+        return EgressError(headers[GATEWAY_ERROR_HEADER])
+    if status == 504 and GATEWAY_ERROR_HEADER in headers:
+        return _timeout_error(headers[GATEWAY_ERROR_HEADER])
     return None
 
 
@@ -106,10 +117,9 @@ def _build_opener():
                 answer = http.client.HTTPResponse(sock, method="CONNECT")
                 answer.begin()
                 if answer.status != 200:
-                    headers = _lower_headers(answer.headers)
-                    message = _gateway_error(answer.status, headers)
-                    raise EgressError(message or "the egress gateway answered CONNECT %s with %d"
-                                      % (target, answer.status))
+                    error = _gateway_error(answer.status, _lower_headers(answer.headers))
+                    raise error or EgressError("the egress gateway answered CONNECT %s with %d"
+                                               % (target, answer.status))
                 self.sock = context.wrap_socket(sock, server_hostname=self.host)
             except BaseException:
                 sock.close()
@@ -140,17 +150,28 @@ def _build_opener():
     return opener
 
 
+# How close to the call's deadline a failed request counts as cut by it: the worker knows the
+# deadline only to within the time its call took to arrive.
+DEADLINE_SLACK_S = 0.050
+
+
+def _wait_for_the_end():
+    """The call's deadline has come: the executor is stopping this process. Waiting for it,
+    rather than raising, keeps the outcome what the deadline makes it (408, not charged)
+    whichever of the gateway's 504, the socket's timeout or the executor's stop comes first."""
+    while True:
+        time.sleep(60)
+
+
 def fetch(url, method="GET", headers=None, body=None, timeout_ms=None, deadline=None):
     """Sends one request through the egress gateway and returns its final Response (any status).
 
     body: str (sent as UTF-8), bytes, or a dict or list (sent as JSON, with content-type
     application/json unless headers name one). timeout_ms bounds each wait for the network
-    (connecting, each read); deadline (time.monotonic()) is the call's, which it never passes.
-    Raises EgressError on a refusal, a network, TLS or gateway failure, a timeout or too many
-    redirects; ValueError for a URL that is not http(s) or a bad argument."""
-    import socket
-    import ssl
-    import urllib.error
+    (connecting, each read); deadline (time.monotonic()) is the call's, which it never passes:
+    a request still running when the call's deadline comes ends with the call (this process is
+    stopped). Raises EgressError on a refusal, a network, TLS or gateway failure, a timeout or
+    too many redirects; ValueError for a URL that is not http(s) or a bad argument."""
     import urllib.parse
     import urllib.request
 
@@ -170,15 +191,33 @@ def fetch(url, method="GET", headers=None, body=None, timeout_ms=None, deadline=
     elif body is not None and not isinstance(body, (bytes, bytearray)):
         raise ValueError("fetch: body must be str, bytes, dict or list")
     timeout = (timeout_ms if timeout_ms is not None else DEFAULT_TIMEOUT_MS) / 1000.0
+    # Whether the call's deadline, not the handler's timeout_ms, is what limits the request.
+    capped = deadline is not None and deadline - time.monotonic() <= timeout
     if deadline is not None:
         timeout = min(timeout, deadline - time.monotonic())
     if timeout <= 0:
         raise EgressError("the call has no time left for a request")
     if _opener is None:
         _opener = _build_opener()
-
-    host = urllib.parse.urlsplit(url).hostname or ""
     request = urllib.request.Request(url, data=body, headers=headers, method=method.upper())
+    try:
+        return _send(request, timeout)
+    except EgressError as e:
+        # Cut by the call's deadline: the call is over, whatever reported it first.
+        if deadline is not None and ((e.timed_out and capped) or
+                                     time.monotonic() >= deadline - DEADLINE_SLACK_S):
+            _wait_for_the_end()
+        raise
+
+
+def _send(request, timeout):
+    """Opens request through the gateway and reads its whole answer; see fetch."""
+    import socket
+    import ssl
+    import urllib.error
+    import urllib.parse
+
+    host = urllib.parse.urlsplit(request.full_url).hostname or ""
     try:
         try:
             answer = _opener.open(request, timeout=timeout)
@@ -190,15 +229,15 @@ def fetch(url, method="GET", headers=None, body=None, timeout_ms=None, deadline=
         with answer:
             status = answer.status if answer.status is not None else answer.code
             response_headers = _lower_headers(answer.headers)
-            message = _gateway_error(status, response_headers)
-            if message is not None:
-                raise EgressError(message)
+            error = _gateway_error(status, response_headers)
+            if error is not None:
+                raise error
             return Response(status, response_headers, answer.read(), answer.geturl())
     except EgressError:
         raise
     except (socket.timeout, TimeoutError):
-        raise EgressError("the request to %s took longer than %d ms"
-                          % (host, timeout * 1000)) from None
+        raise _timeout_error("the request to %s took longer than %d ms"
+                             % (host, timeout * 1000)) from None
     except ssl.SSLError as e:
         raise EgressError("TLS: %s" % (getattr(e, "verify_message", None) or e.reason or e))\
             from None
@@ -207,8 +246,8 @@ def fetch(url, method="GET", headers=None, body=None, timeout_ms=None, deadline=
         if isinstance(reason, EgressError):
             raise reason from None
         if isinstance(reason, (socket.timeout, TimeoutError)):
-            raise EgressError("the request to %s took longer than %d ms"
-                              % (host, timeout * 1000)) from None
+            raise _timeout_error("the request to %s took longer than %d ms"
+                                 % (host, timeout * 1000)) from None
         if isinstance(reason, ssl.SSLError):
             raise EgressError("TLS: %s" % (getattr(reason, "verify_message", None)
                                            or reason.reason or reason)) from None

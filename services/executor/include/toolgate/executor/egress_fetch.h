@@ -70,7 +70,9 @@ struct EgressResponse {
 // Makes request through config's gateway and waits for the final response (any status). The
 // first request loads libcurl (dlopen): linked, its thirty-odd libraries would be loaded by
 // every Lua worker at start, about 15 ms, for a facility most handlers never use. Fails with:
-// - Unavailable carrying exactly the gateway's message when the gateway refused or failed;
+// - Unavailable carrying exactly the gateway's message when the gateway refused (403) or the
+//   upstream failed (502); Timeout with its message when it cut the request at the call's
+//   deadline (504);
 // - Unavailable kNoEgressMessage when config has no proxy;
 // - InvalidArgument for a URL that is not http(s), a method or header that is not allowed;
 // - Timeout when the request took longer than its timeout_ms;
