@@ -15,7 +15,7 @@ run_packages=(
   g++ cmake ninja-build pkg-config
   libpistache-dev libnats-dev nats-server libsimdjson-dev libhiredis-dev libpq-dev
   postgresql-15 redis-server liblua5.4-dev libsodium-dev libprotobuf-dev protobuf-compiler
-  libcurl4-openssl-dev libssl-dev libre2-dev libseccomp-dev libarchive-dev python3
+  libcurl4-openssl-dev libssl-dev libre2-dev libseccomp-dev libarchive-dev python3 ca-certificates
 )
 test_packages=(
   libgtest-dev libgmock-dev wrk python3-yaml chromium python3-uvicorn python3-uvloop

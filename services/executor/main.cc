@@ -1,5 +1,6 @@
 // toolgate-executor: runs functions for one compute pool. See job_executor.h, lua_runtime.h and
 // process_runtime.h.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -17,7 +18,9 @@
 #include "toolgate/base/process.h"
 #include "toolgate/bus/service.h"
 #include "toolgate/core/service_main.h"
+#include "toolgate/executor/ca_bundle.h"
 #include "toolgate/executor/code_store.h"
+#include "toolgate/executor/egress_fetch.h"
 #include "toolgate/executor/egress_gateway.h"
 #include "toolgate/executor/executor_keys.h"
 #include "toolgate/executor/gpu.h"
@@ -118,6 +121,16 @@ ProcessRuntimeConfig ProcessConfigFromFlags(const Flags& flags, bool gpu) {
   config.uid_base = static_cast<uid_t>(uid_base);
   config.tmp_bytes = static_cast<uint64_t>(flags.GetInt("worker-tmp-mb")) << 20;
   config.gpu = gpu;
+  if (const std::string& ca = flags.Get("egress-ca-file"); !ca.empty()) {
+    // A directory of its own, searchable by the sandboxes' host uids, which bind the file.
+    char directory[] = "/tmp/toolgate-executor-ca-XXXXXX";
+    if (::mkdtemp(directory) == nullptr || ::chmod(directory, 0755) != 0) {
+      core::Die(kName, "--egress-ca-file", "cannot make a directory for the CA bundle");
+    }
+    auto bundle = WriteCaBundle(ca, kSystemCaBundle, directory);
+    if (!bundle.ok()) core::Die(kName, "--egress-ca-file", bundle.status().message());
+    config.ca_bundle = *bundle;
+  }
   return config;
 }
 
@@ -299,6 +312,9 @@ int main(int argc, char** argv) {
   flags.Define("sandbox-read-only", "",
                "more host paths shown read-only inside every worker sandbox, comma-separated "
                "(e.g. a Python virtual environment)");
+  flags.Define("egress-ca-file", "",
+               "a PEM file of CA certificates every sandbox's TLS clients trust in addition to "
+               "the system's (upstreams behind a TLS-inspecting proxy or a private PKI)");
   flags.Define("sandbox-uid-base", "200000",
                "first host uid/gid of the sandboxes: the sandboxes' root; workers use the next "
                "--max-workers ids");

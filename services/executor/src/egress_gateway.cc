@@ -25,6 +25,7 @@
 
 #include "toolgate/base/process.h"
 #include "toolgate/base/time.h"
+#include "toolgate/executor/egress_fetch.h"
 #include "toolgate/metrics/metrics.h"
 
 namespace toolgate::executor {
@@ -189,7 +190,7 @@ std::vector<std::string> EgressProxyEnv() {
           "https_proxy=" + url,
           "NO_PROXY=",
           "no_proxy=",
-          "TOOLGATE_EGRESS_PROXY=127.0.0.1:" + std::to_string(kEgressProxyPort)};
+          std::string(kEgressProxyEnv) + "=127.0.0.1:" + std::to_string(kEgressProxyPort)};
 }
 
 Result<std::vector<IpAddress>> ResolveWithSystem(const std::string& name) {

@@ -12,6 +12,7 @@
 #include <lua.hpp>
 #include <vector>
 
+#include "lua_http.h"
 #include "lua_json.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
@@ -62,12 +63,15 @@ void* Allocate(void* ud, void* ptr, size_t osize, size_t nsize) {
 // state's extra space, which Lua copies into each new thread. Lives on the worker's stack for
 // the whole of Run, so it outlives the lua_State.
 struct Sandbox {
-  Sandbox(const Invocation& inv, const RuntimeLimits& limits)
-      : invocation(inv), log(limits.max_log_bytes) {}
+  Sandbox(const Invocation& inv, const RuntimeLimits& limits, const EgressConfig& egress)
+      : invocation(inv), log(limits.max_log_bytes) {
+    http.egress = egress;
+  }
 
   const Invocation& invocation;
   MemoryBudget memory;
   lua::JsonWorkspace json;
+  lua::HttpWorkspace http;
   LogBuffer log;
   std::string traceback;
   int64_t start_us = 0;  // the chunk started running; 0 before
@@ -103,6 +107,14 @@ void DeadlineHook(lua_State* L, lua_Debug*) {
   lua_sethook(L, DeadlineHook, LUA_MASKCOUNT, 1);
   lua_pushliteral(L, "the handler ran past its deadline");
   lua_error(L);
+}
+
+// http.request failed at the call's deadline: the call ends as if the hook had fired.
+int DeadlinePassed(lua_State* L) {
+  SandboxOf(L).timed_out = true;
+  lua_sethook(L, DeadlineHook, LUA_MASKCOUNT, 1);
+  lua_pushliteral(L, "the handler ran past its deadline");
+  return lua_error(L);
 }
 
 int Panic(lua_State*) {
@@ -266,6 +278,12 @@ void OpenLibraries(lua_State* L, Sandbox& sb) {
   sb.json.max_encoded_bytes = sb.memory.limit;
   lua::PushJsonLibrary(L, &sb.json);
   lua_setglobal(L, "json");
+
+  // A response larger than the state may hold could not become a string anyway.
+  sb.http.egress.max_body_bytes = sb.memory.limit;
+  sb.http.deadline_passed = DeadlinePassed;
+  lua::PushHttpLibrary(L, &sb.http);
+  lua_setglobal(L, "http");
 }
 
 // The contents of the regular file at path into *out; false when there is none or it cannot be
@@ -421,6 +439,7 @@ int RunInvocation(lua_State* L) {
   }
   sb.start_us = MonotonicUs();
   sb.deadline_us = sb.start_us + inv.timeout_ms * 1000;
+  sb.http.deadline_us = sb.deadline_us;
   lua_sethook(L, DeadlineHook, LUA_MASKCOUNT, kHookInstructions);
   lua_call(L, 0, 0);
   if (lua_getglobal(L, "service_handler") != LUA_TFUNCTION) {
@@ -458,7 +477,7 @@ std::string ErrorText(lua_State* L, int idx) {
 
 ExecutionOutcome LuaRuntime::Run(const Invocation& invocation) {
   ExecutionOutcome out;
-  Sandbox sb(invocation, limits_);
+  Sandbox sb(invocation, limits_, egress_);
   sb.memory.limit = static_cast<size_t>(std::max<int64_t>(invocation.memory_mb, 1)) << 20;
   // Room for a body of the largest size with every byte escaped (\u00XX), and the envelope.
   sb.max_result_bytes = limits_.max_response_bytes * 6 + 4096;

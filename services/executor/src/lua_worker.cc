@@ -106,7 +106,7 @@ ExecutionOutcome RunCall(LuaRuntime& runtime, const std::string& code,
 
 }  // namespace
 
-int ServeLuaWorker(int requests, int replies, int log_fd) {
+int ServeLuaWorker(int requests, int replies, int log_fd, const EgressConfig& egress) {
   if (!WriteFrame(replies, FrameKind::kHello, "", "")) return 0;
   FrameKind kind;
   std::string payload;
@@ -133,7 +133,7 @@ int ServeLuaWorker(int requests, int replies, int log_fd) {
   RuntimeLimits limits;
   limits.max_response_bytes = static_cast<size_t>(max_response);
   limits.max_log_bytes = static_cast<size_t>(max_log);
-  LuaRuntime runtime(limits);
+  LuaRuntime runtime(limits, egress);
   // Lua compiles the module with each call's fresh state: there is nothing to load now.
   if (!WriteFrame(replies, FrameKind::kReady, nonce, "")) return 0;
 

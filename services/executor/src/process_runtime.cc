@@ -5,6 +5,7 @@
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
 #include "toolgate/executor/bundle_unpack.h"
+#include "toolgate/executor/egress_fetch.h"
 #include "toolgate/executor/process_worker.h"
 
 namespace toolgate::executor {
@@ -155,6 +156,11 @@ SandboxSpec WorkerSandboxSpec(Language language, const ProcessRuntimeConfig& con
   }
   spec.read_only_binds = {{config.runtime_dir, runtime}};
   if (!bundle_dir.empty()) spec.data_binds = {{bundle_dir, kSandboxBundleDir}};
+  if (!config.ca_bundle.empty()) {
+    spec.read_only_binds.push_back({config.ca_bundle, kSandboxCaBundle});
+    spec.env.push_back(std::string(kCaFileEnv) + "=" + kSandboxCaBundle);
+    spec.env.push_back(std::string("NODE_EXTRA_CA_CERTS=") + kSandboxCaBundle);
+  }
   spec.system_paths.insert(spec.system_paths.end(), config.extra_read_only.begin(),
                            config.extra_read_only.end());
   spec.host_root_uid = config.uid_base;

@@ -134,6 +134,11 @@ std::vector<std::string> SandboxSpec::DefaultSystemPaths() {
       "/etc/timezone",
       "/etc/nsswitch.conf",
       "/etc/alternatives",
+      // The system's CA certificates, so TLS clients inside verify what they connect to (the
+      // files they link to, /usr/share/ca-certificates, come with /usr), and OpenSSL's
+      // configuration.
+      "/etc/ssl/certs",
+      "/etc/ssl/openssl.cnf",
   };
   // Debian's Python reads its site configuration from /etc/python3.X.
   if (DIR* dir = ::opendir("/etc")) {

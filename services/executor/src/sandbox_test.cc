@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "toolgate/executor/process_runtime.h"
@@ -240,6 +241,18 @@ TEST(SandboxTest, FileSystemIsReadOnlyButTmpAndHidesTheHost) {
   EXPECT_EQ(ran.output.find("root\n"), std::string::npos) << ran.output;
   EXPECT_EQ(ran.output.find("var"), std::string::npos) << ran.output;
   EXPECT_EQ(ran.output.find("work"), std::string::npos) << ran.output;
+}
+
+TEST(SandboxTest, SeesTheSystemsCaCertificatesButNoPrivateKeys) {
+  Ran ran = RunSandboxed(
+      "grep -c 'BEGIN CERTIFICATE' /etc/ssl/certs/ca-certificates.crt;"
+      "test -e /etc/ssl/openssl.cnf && echo config; test -e /etc/ssl/private && echo private;"
+      "touch /etc/ssl/certs/x 2>/dev/null && echo writable");
+  // TLS clients in the sandbox verify against the host's bundle; nothing else of /etc/ssl.
+  EXPECT_GT(std::atoi(ran.output.c_str()), 0) << ran.output;
+  EXPECT_NE(ran.output.find("config\n"), std::string::npos) << ran.output;
+  EXPECT_EQ(ran.output.find("private"), std::string::npos) << ran.output;
+  EXPECT_EQ(ran.output.find("writable"), std::string::npos) << ran.output;
 }
 
 TEST(SandboxTest, TmpIsBounded) {

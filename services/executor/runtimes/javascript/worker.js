@@ -12,6 +12,8 @@ const Module = require('module');
 const path = require('path');
 const vm = require('vm');
 
+const egress = require('./egress');
+
 const REQUESTS = 3;
 const REPLIES = 4;
 const NONCE_BYTES = 32;
@@ -128,6 +130,10 @@ class Worker {
   call(request) {
     const env = request.env;
     const context = Object.assign({}, request.context, {env: Object.assign({}, env)});
+    // The platform's facilities, not enumerable: the context's keys stay the contract's.
+    const deadline = performance.now() + Number(request.context.deadline_ms || 0);
+    Object.defineProperty(context, 'fetch', {value: egress.fetchFor(deadline, this.memoryMb)});
+    Object.defineProperty(context, 'EgressError', {value: egress.EgressError});
     Object.assign(process.env, env);
     let result;
     try {
@@ -207,6 +213,9 @@ function sealGlobalPaths() {
 
 function main() {
   sealGlobalPaths();
+  // The fetch thread first (a sandbox with egress only), so that it is among the threads the
+  // executor counts at kHello and a call that uses it does not retire the worker.
+  egress.start();
   // Up, and nothing of a tool has run: the executor counts this process's threads now.
   writeFrame('H', Buffer.alloc(0), Buffer.alloc(0));
   const first = readFrame();

@@ -7,12 +7,14 @@ there and never in a response. It serves one call at a time, for as long as the 
 it; the executor kills it at a deadline or when it recycles it.
 """
 
+import importlib.util
 import json
 import linecache
 import os
 import struct
 import sys
 import traceback
+import time
 import types
 
 REQUESTS = 3
@@ -50,8 +52,34 @@ def error_payload(error_type, message):
     return json.dumps({"errorType": error_type, "errorMessage": message}).encode()
 
 
+def load_toolgate():
+    """The `toolgate` module handlers import (toolgate.py beside this file), registered by name:
+    -I keeps this directory off sys.path, where nothing else of the runtime should be found."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "toolgate.py")
+    spec = importlib.util.spec_from_file_location("toolgate", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["toolgate"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+toolgate = load_toolgate()
+
+
 class Context(dict):
-    """The context of contract section 3: a dict whose keys also read as attributes."""
+    """The context of contract section 3: a dict whose keys also read as attributes, plus the
+    platform's facilities as methods (not keys, so the dict stays the contract's JSON)."""
+
+    EgressError = toolgate.EgressError
+
+    def __init__(self, fields, deadline):
+        super().__init__(fields)
+        self._deadline = deadline  # time.monotonic() at which the executor stops the call
+
+    def fetch(self, url, method="GET", headers=None, body=None, timeout_ms=None):
+        """toolgate.fetch, bounded by the call's deadline."""
+        return toolgate.fetch(url, method=method, headers=headers, body=body,
+                              timeout_ms=timeout_ms, deadline=self._deadline)
 
     def __getattr__(self, name):
         try:
@@ -102,7 +130,8 @@ class Worker:
 
     def call(self, request):
         env = request["env"]
-        context = Context(request["context"])
+        deadline = time.monotonic() + request["context"].get("deadline_ms", 0) / 1000.0
+        context = Context(request["context"], deadline)
         context["env"] = dict(env)
         os.environ.update(env)
         try:

@@ -58,6 +58,9 @@ struct ProcessRuntimeConfig {
   std::string runtime_dir;
   // More host paths shown read-only at the same path (a Python virtual environment).
   std::vector<std::string> extra_read_only;
+  // The combined CA bundle (ca_bundle.h) every sandbox trusts, shown at kSandboxCaBundle and
+  // named by SSL_CERT_FILE and NODE_EXTRA_CA_CERTS; empty: the system's bundle only.
+  std::string ca_bundle;
   // Worker slot N runs as host uid/gid uid_base + 1 + N; uid_base is every sandbox's root.
   uid_t uid_base = 200000;
   uint64_t tmp_bytes = 64 << 20;

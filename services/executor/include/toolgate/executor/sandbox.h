@@ -70,7 +70,8 @@ struct SandboxSpec {
   SandboxLimits limits;
 
   // /usr, the /lib and /bin directories (or their symlinks) and the few files of /etc that
-  // programs need to start (the dynamic loader's cache, time zone, Python's site configuration).
+  // programs need to start (the dynamic loader's cache, time zone, Python's site configuration)
+  // or to make TLS connections (/etc/ssl/certs, OpenSSL's configuration; never /etc/ssl/private).
   static std::vector<std::string> DefaultSystemPaths();
   // The host's package directories, which a sealed runtime must not see: Python's
   // dist-packages (Debian's and /usr/local's), node's global module directories, Lua's module
