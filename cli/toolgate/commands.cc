@@ -155,10 +155,10 @@ class ManifestReader {
 
 const std::set<std::string, std::less<>>& ManifestMembers() {
   static const std::set<std::string, std::less<>> kMembers = {
-      "function_id", "name",      "description",  "overview",        "category",
-      "sector",      "tags",      "visibility",   "price_micro_usd", "mcp",
-      "version",     "runtime",   "compute_type", "input_schema",    "declared_keys",
-      "timeout_ms",  "memory_mb", "examples",     "handler",         "bundle"};
+      "function_id",  "name",         "description",     "overview",   "category",  "sector",
+      "tags",         "visibility",   "price_micro_usd", "mcp",        "version",   "runtime",
+      "compute_type", "input_schema", "declared_keys",   "timeout_ms", "memory_mb", "examples",
+      "handler",      "bundle",       "egress"};
   return kMembers;
 }
 
@@ -1308,6 +1308,8 @@ std::vector<FieldError> ParseManifest(std::string_view text, Manifest* out) {
       r.Fail("declared_keys", "\"" + key + "\" must match [A-Za-z_][A-Za-z0-9_]*");
     }
   }
+  // Each entry is the server's to judge (core::EgressList): the manifest only carries them.
+  m.egress = r.Strings("egress");
   m.timeout_ms = r.Int("timeout_ms", 1, /*required=*/false);
   m.memory_mb = r.Int("memory_mb", 1, /*required=*/false);
   m.examples = r.Raw("examples", simdjson::dom::element_type::ARRAY, "an array");
@@ -1352,6 +1354,11 @@ std::string VersionRequestBody(const Manifest& m, std::string_view code, std::st
   if (m.declared_keys) {
     w.Key("declared_keys").BeginArray();
     for (const auto& k : *m.declared_keys) w.String(k);
+    w.EndArray();
+  }
+  if (m.egress) {
+    w.Key("egress").BeginArray();
+    for (const auto& host : *m.egress) w.String(host);
     w.EndArray();
   }
   if (m.timeout_ms) w.Field("timeout_ms", *m.timeout_ms);

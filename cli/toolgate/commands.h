@@ -80,6 +80,8 @@ struct Manifest {
   std::string compute_type;  // "CPU" | "GPU"
   std::string input_schema;  // JSON text; {"type":"object"} when the manifest has none
   std::optional<std::vector<std::string>> declared_keys;
+  // Where the handler may connect ("api.example.com", "*.example.com:8443", "*"); absent: nowhere.
+  std::optional<std::vector<std::string>> egress;
   std::optional<int64_t> timeout_ms;
   std::optional<int64_t> memory_mb;
   std::optional<std::string> examples;  // JSON array text

@@ -72,6 +72,7 @@ constexpr char kFullManifest[] = R"({
   "compute_type": "CPU",
   "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
   "declared_keys": ["WEATHER_API_KEY"],
+  "egress": ["api.weather.example", "*.example.com:8443"],
   "timeout_ms": 5000,
   "memory_mb": 128,
   "examples": [{"title": "Lisbon", "event": {"city": "Lisbon"}}],
@@ -106,6 +107,7 @@ TEST(ManifestTest, ParsesEveryMember) {
   EXPECT_EQ(m.compute_type, "CPU");
   EXPECT_EQ(m.input_schema, R"({"type":"object","properties":{"city":{"type":"string"}}})");
   EXPECT_EQ(m.declared_keys, std::vector<std::string>{"WEATHER_API_KEY"});
+  EXPECT_EQ(m.egress, (std::vector<std::string>{"api.weather.example", "*.example.com:8443"}));
   EXPECT_EQ(m.timeout_ms, 5000);
   EXPECT_EQ(m.memory_mb, 128);
   EXPECT_EQ(m.examples, R"([{"title":"Lisbon","event":{"city":"Lisbon"}}])");
@@ -120,6 +122,7 @@ TEST(ManifestTest, OptionalMembersStayUnset) {
   EXPECT_FALSE(m.tags.has_value());
   EXPECT_FALSE(m.mcp.has_value());
   EXPECT_FALSE(m.declared_keys.has_value());
+  EXPECT_FALSE(m.egress.has_value());
   EXPECT_FALSE(m.timeout_ms.has_value());
   EXPECT_FALSE(m.memory_mb.has_value());
   EXPECT_FALSE(m.examples.has_value());
@@ -154,7 +157,8 @@ TEST(ManifestTest, ReportsWrongTypesAndValues) {
     "tags": "x", "visibility": "secret", "price_micro_usd": -1, "mcp": "yes",
     "version": "1.2.3.4.5", "runtime": "ruby", "compute_type": "cpu",
     "input_schema": [], "declared_keys": ["OK", "not-ok"], "timeout_ms": 0,
-    "memory_mb": 1.5, "examples": {}, "handler": "/etc/passwd", "timeout": 5})");
+    "memory_mb": 1.5, "examples": {}, "handler": "/etc/passwd", "timeout": 5,
+    "egress": "*"})");
   for (const char* expected : {
            "timeout: is not a manifest field",
            "function_id: must be the UUID that toolgate publish wrote",
@@ -169,6 +173,7 @@ TEST(ManifestTest, ReportsWrongTypesAndValues) {
            "compute_type: must be one of: \"CPU\" \"GPU\"",
            "input_schema: must be an object",
            "declared_keys: \"not-ok\" must match",
+           "egress: must be an array of strings",
            "timeout_ms: must be at least 1",
            "memory_mb: must be an integer",
            "examples: must be an array",
@@ -212,7 +217,9 @@ TEST(RequestBodyTest, VersionBodyCarriesTheCode) {
             R"({"version":"1.2.0","runtime":"lua","compute_type":"CPU",)"
             R"("code":"return function(e) return \"x\" end\n",)"
             R"("input_schema":{"type":"object","properties":{"city":{"type":"string"}}},)"
-            R"("declared_keys":["WEATHER_API_KEY"],"timeout_ms":5000,"memory_mb":128,)"
+            R"("declared_keys":["WEATHER_API_KEY"],)"
+            R"("egress":["api.weather.example","*.example.com:8443"],)"
+            R"("timeout_ms":5000,"memory_mb":128,)"
             R"("examples":[{"title":"Lisbon","event":{"city":"Lisbon"}}],"price_micro_usd":2500})");
 }
 

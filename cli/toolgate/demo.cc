@@ -190,7 +190,7 @@ Result<std::string> CreateKey(http::HttpClient& session, std::string_view scopes
   return Field(*key, "key");
 }
 
-Result<DemoState> SeedFresh(const std::string& base_url) {
+Result<DemoState> SeedFresh(const std::string& base_url, const DemoServices& services) {
   DemoState st;
   std::vector<std::unique_ptr<http::HttpClient>> publishers;
   for (const auto& org : DemoPublishers()) {
@@ -214,7 +214,7 @@ Result<DemoState> SeedFresh(const std::string& base_url) {
   }
   std::vector<Published> published;
   for (const DemoTool* tool : order) {
-    auto id = Publish(*publishers[tool->publisher], *tool);
+    auto id = Publish(*publishers[tool->publisher], BindDemoServices(*tool, services));
     if (!id.ok()) return id.status();
     const auto& keys = tool->manifest.declared_keys;
     bool weather = keys && std::find(keys->begin(), keys->end(), "WEATHER_API_KEY") != keys->end();
@@ -323,9 +323,10 @@ std::string AvailableDollars(const std::string& base_url, const std::string& api
 
 }  // namespace
 
-Status SeedDemo(const std::string& base_url, const fs::path& data_dir) {
+Status SeedDemo(const std::string& base_url, const fs::path& data_dir,
+                const DemoServices& services) {
   fs::path file = data_dir / "run" / "demo.json";
-  Result<DemoState> st = fs::exists(file) ? Load(file) : SeedFresh(base_url);
+  Result<DemoState> st = fs::exists(file) ? Load(file) : SeedFresh(base_url, services);
   if (!st.ok()) return st.status();
   Save(file, *st);
   const std::string invoke = base_url + "/api/v1/functions/";
@@ -345,6 +346,11 @@ Status SeedDemo(const std::string& base_url, const fs::path& data_dir) {
       st->echo_id.c_str(), st->api_key.c_str(), invoke.c_str(), st->mcp_id.c_str(),
       st->api_key.c_str(), invoke.c_str(), st->forecast_id.c_str(), st->api_key.c_str(),
       st->secret_id.c_str());
+  std::printf(
+      "Forecast calls the demo's weather service at http://%s through the egress gateway. For\n"
+      "that demo only, the executors run with --egress-allow-cidr 127.0.0.1/32 (the platform's\n"
+      "own ports stay refused); never allow the loopback on a production system.\n\n",
+      services.weather.c_str());
   if (!st->password.empty()) {
     std::printf("Web app: %s/  sign in as %s with the password %s (kept in %s)\n\n",
                 base_url.c_str(), st->email.c_str(), st->password.c_str(), file.c_str());

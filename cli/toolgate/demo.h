@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <string>
 
+#include "demo/catalogue.h"
 #include "toolgate/base/status.h"
 
 namespace toolgate::cli {
@@ -13,6 +14,9 @@ namespace toolgate::cli {
 // server, a priced tool declaring WEATHER_API_KEY) and the demo catalogue (demo/catalogue.h);
 // caller organizations that add, run and rate tools; and the demo organization, which also
 // holds a balance, a secret and an API key. Prints the URL, the key and working curl lines.
-Status SeedDemo(const std::string& base_url, const std::filesystem::path& data_dir);
+// services: where the demo's own services listen (the Forecast sample is published calling
+// services.weather).
+Status SeedDemo(const std::string& base_url, const std::filesystem::path& data_dir,
+                const DemoServices& services);
 
 }  // namespace toolgate::cli

@@ -24,6 +24,7 @@
 #include <thread>
 #include <tuple>
 
+#include "DemoWeatherService.h"
 #include "demo.h"
 #include "stale.h"
 #include "supervisor.h"
@@ -44,8 +45,8 @@ namespace toolgate::cli {
 namespace {
 
 constexpr const char* kProgram = "toolgate up";
-const std::vector<std::string> kServices = {"auth", "registry", "secrets", "billing", "executor",
-                                            "edge"};
+const std::vector<std::string> kServices = {"auth",    "registry", "secrets",
+                                            "billing", "executor", "edge"};
 
 [[noreturn]] void Fail(const std::string& what) {
   std::fprintf(stderr, "%s: %s\n", kProgram, what.c_str());
@@ -73,22 +74,29 @@ int FreePort() {
   return port;
 }
 
-// Fails when another program listens on host:port, before anything is started: otherwise the
-// child that wants the port would exit, and all the user would see is a service that did not
-// start. SO_REUSEADDR like the servers themselves, so a socket in TIME_WAIT does not count.
-void EnsurePortFree(const std::string& host, int port, const std::string& flag) {
+// Whether another program listens on host:port (an IPv4 literal; false for a name, which the
+// server itself then reports). SO_REUSEADDR like the servers themselves, so a socket in
+// TIME_WAIT does not count.
+bool PortInUse(const std::string& host, int port) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) return;  // a name: the edge says
+  if (::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1) return false;
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return;
+  if (fd < 0) return false;
   int one = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
   bool in_use =
       ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 && errno == EADDRINUSE;
   ::close(fd);
-  if (in_use) {
+  return in_use;
+}
+
+// Fails when another program listens on host:port, before anything is started: otherwise the
+// child that wants the port would exit, and all the user would see is a service that did not
+// start.
+void EnsurePortFree(const std::string& host, int port, const std::string& flag) {
+  if (PortInUse(host, port)) {
     Fail("port " + std::to_string(port) + " is in use (" + host + ":" + std::to_string(port) +
          "); stop the program that listens there or choose another port with --" + flag +
          " (0: any free port)");
@@ -147,14 +155,12 @@ void EnsureKeys(const fs::path& keys) {
   if (!fs::exists(keys / "executor.key")) {
     unsigned char pk[crypto_box_PUBLICKEYBYTES], sk[crypto_box_SECRETKEYBYTES];
     crypto_box_keypair(pk, sk);
-    WriteFileAtomically(keys / "executor.pub",
-                        Base64Encode(std::string_view(reinterpret_cast<char*>(pk), sizeof pk)) +
-                            "\n",
-                        0644);
-    WriteFileAtomically(keys / "executor.key",
-                        Base64Encode(std::string_view(reinterpret_cast<char*>(sk), sizeof sk)) +
-                            "\n",
-                        0600);
+    WriteFileAtomically(
+        keys / "executor.pub",
+        Base64Encode(std::string_view(reinterpret_cast<char*>(pk), sizeof pk)) + "\n", 0644);
+    WriteFileAtomically(
+        keys / "executor.key",
+        Base64Encode(std::string_view(reinterpret_cast<char*>(sk), sizeof sk)) + "\n", 0600);
     sodium_memzero(sk, sizeof sk);
   }
 }
@@ -203,9 +209,38 @@ void ChownTree(const fs::path& dir, const PgUser& user) {
   }
 }
 
-const std::vector<std::string> kStopOrder = {"edge",    "executor", "executor-gpu", "billing",
-                                             "secrets", "registry", "auth",         "postgres",
-                                             "redis",   "nats"};
+// The demo's weather service (demo/services/weather.py), run on the loopback as the unprivileged
+// user: its port is kept in run/demo-weather.port, because the Forecast sample is published once
+// with the address in its code and egress list. Returns "127.0.0.1:<port>".
+std::string StartDemoWeather(Supervisor& supervisor, const fs::path& data, const fs::path& logs,
+                             const PgUser& user) {
+  const fs::path port_file = data / "run" / "demo-weather.port";
+  int port = std::atoi(ReadFile(port_file).c_str());
+  if (port <= 0 || port > 65535) {
+    port = FreePort();
+    WriteFileAtomically(port_file, std::to_string(port) + "\n", 0644);
+  } else if (PortInUse("127.0.0.1", port)) {
+    Fail("port " + std::to_string(port) + " is in use (127.0.0.1:" + std::to_string(port) +
+         "), which the demo's weather service keeps (" + port_file.string() +
+         ": the Forecast sample calls it there); stop the program that listens there");
+  }
+  const fs::path script = data / "run" / "demo-weather.py";
+  WriteFileAtomically(script, std::string(DemoWeatherService()), 0644);
+  Status s = supervisor.Start({"demo-weather",
+                               {"/usr/bin/python3", "-I", script.string(), std::to_string(port)},
+                               {},
+                               (logs / "demo-weather.log").string(),
+                               user.uid,
+                               user.gid,
+                               SIGTERM,
+                               ""});
+  if (!s.ok()) Fail(s.ToString());
+  return "127.0.0.1:" + std::to_string(port);
+}
+
+const std::vector<std::string> kStopOrder = {"edge",     "demo-weather", "executor", "executor-gpu",
+                                             "billing",  "secrets",      "registry", "auth",
+                                             "postgres", "redis",        "nats"};
 
 // Reaps children and, when one died during start-up, stops the others and exits non-zero with
 // the cause: the child, how it ended and the last lines of its log.
@@ -298,7 +333,8 @@ void EnsureDatabase(int port, const std::string& password, int timeout_ms, Super
   PQclear(r);
   if (!exists) {
     r = PQexec(conn, "CREATE DATABASE toolgate");
-    if (PQresultStatus(r) != PGRES_COMMAND_OK) Fail(std::string("CREATE DATABASE: ") + PQerrorMessage(conn));
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+      Fail(std::string("CREATE DATABASE: ") + PQerrorMessage(conn));
     PQclear(r);
   }
   PQfinish(conn);
@@ -557,8 +593,10 @@ int RunUp(const std::vector<std::string>& args) {
                             return "\"" + creds.nats.at(user) + "\"";
                           }),
                       0600);
-  if (!fs::exists("/usr/sbin/nats-server")) Fail("nats-server not found (apt-get install nats-server)");
-  if (!fs::exists("/usr/bin/redis-server")) Fail("redis-server not found (apt-get install redis-server)");
+  if (!fs::exists("/usr/sbin/nats-server"))
+    Fail("nats-server not found (apt-get install nats-server)");
+  if (!fs::exists("/usr/bin/redis-server"))
+    Fail("redis-server not found (apt-get install redis-server)");
   Status s =
       supervisor.Start({"nats",
                         {"/usr/sbin/nats-server", "-c", (data / "nats" / "nats.conf").string()},
@@ -651,13 +689,20 @@ int RunUp(const std::vector<std::string>& args) {
   // adds its NATS servers itself). All are known before the executor starts.
   for (const auto& name : kServices) admin_ports[name] = FreePort();
   if (http_port == 0) http_port = FreePort();
-  std::vector<std::string> platform_addresses = {
+  std::vector<std::string> egress_flags = {
       "--egress-deny-addr", "127.0.0.1:" + std::to_string(redis_port),
       "--egress-deny-addr", "127.0.0.1:" + std::to_string(pg_port),
       "--egress-deny-addr", FormatHostPort(flags.Get("host"), http_port)};
   for (const auto& [name, port] : admin_ports) {
-    platform_addresses.insert(platform_addresses.end(),
-                              {"--egress-deny-addr", "127.0.0.1:" + std::to_string(port)});
+    egress_flags.insert(egress_flags.end(),
+                        {"--egress-deny-addr", "127.0.0.1:" + std::to_string(port)});
+  }
+  // The demo's weather service listens on the loopback, which the executors refuse unless told:
+  // a demo-only allowance (SeedDemo prints it). The platform's own ports above stay refused.
+  DemoServices demo_services;
+  if (demo) {
+    demo_services.weather = StartDemoWeather(supervisor, data, logs, pg_user);
+    egress_flags.insert(egress_flags.end(), {"--egress-allow-cidr", "127.0.0.1/32"});
   }
   for (const auto& name : kServices) {
     std::vector<std::string> argv = {(bin_dir / ("toolgate-" + name)).string()};
@@ -666,7 +711,7 @@ int RunUp(const std::vector<std::string>& args) {
     if (name == "executor") {
       argv.insert(argv.end(), {"--pool", "cpu", "--threads", flags.Get("executor-threads"),
                                "--bundle-cache-dir", (data / "bundles" / "cpu").string()});
-      argv.insert(argv.end(), platform_addresses.begin(), platform_addresses.end());
+      argv.insert(argv.end(), egress_flags.begin(), egress_flags.end());
     }
     if (name == "edge") {
       argv.insert(argv.end(), {"--http-port", std::to_string(http_port), "--host",
@@ -682,10 +727,14 @@ int RunUp(const std::vector<std::string>& args) {
   // A GPU executor (Python on tg.exec.gpu.python) when the machine has an NVIDIA GPU.
   if (fs::exists("/dev/nvidia0") || std::system("nvidia-smi -L >/dev/null 2>&1") == 0) {
     admin_ports["executor-gpu"] = FreePort();
-    std::vector<std::string> argv = {(bin_dir / "toolgate-executor").string(), "--pool", "gpu",
-                                     "--admin-port", std::to_string(admin_ports["executor-gpu"]),
-                                     "--bundle-cache-dir", (data / "bundles" / "gpu").string()};
-    argv.insert(argv.end(), platform_addresses.begin(), platform_addresses.end());
+    std::vector<std::string> argv = {(bin_dir / "toolgate-executor").string(),
+                                     "--pool",
+                                     "gpu",
+                                     "--admin-port",
+                                     std::to_string(admin_ports["executor-gpu"]),
+                                     "--bundle-cache-dir",
+                                     (data / "bundles" / "gpu").string()};
+    argv.insert(argv.end(), egress_flags.begin(), egress_flags.end());
     s = supervisor.Start({"executor-gpu", argv, service_env("executor"),
                           (logs / "executor-gpu.log").string(), 0, 0, SIGTERM, ""});
     if (!s.ok()) Fail(s.ToString());
@@ -717,8 +766,9 @@ int RunUp(const std::vector<std::string>& args) {
   std::printf("Toolgate is up at %s (data in %s, logs in %s)\n", url.c_str(), data.c_str(),
               logs.c_str());
   if (demo) {
-    Status seeded = SeedDemo(url, data);
-    if (!seeded.ok()) std::fprintf(stderr, "%s: demo seeding failed: %s\n", kProgram, seeded.ToString().c_str());
+    Status seeded = SeedDemo(url, data, demo_services);
+    if (!seeded.ok())
+      std::fprintf(stderr, "%s: demo seeding failed: %s\n", kProgram, seeded.ToString().c_str());
   }
   if (detach) {
     std::printf(

@@ -543,6 +543,8 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     const result = await mcpCall();
     assert.equal(result.isError, false, JSON.stringify(result));
     assert.equal(result.structuredContent.city, 'Lisbon');
+    // Forecast's answer came from the demo's weather service, through the egress gateway.
+    assert.equal(result.structuredContent.source, 'demo weather service');
   });
 
   step('warns on every page about a key that expires in 3 days', async () => {

@@ -119,4 +119,20 @@ Result<std::vector<DemoTool>> LoadDemoCatalogue() {
   return tools;
 }
 
+DemoTool BindDemoServices(const DemoTool& tool, const DemoServices& services) {
+  auto bind = [&](std::string text) {
+    for (size_t at = text.find(kDemoWeatherToken); at != std::string::npos;
+         at = text.find(kDemoWeatherToken, at + services.weather.size())) {
+      text.replace(at, kDemoWeatherToken.size(), services.weather);
+    }
+    return text;
+  };
+  DemoTool bound = tool;
+  bound.code = bind(tool.code);
+  if (bound.manifest.egress) {
+    for (std::string& host : *bound.manifest.egress) host = bind(host);
+  }
+  return bound;
+}
+
 }  // namespace toolgate::cli

@@ -62,6 +62,19 @@ const std::vector<DemoOrganization>& DemoPublishers();
 // demo organization whose key `toolgate up --demo` prints.
 const std::vector<DemoOrganization>& DemoCallers();
 
+// Where the demo's own services listen, as "host:port" (`toolgate up --demo` runs them on the
+// loopback): the weather service the Forecast sample calls through the egress gateway.
+struct DemoServices {
+  std::string weather;
+};
+
+// The token a tool's handler and egress list carry in place of the weather service's address.
+inline constexpr std::string_view kDemoWeatherToken = "DEMO_WEATHER_SERVICE";
+
+// tool as it is published on this system: every kDemoWeatherToken in its code and egress list
+// replaced by services.weather. A tool without the token is returned as it is.
+DemoTool BindDemoServices(const DemoTool& tool, const DemoServices& services);
+
 // Every tool of the catalogue, in directory order. Internal naming the file and the problem when
 // a tool's files are incomplete or malformed (a build of a broken catalogue fails its tests).
 Result<std::vector<DemoTool>> LoadDemoCatalogue();

@@ -25,6 +25,31 @@ std::set<std::string> BundlePaths(const std::string& bytes) {
   return paths;
 }
 
+// Forecast calls the demo's weather service: its handler and egress list name it by a token
+// that seeding replaces with the service's address, and nothing else of it changes.
+TEST(DemoCatalogueTest, ForecastIsBoundToTheDemoWeatherService) {
+  auto tools = LoadDemoCatalogue();
+  ASSERT_TRUE(tools.ok()) << tools.status().ToString();
+  const DemoTool* forecast = nullptr;
+  for (const DemoTool& t : *tools) {
+    if (t.sample == "forecast") forecast = &t;
+  }
+  ASSERT_NE(forecast, nullptr);
+  ASSERT_EQ(forecast->manifest.egress, std::vector<std::string>{std::string(kDemoWeatherToken)});
+  ASSERT_NE(forecast->code.find(kDemoWeatherToken), std::string::npos);
+
+  DemoTool bound = BindDemoServices(*forecast, {"127.0.0.1:40123"});
+  EXPECT_EQ(bound.manifest.egress, std::vector<std::string>{"127.0.0.1:40123"});
+  EXPECT_EQ(bound.code.find(kDemoWeatherToken), std::string::npos);
+  EXPECT_NE(bound.code.find("\"http://127.0.0.1:40123\""), std::string::npos);
+  EXPECT_EQ(bound.manifest.name, forecast->manifest.name);
+
+  for (const DemoTool& t : *tools) {
+    if (&t == forecast) continue;
+    EXPECT_EQ(BindDemoServices(t, {"127.0.0.1:1"}).code, t.code) << t.dir;
+  }
+}
+
 TEST(DemoCatalogueTest, TheNpmToolCarriesItsDependenciesFromTheBuild) {
   auto tools = LoadDemoCatalogue();
   ASSERT_TRUE(tools.ok()) << tools.status().ToString();
