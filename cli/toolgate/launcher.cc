@@ -812,12 +812,14 @@ bool LauncherRuns(const fs::path& data) {
   return held;
 }
 
-// The data directory of `toolgate status` and `toolgate down`, whose only flag it is.
+// The data directory of `toolgate status` and `toolgate down`, their one flag but --json
+// (status: json not null).
 fs::path DataDirFlag(const std::string& command, const std::string& description,
-                     const std::vector<std::string>& args) {
+                     const std::vector<std::string>& args, bool* json = nullptr) {
   Flags flags("toolgate " + command, description);
   flags.Define("data-dir", "./data",
                "the data directory of the system (as given to `toolgate up`)");
+  if (json != nullptr) flags.Define("json", "false", "print the state as one JSON object");
   std::vector<char*> argv = {const_cast<char*>("toolgate")};
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   std::vector<std::string> extra = flags.Parse(static_cast<int>(argv.size()), argv.data());
@@ -826,41 +828,85 @@ fs::path DataDirFlag(const std::string& command, const std::string& description,
                  extra[0].c_str());
     std::exit(2);
   }
+  if (json != nullptr) *json = flags.GetBool("json");
   return fs::absolute(flags.Get("data-dir")).lexically_normal();
 }
 
 }  // namespace
 
 int RunStatus(const std::vector<std::string>& args) {
-  fs::path data = DataDirFlag("status", "Show what `toolgate up` runs on a data directory.", args);
-  if (!LauncherRuns(data)) {
+  bool json = false;
+  fs::path data =
+      DataDirFlag("status", "Show what `toolgate up` runs on a data directory.", args, &json);
+  // "stopped", "starting" or "running", and what the state file says of a live launcher.
+  const bool runs = LauncherRuns(data);
+  auto state = runs ? ParseJson(ReadFile(data / "run" / "state.json"))
+                    : Result<ParsedJson>(Status::NotFound("not running"));
+  const char* phase = !runs ? "stopped" : state.ok() ? "running" : "starting";
+  int64_t launcher = 0;
+  std::string_view url;
+  bool has_url = false;
+  simdjson::dom::object pids, admin;
+  bool has_pids = false, has_admin = false;
+  if (state.ok()) {
+    if (state->root["pid"].get_int64().get(launcher) != simdjson::SUCCESS) launcher = 0;
+    has_url = state->root["url"].get_string().get(url) == simdjson::SUCCESS;
+    has_pids = state->root["pids"].get_object().get(pids) == simdjson::SUCCESS;
+    has_admin = state->root["admin"].get_object().get(admin) == simdjson::SUCCESS;
+  }
+  if (state.ok() && !has_url) phase = "starting";
+  const std::map<std::string, std::string> programs = {
+      {"nats", "nats-server"}, {"redis", "redis-server"}, {"postgres", "postgres"}};
+  auto child_runs = [&](std::string_view name, int64_t pid) {
+    auto it = programs.find(std::string(name));
+    if (name == "demo-weather") return RunsProgram(static_cast<pid_t>(pid), "python3");
+    return RunsProgram(static_cast<pid_t>(pid), it == programs.end() ? "toolgate-" : it->second);
+  };
+
+  if (json) {
+    JsonWriter w;
+    w.BeginObject().Field("state", phase).Field("data_dir", data.string());
+    if (has_url) w.Field("url", url);
+    if (launcher > 0) w.Field("launcher_pid", launcher);
+    w.Key("children").BeginObject();
+    if (has_pids) {
+      for (auto [name, value] : pids) {
+        int64_t pid = 0;
+        if (value.get_int64().get(pid) != simdjson::SUCCESS) continue;
+        w.Key(name).BeginObject().Field("pid", pid).Field("running", child_runs(name, pid));
+        std::string_view admin_url;
+        if (has_admin && admin[name].get_string().get(admin_url) == simdjson::SUCCESS) {
+          w.Field("admin", admin_url);
+        }
+        w.EndObject();
+      }
+    }
+    w.EndObject().EndObject();
+    std::printf("%s\n", w.Take().c_str());
+    return runs ? 0 : 1;
+  }
+  if (!runs) {
     std::printf("Toolgate is not running (data in %s)\n", data.c_str());
     return 1;
   }
-  auto state = ParseJson(ReadFile(data / "run" / "state.json"));
   if (!state.ok()) {
     std::printf("Toolgate is starting (data in %s)\n", data.c_str());
     return 0;
   }
-  int64_t launcher = 0;
-  if (state->root["pid"].get_int64().get(launcher) != simdjson::SUCCESS) launcher = 0;
-  std::string_view url;
-  bool has_url = state->root["url"].get_string().get(url) == simdjson::SUCCESS;
   std::printf("Toolgate %s %s (launcher pid %lld, data in %s)\n",
               has_url ? "runs at" : "is starting", has_url ? std::string(url).c_str() : "",
               static_cast<long long>(launcher), data.c_str());
-  const std::map<std::string, std::string> programs = {
-      {"nats", "nats-server"}, {"redis", "redis-server"}, {"postgres", "postgres"}};
-  simdjson::dom::object pids;
-  if (state->root["pids"].get_object().get(pids) == simdjson::SUCCESS) {
+  if (has_pids) {
     for (auto [name, value] : pids) {
       int64_t pid = 0;
       if (value.get_int64().get(pid) != simdjson::SUCCESS) continue;
-      auto it = programs.find(std::string(name));
-      bool alive =
-          RunsProgram(static_cast<pid_t>(pid), it == programs.end() ? "toolgate-" : it->second);
-      std::printf("  %-13s pid %-8lld %s\n", std::string(name).c_str(), static_cast<long long>(pid),
-                  alive ? "running" : "restarting");
+      std::string_view admin_url;
+      bool has_admin_url =
+          has_admin && admin[name].get_string().get(admin_url) == simdjson::SUCCESS;
+      std::printf("  %-13s pid %-8lld %-10s %s%s\n", std::string(name).c_str(),
+                  static_cast<long long>(pid), child_runs(name, pid) ? "running" : "restarting",
+                  has_admin_url ? "admin " : "",
+                  has_admin_url ? std::string(admin_url).c_str() : "");
     }
   }
   return 0;

@@ -116,7 +116,31 @@ TEST_F(UpDown, DetachedSystemIsShownByStatusAndStoppedByDown) {
     std::string text = status.out.substr(row, status.out.find('\n', row) - row);
     EXPECT_NE(text.find("pid " + std::to_string(pids[child])), std::string::npos) << text;
     EXPECT_NE(text.find("running"), std::string::npos) << text;
+    if (std::string(child) != "nats" && std::string(child) != "redis" &&
+        std::string(child) != "postgres") {
+      EXPECT_NE(text.find("admin http://127.0.0.1:"), std::string::npos) << text;
+    }
   }
+  // The same, for scripts.
+  CommandRun json = Toolgate("status --json --data-dir " + data_.string());
+  EXPECT_EQ(json.status, 0) << json.out;
+  auto doc = ParseJson(json.out);
+  ASSERT_TRUE(doc.ok()) << json.out;
+  std::string_view phase, json_url;
+  EXPECT_EQ(doc->root["state"].get_string().get(phase), simdjson::SUCCESS);
+  EXPECT_EQ(phase, "running");
+  EXPECT_EQ(doc->root["url"].get_string().get(json_url), simdjson::SUCCESS);
+  EXPECT_EQ(json_url, url);
+  int64_t edge_pid = 0;
+  EXPECT_EQ(doc->root["children"]["edge"]["pid"].get_int64().get(edge_pid), simdjson::SUCCESS);
+  EXPECT_EQ(edge_pid, pids["edge"]);
+  bool edge_running = false;
+  EXPECT_EQ(doc->root["children"]["edge"]["running"].get_bool().get(edge_running),
+            simdjson::SUCCESS);
+  EXPECT_TRUE(edge_running);
+  std::string_view edge_admin;
+  EXPECT_EQ(doc->root["children"]["edge"]["admin"].get_string().get(edge_admin), simdjson::SUCCESS);
+  EXPECT_TRUE(http::HttpClient(std::string(edge_admin)).Get("/healthz").ok()) << edge_admin;
 
   CommandRun down = Toolgate("down --data-dir " + data_.string());
   EXPECT_EQ(down.status, 0) << down.out;
@@ -128,6 +152,9 @@ TEST_F(UpDown, DetachedSystemIsShownByStatusAndStoppedByDown) {
   CommandRun after = Toolgate("status --data-dir " + data_.string());
   EXPECT_EQ(after.status, 1) << after.out;
   EXPECT_NE(after.out.find("not running"), std::string::npos) << after.out;
+  CommandRun after_json = Toolgate("status --json --data-dir " + data_.string());
+  EXPECT_EQ(after_json.status, 1) << after_json.out;
+  EXPECT_NE(after_json.out.find(R"("state":"stopped")"), std::string::npos) << after_json.out;
   // And the data directory starts again.
   CommandRun again = Toolgate("up --detach --data-dir " + data_.string() + " --http-port 0");
   ASSERT_EQ(again.status, 0) << again.out;
