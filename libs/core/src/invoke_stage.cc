@@ -22,4 +22,9 @@ trace::TraceContext StageTrace(const bus::Message& m, const v1::InvokeJob& job) 
   return trace::ContinueOrStart(m.traceparent.empty() ? job.traceparent() : m.traceparent);
 }
 
+void AnnotateStageSpan(trace::Span& span, const v1::InvokeJob& job) {
+  span.SetAttribute("faas.invocation_id", job.execution_id());
+  span.SetAttribute("messaging.system", std::string("nats"));
+}
+
 }  // namespace toolgate::core

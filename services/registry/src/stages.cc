@@ -75,6 +75,7 @@ void RegistryStages::Resolve(core::StageInput in, const trace::TraceContext& par
   v1::InvokeJob& job = in.job;
   const std::string& reply = in.reply;
   trace::Span span(parent, "registry");
+  core::AnnotateStageSpan(span, job);
   const std::string traceparent = span.traceparent();
 
   const std::string id = NormalizeFunctionId(job.function_id());

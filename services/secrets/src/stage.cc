@@ -1,11 +1,11 @@
 #include "toolgate/secrets/stage.h"
 
 #include "toolgate/base/log.h"
+#include "toolgate/core/invoke_stage.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/secrets/env_resolver.h"
 #include "toolgate/secrets/store.h"
 #include "toolgate/secrets/subjects.h"
-#include "toolgate/core/invoke_stage.h"
 #include "toolgate/trace/trace.h"
 
 namespace toolgate::secrets {
@@ -40,6 +40,7 @@ void SecretsStage::HandleInvoke(bus::Message&& m) {
   v1::InvokeJob& job = in->job;
   const std::string& reply = in->reply;
   trace::Span span(core::StageTrace(m, job), "secrets");
+  core::AnnotateStageSpan(span, job);
   const std::string traceparent = span.traceparent();
 
   if (job.function().declared_keys_size() > 0) {

@@ -23,4 +23,8 @@ std::optional<StageInput> OpenInvokeJob(const bus::Message& m);
 // The stage's trace context: a child of the message's traceparent header, else of the job's.
 trace::TraceContext StageTrace(const bus::Message& m, const v1::InvokeJob& job);
 
+// Sets the attributes every hop of the invoke chain carries on its span: faas.invocation_id
+// (the execution id) and messaging.system ("nats").
+void AnnotateStageSpan(trace::Span& span, const v1::InvokeJob& job);
+
 }  // namespace toolgate::core
