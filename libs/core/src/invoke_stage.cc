@@ -27,4 +27,11 @@ void AnnotateStageSpan(trace::Span& span, const v1::InvokeJob& job) {
   span.SetAttribute("messaging.system", std::string("nats"));
 }
 
+void RecordHop(v1::InvokeJob& job, const trace::Span& span) {
+  v1::Hop* hop = job.add_hops();
+  hop->set_name(span.name());
+  hop->set_start_unix_us(span.start_unix_us());
+  hop->set_duration_us(span.elapsed_us());
+}
+
 }  // namespace toolgate::core

@@ -96,12 +96,16 @@ SpanTransport HttpSpanTransport(const OtlpOptions& options) {
   };
 }
 
-OtlpExporter::OtlpExporter(OtlpOptions options, SpanTransport transport)
-    : options_(std::move(options)), transport_(std::move(transport)), thread_([this] { Loop(); }) {
-  // Registered now, so that a scrape shows 0 rather than nothing before the first drop.
+void RegisterExportMetrics() {
   Dropped("queue_full");
   Dropped("export_failed");
   Exported();
+}
+
+OtlpExporter::OtlpExporter(OtlpOptions options, SpanTransport transport)
+    : options_(std::move(options)), transport_(std::move(transport)), thread_([this] { Loop(); }) {
+  // Registered now, so that a scrape shows 0 rather than nothing before the first drop.
+  RegisterExportMetrics();
 }
 
 OtlpExporter::~OtlpExporter() {

@@ -6,6 +6,7 @@
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
+#include "toolgate/metrics/metrics.h"
 
 namespace toolgate::trace {
 namespace {
@@ -100,6 +101,10 @@ Span::Span(TraceContext context, std::string name, SpanKind kind)
       start_us_(MonotonicUs()),
       start_unix_ns_(UnixNanos()) {}
 
+int64_t Span::elapsed_us() const {
+  return MonotonicUs() - start_us_;
+}
+
 Span& Span::Set(std::string_view key, std::variant<std::string, int64_t, bool> value) {
   for (Attribute& a : attributes_) {
     if (a.key == key) {
@@ -129,6 +134,11 @@ Span::~Span() {
       .Str("parent_span_id", context_.parent_span_id)
       .Str("name", name_)
       .Int("duration_us", duration_us);
+  static metrics::HistogramFamily& durations = metrics::Registry::Global().Histogram(
+      "toolgate_span_duration_seconds",
+      "Time spent in each hop of a request, by span name (edge.invoke, auth, registry, ...).",
+      {"name"}, metrics::DefaultLatencyBuckets(), 64);
+  durations.With({name_}).Observe(static_cast<double>(duration_us) / 1e6);
   SpanSink* sink = g_sink.load(std::memory_order_acquire);
   if (sink == nullptr) return;
   FinishedSpan done;

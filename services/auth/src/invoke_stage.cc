@@ -91,6 +91,7 @@ void InvokeStage::Forward(v1::InvokeJob& job, v1::Principal principal, const Sha
   *job.mutable_principal() = std::move(principal);
   const std::string traceparent = span->traceparent();
   job.set_traceparent(traceparent);
+  core::RecordHop(job, *span);
   Status s = service_.bus().Publish(kInvokeRegistrySubject, job.SerializeAsString(),
                                     job.edge_reply(), traceparent);
   if (!s.ok()) {

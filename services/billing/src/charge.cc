@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "toolgate/base/json_writer.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/trace/trace.h"
 
@@ -102,6 +103,20 @@ std::vector<LedgerEntry> LedgerEntriesFor(const v1::InvokeJob& job, const Charge
   return out;
 }
 
+std::string HopsJson(const v1::InvokeJob& job) {
+  JsonWriter w;
+  w.BeginArray();
+  for (const v1::Hop& hop : job.hops()) {
+    w.BeginObject()
+        .Field("name", hop.name())
+        .Field("start_unix_us", hop.start_unix_us())
+        .Field("duration_us", hop.duration_us())
+        .EndObject();
+  }
+  w.EndArray();
+  return w.Take();
+}
+
 Settlement SettlementFor(const core::Rates& rates, const v1::ExecutionResult& result) {
   const v1::InvokeJob& job = result.job();
   Settlement s;
@@ -116,6 +131,7 @@ Settlement SettlementFor(const core::Rates& rates, const v1::ExecutionResult& re
   e.compute_type = job.function().compute_type();
   if (auto tc = trace::ParseTraceparent(job.traceparent())) e.trace_id = tc->trace_id;
   e.logs = SanitizeText(result.logs());
+  e.hops_json = HopsJson(job);
   if (result.handler_ran()) {
     e.status_code = result.status_code();
     e.charge = ChargeFor(rates, job, result.runtime_ms(), result.cpu_ms());

@@ -93,6 +93,8 @@ std::string ExecutionJson(const ExecutionItem& item, bool with_logs) {
       .EndObject();
   w.FieldOrNull("trace_id", r.trace_id).Field("created_at", FormatRfc3339(item.created_ms));
   if (with_logs) w.Field("logs", r.logs);
+  // Written by HopsJson: valid JSON.
+  if (!r.hops_json.empty()) w.Key("hops").Raw(r.hops_json);
   w.EndObject();
   return w.Take();
 }

@@ -176,6 +176,7 @@ void InvokeStage::Proceed(Call& call, const Result<HoldOutcome>& outcome) {
   job.mutable_hold()->set_amount_micro_usd(hold.amount_micro_usd);
   job.mutable_hold()->set_function_micro_usd(FeeFor(job));
   job.set_traceparent(traceparent);
+  core::RecordHop(job, *call.span);
   Status sent = bus_.Publish(call.exec_subject, job.SerializeAsString(),
                              UnservedSubject(job.execution_id()), traceparent);
   if (!sent.ok()) {

@@ -137,6 +137,7 @@ Status ServeJobs(bus::Service& service, const std::string& pool, JobExecutor& ex
                 std::string traceparent = span.traceparent();
                 q->job.set_traceparent(traceparent);
                 v1::ExecutionResult result = executor.Execute(std::move(q->job), traceparent);
+                core::RecordHop(*result.mutable_job(), span);
                 notices.Done(q->ticket);
                 settler.Settle(q->reply, result, traceparent);
               },

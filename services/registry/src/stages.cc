@@ -100,6 +100,7 @@ void RegistryStages::Resolve(core::StageInput in, const trace::TraceContext& par
   }
   *job.mutable_function() = std::move(std::get<v1::FunctionVersion>(decision));
   job.set_traceparent(traceparent);
+  core::RecordHop(job, span);
   const char* next =
       job.function().declared_keys_size() > 0 ? kSecretsStageSubject : kBillingStageSubject;
   Status s = bus_.Publish(next, job.SerializeAsString(), reply, traceparent);

@@ -64,6 +64,7 @@ void SecretsStage::HandleInvoke(bus::Message&& m) {
     job.set_sealed_env(std::move(std::get<std::string>(sealed)));
   }
   job.set_traceparent(traceparent);
+  core::RecordHop(job, span);
   Status s = bus_.Publish(kNextStageSubject, job.SerializeAsString(), reply, traceparent);
   if (!s.ok()) {
     log::Error("cannot forward the invocation").Str("error", s.ToString());

@@ -27,4 +27,8 @@ trace::TraceContext StageTrace(const bus::Message& m, const v1::InvokeJob& job);
 // (the execution id) and messaging.system ("nats").
 void AnnotateStageSpan(trace::Span& span, const v1::InvokeJob& job);
 
+// Appends span's hop (its name, start and time so far) to job.hops: called just before a stage
+// passes the job on, so that the execution record carries each stage's time.
+void RecordHop(v1::InvokeJob& job, const trace::Span& span);
+
 }  // namespace toolgate::core

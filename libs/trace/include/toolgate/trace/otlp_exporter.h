@@ -59,6 +59,10 @@ SpanTransport HttpSpanTransport(const OtlpOptions& options);
 std::string EncodeOtlpJson(std::string_view service_name, std::string_view service_version,
                            const std::vector<FinishedSpan>& spans);
 
+// Registers the exporter's counters at 0, so that a dashboard finds them on a process that
+// exports nothing (no endpoint) as on one that does. Idempotent, thread-safe.
+void RegisterExportMetrics();
+
 class OtlpExporter final : public SpanSink {
  public:
   // Starts the exporter thread. transport is called only from that thread.

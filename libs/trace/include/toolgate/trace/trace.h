@@ -71,9 +71,11 @@ class SpanSink {
 // the life of the process). Thread-safe.
 void SetSpanSink(SpanSink* sink);
 
-// Logs a "span" line on destruction (trace_id, span_id, parent_span_id, name, duration_us) and
-// hands the span to the installed SpanSink, if any. Not thread-safe: one thread at a time may
-// set attributes (a span shared between callbacks is used by one of them at a time).
+// Logs a "span" line on destruction (trace_id, span_id, parent_span_id, name, duration_us),
+// observes its duration in toolgate_span_duration_seconds{name} (span names are a fixed set:
+// one latency histogram per hop), and hands the span to the installed SpanSink, if any. Not
+// thread-safe: one thread at a time may set attributes (a span shared between callbacks is used by
+// one of them at a time).
 class Span {
  public:
   Span(TraceContext context, std::string name, SpanKind kind = SpanKind::kInternal);
@@ -82,6 +84,11 @@ class Span {
   Span& operator=(const Span&) = delete;
   const TraceContext& context() const { return context_; }
   std::string traceparent() const { return context_.ToTraceparent(); }
+  const std::string& name() const { return name_; }
+  // When the span began, Unix microseconds (wall clock).
+  int64_t start_unix_us() const { return start_unix_ns_ / 1000; }
+  // Microseconds since the span began (monotonic).
+  int64_t elapsed_us() const;
 
   // Adds an attribute (a later one of the same key replaces it). Returns *this.
   Span& SetAttribute(std::string_view key, std::string value);

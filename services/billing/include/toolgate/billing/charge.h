@@ -64,6 +64,9 @@ struct ExecutionRecord {
   Charge charge;  // zero when the handler did not run
   std::string trace_id;
   std::string logs;  // valid UTF-8 without NUL (see SanitizeText)
+  // The chain's hops as a JSON array [{name, start_unix_us, duration_us}] (HopsJson); read only
+  // with one execution, empty in lists.
+  std::string hops_json;
 };
 
 // Everything one ExecutionResult writes to the ledger database, in one transaction.
@@ -77,6 +80,8 @@ struct Settlement {
 // The ledger entries of a run that cost `charge` (a charge, and revenue when the fee is not 0).
 std::vector<LedgerEntry> LedgerEntriesFor(const v1::InvokeJob& job, const Charge& charge);
 Settlement SettlementFor(const core::Rates& rates, const v1::ExecutionResult& result);
+// job.hops as the JSON array an execution record keeps.
+std::string HopsJson(const v1::InvokeJob& job);
 
 // The edge's answer to a settled result: the handler's result with its summary and cost, or
 // the executor's problem (408, 502) when the handler did not run.
