@@ -80,6 +80,7 @@ void Bus::OnReconnected(natsConnection*, void* closure) {
 }
 
 Result<std::unique_ptr<Bus>> Bus::Connect(const BusOptions& options) {
+  Reconnects();  // registered at 0, so that a scrape shows it before the first reconnection
   natsOptions* opts = nullptr;
   if (natsOptions_Create(&opts) != NATS_OK) return Status::Internal("natsOptions_Create failed");
   std::unique_ptr<natsOptions, decltype(&natsOptions_Destroy)> guard(opts, natsOptions_Destroy);
