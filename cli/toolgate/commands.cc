@@ -16,12 +16,12 @@
 #include <iostream>
 #include <sstream>
 
+#include "templates.h"
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
 #include "toolgate/core/env_keys.h"
 #include "toolgate/core/version.h"
-#include "templates.h"
 #include "toolgate/http_client/http_client.h"
 
 namespace toolgate::cli {
@@ -732,7 +732,9 @@ int Help(const Call&) {
       "(toolgate up --help); --detach runs it in the background.\n"
       "  status [--data-dir DIR]\n      Show what `toolgate up` runs: each child, its pid, the "
       "URL.\n"
-      "  down [--data-dir DIR]\n      Stop the system started with `toolgate up --detach`.\n";
+      "  down [--data-dir DIR]\n      Stop the system started with `toolgate up --detach`.\n"
+      "  keys init [--dir DIR]\n      Create a cluster's keys and credentials (compose, "
+      "Kubernetes); existing files are kept.\n";
   for (const Command& c : Commands()) {
     text += "  " + std::string(c.usage) + "\n      " + std::string(c.summary) + "\n";
   }

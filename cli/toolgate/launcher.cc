@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <tuple>
@@ -44,8 +46,8 @@ namespace toolgate::cli {
 namespace {
 
 constexpr const char* kProgram = "toolgate up";
-const std::vector<std::string> kServices = {"auth", "registry", "secrets", "billing", "executor",
-                                            "edge"};
+const std::vector<std::string> kServices = {"auth",    "registry", "secrets",
+                                            "billing", "executor", "edge"};
 
 [[noreturn]] void Fail(const std::string& what) {
   std::fprintf(stderr, "%s: %s\n", kProgram, what.c_str());
@@ -141,14 +143,12 @@ void EnsureKeys(const fs::path& keys) {
   if (!fs::exists(keys / "executor.key")) {
     unsigned char pk[crypto_box_PUBLICKEYBYTES], sk[crypto_box_SECRETKEYBYTES];
     crypto_box_keypair(pk, sk);
-    WriteFileAtomically(keys / "executor.pub",
-                        Base64Encode(std::string_view(reinterpret_cast<char*>(pk), sizeof pk)) +
-                            "\n",
-                        0644);
-    WriteFileAtomically(keys / "executor.key",
-                        Base64Encode(std::string_view(reinterpret_cast<char*>(sk), sizeof sk)) +
-                            "\n",
-                        0600);
+    WriteFileAtomically(
+        keys / "executor.pub",
+        Base64Encode(std::string_view(reinterpret_cast<char*>(pk), sizeof pk)) + "\n", 0644);
+    WriteFileAtomically(
+        keys / "executor.key",
+        Base64Encode(std::string_view(reinterpret_cast<char*>(sk), sizeof sk)) + "\n", 0600);
     sodium_memzero(sk, sizeof sk);
   }
 }
@@ -292,7 +292,8 @@ void EnsureDatabase(int port, const std::string& password, int timeout_ms, Super
   PQclear(r);
   if (!exists) {
     r = PQexec(conn, "CREATE DATABASE toolgate");
-    if (PQresultStatus(r) != PGRES_COMMAND_OK) Fail(std::string("CREATE DATABASE: ") + PQerrorMessage(conn));
+    if (PQresultStatus(r) != PGRES_COMMAND_OK)
+      Fail(std::string("CREATE DATABASE: ") + PQerrorMessage(conn));
     PQclear(r);
   }
   PQfinish(conn);
@@ -548,8 +549,10 @@ int RunUp(const std::vector<std::string>& args) {
                             return "\"" + creds.nats.at(user) + "\"";
                           }),
                       0600);
-  if (!fs::exists("/usr/sbin/nats-server")) Fail("nats-server not found (apt-get install nats-server)");
-  if (!fs::exists("/usr/bin/redis-server")) Fail("redis-server not found (apt-get install redis-server)");
+  if (!fs::exists("/usr/sbin/nats-server"))
+    Fail("nats-server not found (apt-get install nats-server)");
+  if (!fs::exists("/usr/bin/redis-server"))
+    Fail("redis-server not found (apt-get install redis-server)");
   Status s =
       supervisor.Start({"nats",
                         {"/usr/sbin/nats-server", "-c", (data / "nats" / "nats.conf").string()},
@@ -698,7 +701,8 @@ int RunUp(const std::vector<std::string>& args) {
               logs.c_str());
   if (demo) {
     Status seeded = SeedDemo(url, data);
-    if (!seeded.ok()) std::fprintf(stderr, "%s: demo seeding failed: %s\n", kProgram, seeded.ToString().c_str());
+    if (!seeded.ok())
+      std::fprintf(stderr, "%s: demo seeding failed: %s\n", kProgram, seeded.ToString().c_str());
   }
   if (detach) {
     std::printf(
@@ -829,6 +833,49 @@ int RunDown(const std::vector<std::string>& args) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // not our child: no waitpid
   }
   std::printf("Toolgate stopped (data in %s)\n", data.c_str());
+  return 0;
+}
+
+int RunKeysInit(const std::vector<std::string>& args) {
+  Flags flags("toolgate keys init",
+              "Create the keys and credentials of a cluster (compose or Kubernetes) in a "
+              "directory: what `toolgate up` creates in DATA/keys. Files that exist are kept.");
+  flags.Define("dir", "./keys", "where the files go (created 0700)");
+  std::vector<char*> argv = {const_cast<char*>("toolgate")};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  std::vector<std::string> extra = flags.Parse(static_cast<int>(argv.size()), argv.data());
+  if (!extra.empty()) {
+    std::fprintf(stderr, "toolgate keys init: unexpected argument '%s' (see --help)\n",
+                 extra[0].c_str());
+    return 2;
+  }
+  InitCrypto();
+  const fs::path dir = fs::absolute(flags.Get("dir")).lexically_normal();
+  std::set<std::string> before;
+  if (fs::is_directory(dir)) {
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      before.insert(entry.path().filename().string());
+    }
+  }
+  // The same functions as `toolgate up`: one definition of what a system's keys are.
+  EnsureKeys(dir);
+  EnsureCredentials(dir);
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir)) files.push_back(entry.path().filename());
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    std::printf("%s %s\n", before.count(file) ? "kept   " : "created", (dir / file).c_str());
+  }
+  std::printf(
+      "\nFor Kubernetes (deploy/k8s/toolgate.yaml):\n"
+      "  kubectl create secret generic toolgate-keys --from-file=%1$s/master.key \\\n"
+      "    --from-file=%1$s/executor.key --from-file=%1$s/executor.pub "
+      "--from-file=%1$s/mcp_session.key\n"
+      "  kubectl create secret generic toolgate-credentials --from-file=%1$s/postgres.password \\\n"
+      "    --from-file=%1$s/redis.password $(for f in %1$s/nats-*.password; do printf -- "
+      "'--from-file=%%s ' \"$f\"; done)\n"
+      "For compose: run from the directory holding compose.yaml with --dir ./keys.\n",
+      dir.c_str());
   return 0;
 }
 

@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
     std::printf("toolgate %s\n", TOOLGATE_VERSION);
     return 0;
   }
+  if (args.size() >= 2 && args[0] == "keys" && args[1] == "init") {
+    return toolgate::cli::RunKeysInit(std::vector<std::string>(args.begin() + 2, args.end()));
+  }
   if (!args.empty() && args[0] == "trace") {
     return toolgate::cli::RunTrace(std::vector<std::string>(args.begin() + 1, args.end()));
   }

@@ -94,6 +94,7 @@ const std::string& StartAdmin(const std::string& name, const Flags& flags) {
 void StartSpanExport(const std::string& name, const Flags& flags) {
   static trace::OtlpExporter* exporter = nullptr;
   const std::string endpoint = flags.Get("otlp-endpoint");
+  trace::RegisterExportMetrics();
   if (exporter || endpoint.empty()) return;
   if (endpoint.rfind("http://", 0) != 0 && endpoint.rfind("https://", 0) != 0) {
     Die(name, "bad --otlp-endpoint (want http:// or https://)", endpoint);
