@@ -205,10 +205,10 @@ void Bus::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* clos
 Status Bus::Subscribe(const std::string& subject, const std::string& queue, Handler handler) {
   auto sub = std::make_unique<Sub>();
   sub->handler = std::move(handler);
-  natsStatus s = queue.empty()
-                     ? natsConnection_Subscribe(&sub->sub, nc_, subject.c_str(), OnMessage, sub.get())
-                     : natsConnection_QueueSubscribe(&sub->sub, nc_, subject.c_str(), queue.c_str(),
-                                                     OnMessage, sub.get());
+  natsStatus s = queue.empty() ? natsConnection_Subscribe(&sub->sub, nc_, subject.c_str(),
+                                                          OnMessage, sub.get())
+                               : natsConnection_QueueSubscribe(&sub->sub, nc_, subject.c_str(),
+                                                               queue.c_str(), OnMessage, sub.get());
   // A burst must queue, not be dropped as a slow consumer.
   if (s == NATS_OK) s = natsSubscription_SetPendingLimits(sub->sub, 1 << 20, 1 << 30);
   if (s != NATS_OK) return FromNats(s, "subscribe " + subject);
@@ -234,6 +234,8 @@ void Bus::Drain(int timeout_ms) {
   natsConnection_FlushTimeout(nc_, timeout_ms);
 }
 
-bool Bus::connected() const { return natsConnection_Status(nc_) == NATS_CONN_STATUS_CONNECTED; }
+bool Bus::connected() const {
+  return natsConnection_Status(nc_) == NATS_CONN_STATUS_CONNECTED;
+}
 
 }  // namespace toolgate::bus

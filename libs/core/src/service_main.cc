@@ -96,8 +96,8 @@ void StartSpanExport(const std::string& name, const Flags& flags) {
   const std::string endpoint = flags.Get("otlp-endpoint");
   trace::RegisterExportMetrics();
   if (exporter || endpoint.empty()) return;
-  if (endpoint.rfind("http://", 0) != 0 && endpoint.rfind("https://", 0) != 0) {
-    Die(name, "bad --otlp-endpoint (want http:// or https://)", endpoint);
+  if (Status s = trace::CheckOtlpEndpoint(endpoint); !s.ok()) {
+    Die(name, "bad --otlp-endpoint", s.message());
   }
   trace::OtlpOptions options;
   options.endpoint = endpoint;

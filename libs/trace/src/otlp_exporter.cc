@@ -77,6 +77,27 @@ std::string EncodeOtlpJson(std::string_view service_name, std::string_view servi
   return w.Take();
 }
 
+Status CheckOtlpEndpoint(std::string_view url) {
+  size_t scheme = url.find("://");
+  if (scheme == std::string_view::npos ||
+      (url.substr(0, scheme) != "http" && url.substr(0, scheme) != "https")) {
+    return Status::InvalidArgument("the OTLP endpoint must be an http:// or https:// URL");
+  }
+  std::string_view rest = url.substr(scheme + 3);
+  std::string_view authority = rest.substr(0, rest.find('/'));
+  if (authority.find('@') != std::string_view::npos) {
+    return Status::InvalidArgument(
+        "the OTLP endpoint must not carry a user or password (it is logged)");
+  }
+  if (authority.empty() || authority.front() == ':') {
+    return Status::InvalidArgument("the OTLP endpoint has no host");
+  }
+  if (url.find_first_of("?#") != std::string_view::npos) {
+    return Status::InvalidArgument("the OTLP endpoint must not have a query or fragment");
+  }
+  return Status::Ok();
+}
+
 SpanTransport HttpSpanTransport(const OtlpOptions& options) {
   std::string base = options.endpoint;
   while (!base.empty() && base.back() == '/') base.pop_back();

@@ -167,6 +167,19 @@ TEST_F(OtlpTest, ABatchTheCollectorRefusesIsCountedAsDropped) {
   EXPECT_EQ(DroppedCount("export_failed") - before, 4u);
 }
 
+TEST_F(OtlpTest, AnEndpointIsAnHttpUrlWithoutCredentials) {
+  EXPECT_TRUE(CheckOtlpEndpoint("http://collector:4318").ok());
+  EXPECT_TRUE(CheckOtlpEndpoint("https://otel.example.com/v1/traces").ok());
+  EXPECT_TRUE(CheckOtlpEndpoint("http://127.0.0.1:4318/").ok());
+  for (const char* bad :
+       {"collector:4318", "grpc://collector:4317", "http://", "http://:4318",
+        "http://user:s3cret@collector:4318", "http://collector:4318/?k=v", "ftp://collector"}) {
+    Status s = CheckOtlpEndpoint(bad);
+    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << bad;
+    EXPECT_EQ(s.message().find("s3cret"), std::string::npos) << s.message();
+  }
+}
+
 TEST_F(OtlpTest, TheHttpTransportReportsAnAbsentCollector) {
   OtlpOptions options;
   options.endpoint = "http://127.0.0.1:1/v1/traces";  // nothing listens on port 1

@@ -43,8 +43,8 @@ v1::ExecutionResult Ran(const v1::InvokeJob& job, int64_t runtime_ms) {
 
 TEST(ChargeTest, TheExecutionRecordKeepsTheChainsHopsInOrder) {
   v1::InvokeJob job = Job("org-a", "org-a", 0);
-  for (auto [name, start, duration] : {std::tuple{"auth", 1000, 120}, {"registry", 1130, 80},
-                                       {"executor.lua", 1400, 5300}}) {
+  for (auto [name, start, duration] :
+       {std::tuple{"auth", 1000, 120}, {"registry", 1130, 80}, {"executor.lua", 1400, 5300}}) {
     v1::Hop* hop = job.add_hops();
     hop->set_name(name);
     hop->set_start_unix_us(start);

@@ -42,7 +42,7 @@ const std::string& StartAdmin(const std::string& name, const Flags& flags);
 
 // With --otlp-endpoint set, installs an OTLP exporter (trace/otlp_exporter.h) for the rest of
 // the process, its resource named "toolgate-<name>"; once only. Exits with one line when the
-// endpoint is not an http(s) URL.
+// endpoint is not one (trace::CheckOtlpEndpoint).
 void StartSpanExport(const std::string& name, const Flags& flags);
 
 // How service `name` connects to NATS: the URL, the user (--nats-user, default name) with the

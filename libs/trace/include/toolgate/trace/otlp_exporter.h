@@ -47,6 +47,11 @@ struct OtlpOptions {
   std::chrono::milliseconds timeout{5000};         // one export request, connecting included
 };
 
+// Ok when url can be a collector's endpoint: http:// or https://, a host, no user or password
+// (the URL is logged, and a collector's credentials belong in headers), no query or fragment.
+// InvalidArgument saying which rule it breaks, without repeating the URL.
+Status CheckOtlpEndpoint(std::string_view url);
+
 // Posts one encoded export request. Ok only when the collector accepted it (HTTP 2xx).
 using SpanTransport = std::function<Status(const std::string& json)>;
 
