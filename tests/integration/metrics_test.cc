@@ -256,6 +256,32 @@ TEST(MetricsTest, AStoppedPostgresMakesItsServicesNotReadyWithoutHangingTheProbe
   }
 }
 
+// A hung NATS (stopped: its port still accepts, nothing answers) is noticed by the clients' pings:
+// every service turns unready, and ready again once NATS resumes.
+TEST(MetricsTest, EveryServiceIsNotReadyWhileNatsIsStoppedAndReadyOnceItResumes) {
+  for (const auto& service : kServices) ASSERT_TRUE(WaitReadiness(service, 200, 30000)) << service;
+  g_system->Kill("nats", SIGSTOP);
+  struct Resume {
+    ~Resume() { g_system->Kill("nats", SIGCONT); }
+  } resume;
+  for (const auto& service : kServices) {
+    EXPECT_TRUE(WaitReadiness(service, 503, 60000)) << service;
+  }
+  http::HttpClient client(AdminUrl("auth"));
+  auto r = client.Get("/readyz");
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(r->body.find("nats: "), std::string::npos) << r->body;
+  EXPECT_EQ(r->body.find("nats: ok"), std::string::npos) << r->body;
+  EXPECT_EQ(Status(AdminUrl("auth"), "/healthz"), 200);
+  g_system->Kill("nats", SIGCONT);
+  for (const auto& service : kServices) {
+    EXPECT_TRUE(WaitReadiness(service, 200, 60000)) << service;
+  }
+  // And the chain works again.
+  Account owner(*g_system, "After Nats");
+  EXPECT_FALSE(owner.org_id().empty());
+}
+
 TEST(MetricsTest, ThePublicPortServesNoMetricsAndNoHtmlForUnknownApiPaths) {
   auto client = g_system->Client();
   auto metrics = client->Get("/metrics");

@@ -102,6 +102,8 @@ Result<std::unique_ptr<Bus>> Bus::Connect(const BusOptions& options) {
   if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 100);
   if (s == NATS_OK) s = natsOptions_SetReconnectJitter(opts, 50, 50);
   if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, true);
+  if (s == NATS_OK) s = natsOptions_SetPingInterval(opts, options.ping_interval_ms);
+  if (s == NATS_OK) s = natsOptions_SetMaxPingsOut(opts, options.max_pings_out);
   if (s == NATS_OK) s = natsOptions_SetReconnectBufSize(opts, 64 * 1024 * 1024);
   if (s == NATS_OK && !options.user.empty()) {
     s = natsOptions_SetUserInfo(opts, options.user.c_str(), options.password.c_str());
