@@ -106,6 +106,8 @@ void StartSpanExport(const std::string& name, const Flags& flags) {
   // Never destroyed: a span may end on any thread until the process exits.
   exporter = new trace::OtlpExporter(options, trace::HttpSpanTransport(options));
   trace::SetSpanSink(exporter);
+  // The spans of the last second before a graceful stop still leave.
+  std::atexit([] { exporter->Shutdown(); });
   log::Info("exporting spans").Str("endpoint", endpoint);
 }
 

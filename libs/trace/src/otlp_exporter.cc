@@ -130,6 +130,10 @@ OtlpExporter::OtlpExporter(OtlpOptions options, SpanTransport transport)
 }
 
 OtlpExporter::~OtlpExporter() {
+  Shutdown();
+}
+
+void OtlpExporter::Shutdown() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
@@ -143,7 +147,8 @@ void OtlpExporter::Export(FinishedSpan span) {
   bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stopping_ || queue_.size() >= options_.max_queue) {
+    if (stopping_) return;  // the process is exiting
+    if (queue_.size() >= options_.max_queue) {
       queue_full.Inc();
       return;
     }
@@ -169,23 +174,30 @@ void OtlpExporter::Loop() {
       queue_.pop_front();
     }
     lock.unlock();
-    Send(std::move(batch));
+    const bool sent = Send(std::move(batch));
     lock.lock();
+    // Stopping with a collector that did not take the last batch: it will not take the rest
+    // either, and the process should not wait a timeout per batch to exit.
+    if (stopping_ && !sent) {
+      Dropped("export_failed").Inc(queue_.size());
+      queue_.clear();
+    }
   }
 }
 
-void OtlpExporter::Send(std::vector<FinishedSpan> batch) {
+bool OtlpExporter::Send(std::vector<FinishedSpan> batch) {
   static metrics::Counter& failed = Dropped("export_failed");
   Status s = transport_(EncodeOtlpJson(options_.service_name, options_.service_version, batch));
   if (s.ok()) {
     Exported().Inc(batch.size());
-    return;
+    return true;
   }
   failed.Inc(batch.size());
   // Debug: a collector that is down would otherwise write a line per batch for as long.
   log::Debug("span export failed")
       .Str("error", s.ToString())
       .Int("spans", static_cast<int64_t>(batch.size()));
+  return false;
 }
 
 }  // namespace toolgate::trace

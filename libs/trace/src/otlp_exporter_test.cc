@@ -167,6 +167,30 @@ TEST_F(OtlpTest, ABatchTheCollectorRefusesIsCountedAsDropped) {
   EXPECT_EQ(DroppedCount("export_failed") - before, 4u);
 }
 
+TEST_F(OtlpTest, ShutdownSendsWhatHasQueuedAndDiscardsLaterSpans) {
+  int spans_sent = 0;
+  OtlpOptions options;
+  options.flush_interval = std::chrono::hours(1);
+  OtlpExporter exporter(options, [&spans_sent](const std::string& json) {
+    auto doc = ParseJson(json);
+    simdjson::dom::array spans;
+    if (doc.ok() && doc->root["resourceSpans"].at(0)["scopeSpans"].at(0)["spans"].get_array().get(
+                        spans) == simdjson::SUCCESS) {
+      spans_sent += static_cast<int>(spans.size());
+    }
+    return Status::Ok();
+  });
+  exporter.Export(MakeSpan("a"));
+  exporter.Export(MakeSpan("b"));
+  const uint64_t dropped = DroppedCount("queue_full");
+  exporter.Shutdown();
+  EXPECT_EQ(spans_sent, 2);
+  exporter.Export(MakeSpan("late"));
+  exporter.Shutdown();  // idempotent
+  EXPECT_EQ(spans_sent, 2);
+  EXPECT_EQ(DroppedCount("queue_full"), dropped);  // discarded at exit, not counted as a full queue
+}
+
 TEST_F(OtlpTest, AnEndpointIsAnHttpUrlWithoutCredentials) {
   EXPECT_TRUE(CheckOtlpEndpoint("http://collector:4318").ok());
   EXPECT_TRUE(CheckOtlpEndpoint("https://otel.example.com/v1/traces").ok());

@@ -72,17 +72,23 @@ class OtlpExporter final : public SpanSink {
  public:
   // Starts the exporter thread. transport is called only from that thread.
   OtlpExporter(OtlpOptions options, SpanTransport transport);
-  // Stops the thread after one last attempt to export what has queued.
+  // Shutdown().
   ~OtlpExporter() override;
   OtlpExporter(const OtlpExporter&) = delete;
   OtlpExporter& operator=(const OtlpExporter&) = delete;
 
   // Queues span, or drops and counts it when the queue is full. Never blocks on the network.
+  // After Shutdown, spans are discarded.
   void Export(FinishedSpan span) override;
+  // Sends what has queued (one attempt per batch, each bounded by the timeout; after a batch
+  // fails, the rest is dropped) and stops the thread; later spans are discarded. For a process
+  // that exits: the object stays valid. Idempotent.
+  void Shutdown();
 
  private:
   void Loop();
-  void Send(std::vector<FinishedSpan> batch);
+  // Posts one batch; false (the spans counted as dropped) when the collector did not take it.
+  bool Send(std::vector<FinishedSpan> batch);
 
   const OtlpOptions options_;
   const SpanTransport transport_;
