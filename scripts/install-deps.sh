@@ -14,11 +14,11 @@ run_packages=(
   g++ cmake ninja-build pkg-config
   libpistache-dev libnats-dev nats-server libsimdjson-dev libhiredis-dev libpq-dev
   postgresql-15 redis-server liblua5.4-dev libsodium-dev libprotobuf-dev protobuf-compiler
-  libcurl4-openssl-dev libssl-dev libre2-dev libseccomp-dev python3
+  libcurl4-openssl-dev libssl-dev libre2-dev libseccomp-dev libarchive-dev python3 ca-certificates
 )
 test_packages=(
   libgtest-dev libgmock-dev wrk python3-yaml chromium python3-uvicorn python3-uvloop
-  python3-httptools prometheus
+  python3-httptools prometheus iproute2 openssl
 )
 case "$purpose" in
   run) packages=("${run_packages[@]}") ;;
@@ -33,9 +33,9 @@ done
 # Node.js runs JavaScript tools (and, with npm, the browser and MCP SDK tests). A machine may
 # already have a Node.js of its own; Debian's packages are installed only when there is none.
 command -v node >/dev/null 2>&1 || missing+=(nodejs)
-if [ "$purpose" = test ]; then
-  command -v npm >/dev/null 2>&1 || missing+=(npm)
-fi
+# npm installs JavaScript bundles' dependencies (toolgate publish, and the demo's npm tool when
+# the CLI is built) and the test packages.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 if [ ${#missing[@]} -gt 0 ]; then

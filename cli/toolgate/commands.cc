@@ -16,6 +16,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "bundle_pack.h"
 #include "templates.h"
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json.h"
@@ -147,7 +148,7 @@ const std::set<std::string, std::less<>>& ManifestMembers() {
       "function_id", "name",      "description",  "overview",        "category",
       "sector",      "tags",      "visibility",   "price_micro_usd", "mcp",
       "version",     "runtime",   "compute_type", "input_schema",    "declared_keys",
-      "timeout_ms",  "memory_mb", "examples",     "handler"};
+      "timeout_ms",  "memory_mb", "examples",     "handler",         "bundle"};
   return kMembers;
 }
 
@@ -495,6 +496,22 @@ int Publish(const Call& call) {
     PrintError(code.status().message() + " (the manifest's handler)");
     return kFailed;
   }
+  std::string bundle;
+  if (manifest.bundle) {
+    if (manifest.runtime == "javascript") {
+      if (Status s = InstallNodeModules(dir); !s.ok()) {
+        PrintError(s.message());
+        return kFailed;
+      }
+    }
+    auto packed = PackBundle(dir);
+    if (!packed.ok()) {
+      PrintError("cannot pack " + dir.string() + ": " + packed.status().message());
+      return kFailed;
+    }
+    bundle = std::move(*packed);
+    std::fprintf(stderr, "packed %s: %zu bytes\n", dir.c_str(), bundle.size());
+  }
 
   http::HttpClient client = Client(call);
   if (manifest.function_id.empty()) {
@@ -518,7 +535,7 @@ int Publish(const Call& call) {
   }
   auto published =
       client.Post(Api("/functions/") + http::UrlEncode(manifest.function_id) + "/versions",
-                  VersionRequestBody(manifest, *code));
+                  VersionRequestBody(manifest, *code, bundle));
   if (!published.ok() || published->status >= 400) return Report(call, published);
   JsonWriter w;
   w.BeginObject()
@@ -615,7 +632,10 @@ int New(const Call& call) {
   const fs::path dir = call.args.positional[0];
   const std::string mcp = call.args.Get("mcp", "false");
   if (mcp != "true" && mcp != "false") return UsageError(call, "--mcp takes no value");
-  auto files = ToolTemplate(call.args.Get("runtime"), mcp == "true", ToolNameFromDir(dir));
+  const std::string bundle = call.args.Get("bundle", "false");
+  if (bundle != "true" && bundle != "false") return UsageError(call, "--bundle takes no value");
+  auto files =
+      ToolTemplate(call.args.Get("runtime"), mcp == "true", ToolNameFromDir(dir), bundle == "true");
   if (!files.ok()) return UsageError(call, files.status().message());
   if (Status s = WriteToolTemplate(dir, *files); !s.ok()) {
     PrintError(s.message());
@@ -682,18 +702,23 @@ const std::vector<Command>& Commands() {
        .positional = 1,
        .run = SecretsDelete},
       {.name = "new",
-       .usage = "new DIR --runtime python|javascript|lua [--mcp]",
+       .usage = "new DIR --runtime python|javascript|lua [--mcp | --bundle]",
        .summary = "Write a new tool into DIR: toolgate.json and a handler (an MCP server with "
-                  "--mcp), ready for `toolgate publish DIR`.",
+                  "--mcp; with --bundle, a bundle's layout: a module beside the handler, "
+                  ".toolgateignore, and package.json for JavaScript), ready for `toolgate "
+                  "publish DIR`.",
        .options = {"runtime"},
-       .switches = {"mcp"},
+       .switches = {"mcp", "bundle"},
        .required = {"runtime"},
        .positional = 1,
        .run = New},
       {.name = "publish",
        .usage = "publish DIR",
        .summary = "Publish DIR/toolgate.json and its handler as a new version (creating the "
-                  "function on first use); the manifest's price_micro_usd is that version's.",
+                  "function on first use); the manifest's price_micro_usd is that version's. "
+                  "With \"bundle\": true, DIR is packed as the version's bundle (minus .git and "
+                  ".toolgateignore's patterns; npm ci --omit=dev first for JavaScript with a "
+                  "package.json and no node_modules).",
        .positional = 1,
        .run = Publish},
       {.name = "topup",
@@ -843,6 +868,7 @@ std::vector<FieldError> ParseManifest(std::string_view text, Manifest* out) {
   if (fs::path(m.handler).is_absolute()) {
     r.Fail("handler", "must be a path relative to toolgate.json");
   }
+  m.bundle = r.Bool("bundle").value_or(false);
   if (errors.empty()) *out = std::move(m);
   return errors;
 }
@@ -864,15 +890,18 @@ std::string FunctionRequestBody(const Manifest& m) {
   return w.Take();
 }
 
-std::string VersionRequestBody(const Manifest& m, std::string_view code) {
+std::string VersionRequestBody(const Manifest& m, std::string_view code, std::string_view bundle) {
   JsonWriter w;
   w.BeginObject()
       .Field("version", m.version)
       .Field("runtime", m.runtime)
-      .Field("compute_type", m.compute_type)
-      .Field("code", code)
-      .Key("input_schema")
-      .Raw(m.input_schema);
+      .Field("compute_type", m.compute_type);
+  if (m.bundle) {
+    w.Field("bundle", Base64Encode(bundle)).Field("handler", m.handler);
+  } else {
+    w.Field("code", code);
+  }
+  w.Key("input_schema").Raw(m.input_schema);
   if (m.declared_keys) {
     w.Key("declared_keys").BeginArray();
     for (const auto& k : *m.declared_keys) w.String(k);

@@ -75,6 +75,8 @@ struct Manifest {
   std::optional<int64_t> memory_mb;
   std::optional<std::string> examples;  // JSON array text
   std::string handler;                  // the code's file, relative to the manifest
+  // The version is a bundle: the manifest's directory packed (bundle_pack.h), handler its entry.
+  bool bundle = false;
 };
 
 // Parses and checks the manifest's shape: required members, types, enumerations, the version
@@ -85,7 +87,10 @@ std::vector<FieldError> ParseManifest(std::string_view text, Manifest* out);
 // The JSON bodies of POST /functions and POST /functions/{id}/versions; both carry the
 // manifest's price (the function's default, and the published version's own).
 std::string FunctionRequestBody(const Manifest& manifest);
-std::string VersionRequestBody(const Manifest& manifest, std::string_view code);
+// A bundle version (manifest.bundle) sends bundle (the .tar.gz, in base64) and the handler
+// instead of code.
+std::string VersionRequestBody(const Manifest& manifest, std::string_view code,
+                               std::string_view bundle = {});
 
 // manifest_text with "function_id": id inserted as the object's first member, keeping the
 // author's formatting of everything else.

@@ -77,7 +77,7 @@ Result<std::string> Publish(http::HttpClient& client, const DemoTool& tool) {
   auto id = Field(*created, "function_id");
   if (!id.ok()) return id;
   auto published = Expect(client.Post("/api/v1/functions/" + *id + "/versions",
-                                      VersionRequestBody(tool.manifest, tool.code)),
+                                      VersionRequestBody(tool.manifest, tool.code, tool.bundle)),
                           201, "publish " + name);
   if (!published.ok()) return published.status();
   return id;

@@ -54,6 +54,12 @@ const std::vector<std::string> kServices = {"auth",    "registry", "secrets",
   std::exit(1);
 }
 
+// "host:port", with an IPv6 literal in brackets.
+std::string FormatHostPort(const std::string& host, int port) {
+  bool v6 = host.find(':') != std::string::npos && host.front() != '[';
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
 int FreePort() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -487,10 +493,12 @@ int RunUp(const std::vector<std::string>& args) {
   Credentials creds = EnsureCredentials(data / "keys");
   PgUser pg_user = PostgresUser();
   fs::create_directories(data / "pg");
-  if (pg_user.uid != 0) {
-    // The postgres user must be able to reach its cluster inside our data directory.
-    fs::permissions(data, fs::perms::others_exec, fs::perm_options::add);
-  }
+  // The postgres user must be able to reach its cluster inside our data directory, and the
+  // executors' sandboxes (other uids) the bundles under data/bundles: passing through, never
+  // listing (the directories that hold secrets are 0700).
+  fs::permissions(data, fs::perms::others_exec, fs::perm_options::add);
+  fs::create_directories(data / "bundles");
+  ::chmod((data / "bundles").c_str(), 0711);
 
   int http_port = static_cast<int>(flags.GetInt("http-port"));
   if (http_port < 0 || http_port > 65535) Fail("--http-port must be a port number");
@@ -539,11 +547,12 @@ int RunUp(const std::vector<std::string>& args) {
       },
       reaper->get());
 
-  // NATS: large enough messages for a 6 MiB body plus the job around it; one user per service,
-  // allowed only its own subjects (core::BusUsers()). 0600: it holds the passwords.
+  // NATS: messages large enough for a published bundle (core::kNatsMaxPayloadBytes); one user
+  // per service, allowed only its own subjects (core::BusUsers()). 0600: it holds the passwords.
   WriteFileAtomically(data / "nats" / "nats.conf",
                       "listen: 127.0.0.1:" + std::to_string(nats_port) +
-                          "\nmax_payload: 16777216\nmax_pending: 268435456\npid_file: \"" +
+                          "\nmax_payload: " + std::to_string(core::kNatsMaxPayloadBytes) +
+                          "\nmax_pending: 268435456\npid_file: \"" +
                           (data / "run" / "nats.pid").string() + "\"\n" +
                           core::NatsAuthorization([&](const std::string& user) {
                             return "\"" + creds.nats.at(user) + "\"";
@@ -640,13 +649,27 @@ int RunUp(const std::vector<std::string>& args) {
       out.push_back("TOOLGATE_REDIS_PASSWORD_FILE=" + creds.redis_file.string());
     return out;
   };
+  // The platform's own addresses, which no handler may reach through the egress gateway
+  // whatever an operator allows: Redis, PostgreSQL, the edge and every admin port (the executor
+  // adds its NATS servers itself). All are known before the executor starts.
+  for (const auto& name : kServices) admin_ports[name] = FreePort();
+  if (http_port == 0) http_port = FreePort();
+  std::vector<std::string> platform_addresses = {
+      "--egress-deny-addr", "127.0.0.1:" + std::to_string(redis_port),
+      "--egress-deny-addr", "127.0.0.1:" + std::to_string(pg_port),
+      "--egress-deny-addr", FormatHostPort(flags.Get("host"), http_port)};
+  for (const auto& [name, port] : admin_ports) {
+    platform_addresses.insert(platform_addresses.end(),
+                              {"--egress-deny-addr", "127.0.0.1:" + std::to_string(port)});
+  }
   for (const auto& name : kServices) {
     std::vector<std::string> argv = {(bin_dir / ("toolgate-" + name)).string()};
     if (!fs::exists(argv[0])) Fail(argv[0] + " not found; build first (see README)");
-    admin_ports[name] = FreePort();
     argv.insert(argv.end(), {"--admin-port", std::to_string(admin_ports[name])});
     if (name == "executor") {
-      argv.insert(argv.end(), {"--pool", "cpu", "--threads", flags.Get("executor-threads")});
+      argv.insert(argv.end(), {"--pool", "cpu", "--threads", flags.Get("executor-threads"),
+                               "--bundle-cache-dir", (data / "bundles" / "cpu").string()});
+      argv.insert(argv.end(), platform_addresses.begin(), platform_addresses.end());
     }
     if (name == "edge") {
       argv.insert(argv.end(), {"--http-port", std::to_string(http_port), "--host",
@@ -662,15 +685,12 @@ int RunUp(const std::vector<std::string>& args) {
   // A GPU executor (Python on tg.exec.gpu.python) when the machine has an NVIDIA GPU.
   if (fs::exists("/dev/nvidia0") || std::system("nvidia-smi -L >/dev/null 2>&1") == 0) {
     admin_ports["executor-gpu"] = FreePort();
-    s = supervisor.Start({"executor-gpu",
-                          {(bin_dir / "toolgate-executor").string(), "--pool", "gpu",
-                           "--admin-port", std::to_string(admin_ports["executor-gpu"])},
-                          service_env("executor"),
-                          (logs / "executor-gpu.log").string(),
-                          0,
-                          0,
-                          SIGTERM,
-                          ""});
+    std::vector<std::string> argv = {(bin_dir / "toolgate-executor").string(), "--pool", "gpu",
+                                     "--admin-port", std::to_string(admin_ports["executor-gpu"]),
+                                     "--bundle-cache-dir", (data / "bundles" / "gpu").string()};
+    argv.insert(argv.end(), platform_addresses.begin(), platform_addresses.end());
+    s = supervisor.Start({"executor-gpu", argv, service_env("executor"),
+                          (logs / "executor-gpu.log").string(), 0, 0, SIGTERM, ""});
     if (!s.ok()) Fail(s.ToString());
   }
 

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <fstream>
 
+#include "TemplateBundleFiles.h"
 #include "TemplateJavascriptMcp.h"
 #include "TemplateJavascriptTool.h"
 #include "TemplateLuaMcp.h"
@@ -89,7 +90,17 @@ std::string ReplaceAll(std::string_view text, std::string_view from, std::string
   return out.append(text.substr(start));
 }
 
-std::string Manifest(const Runtime& runtime, bool mcp, std::string_view name) {
+// An npm package name for the tool: lower-case letters, digits and '-'.
+std::string PackageName(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    unsigned char u = static_cast<unsigned char>(c);
+    out.push_back(u < 0x80 && std::isalnum(u) ? static_cast<char>(std::tolower(u)) : '-');
+  }
+  return out.empty() ? "tool" : out;
+}
+
+std::string Manifest(const Runtime& runtime, bool mcp, std::string_view name, bool bundle) {
   std::string m = "{\n";
   m += "  \"name\": " + JsonWriter::Quote(name) + ",\n";
   m += std::string("  \"description\": ") +
@@ -105,6 +116,7 @@ std::string Manifest(const Runtime& runtime, bool mcp, std::string_view name) {
   m += "  \"compute_type\": \"CPU\",\n";
   m += "  \"input_schema\": " + std::string(mcp ? kMcpInputSchema : kToolInputSchema) + ",\n";
   m += "  \"examples\": " + std::string(mcp ? kMcpExamples : kToolExamples) + ",\n";
+  if (bundle) m += "  \"bundle\": true,\n";
   m += "  \"handler\": \"" + std::string(runtime.handler_file) + "\"\n";
   m += "}\n";
   return m;
@@ -113,11 +125,26 @@ std::string Manifest(const Runtime& runtime, bool mcp, std::string_view name) {
 }  // namespace
 
 Result<std::vector<TemplateFile>> ToolTemplate(std::string_view runtime, bool mcp,
-                                               std::string_view name) {
+                                               std::string_view name, bool bundle) {
+  if (mcp && bundle) {
+    return Status::InvalidArgument(
+        "--bundle writes a plain tool's layout; start an MCP server "
+        "with --mcp and add modules beside its handler");
+  }
   for (const Runtime& r : kRuntimes) {
     if (r.name != runtime) continue;
+    if (bundle) {
+      std::vector<TemplateFile> files = {{"toolgate.json", Manifest(r, false, name, true)}};
+      const std::string prefix = std::string(runtime) + "/";
+      for (const EmbeddedFile& f : TemplateBundleFiles()) {
+        if (!f.path.starts_with(prefix)) continue;
+        files.push_back({std::string(f.path.substr(prefix.size())),
+                         ReplaceAll(f.text, "{{package_name}}", PackageName(name))});
+      }
+      return files;
+    }
     std::string code = ReplaceAll(mcp ? r.mcp() : r.tool(), "{{server_name}}", ServerName(name));
-    return std::vector<TemplateFile>{{"toolgate.json", Manifest(r, mcp, name)},
+    return std::vector<TemplateFile>{{"toolgate.json", Manifest(r, mcp, name, false)},
                                      {std::string(r.handler_file), std::move(code)}};
   }
   return Status::InvalidArgument("--runtime must be python, javascript or lua");
@@ -133,6 +160,7 @@ Status WriteToolTemplate(const fs::path& dir, const std::vector<TemplateFile>& f
   fs::create_directories(dir, ec);
   if (ec) return Status::Unavailable("cannot create " + dir.string() + ": " + ec.message());
   for (const auto& f : files) {
+    fs::create_directories((dir / f.path).parent_path(), ec);
     std::ofstream out(dir / f.path, std::ios::binary | std::ios::trunc);
     out << f.text;
     if (!out.flush()) return Status::Unavailable("cannot write " + (dir / f.path).string());

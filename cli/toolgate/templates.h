@@ -19,10 +19,12 @@ struct TemplateFile {
 };
 
 // The files of a new tool called `name` (the manifest's name; the MCP serverInfo name is derived
-// from it) for runtime "python", "javascript" or "lua"; an MCP server when mcp. InvalidArgument
-// for any other runtime.
+// from it) for runtime "python", "javascript" or "lua"; an MCP server when mcp. With bundle, the
+// tool is a bundle (templates/bundles/<runtime>: the handler, a module of its own beside it and
+// a .toolgateignore; package.json for JavaScript) and its manifest says "bundle": true.
+// InvalidArgument for any other runtime, or mcp with bundle.
 Result<std::vector<TemplateFile>> ToolTemplate(std::string_view runtime, bool mcp,
-                                               std::string_view name);
+                                               std::string_view name, bool bundle = false);
 
 // Writes files into dir, creating it when missing. Conflict, and nothing written, when any of
 // the files exists already; Unavailable when a file cannot be written.

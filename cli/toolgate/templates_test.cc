@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "commands.h"
@@ -134,6 +135,74 @@ TEST_P(DirectRunTest, McpTemplatePassesTheConformanceCases) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Runtimes, DirectRunTest, ::testing::Values("python", "javascript"));
+
+}  // namespace
+}  // namespace toolgate::cli
+
+namespace toolgate::cli {
+namespace {
+
+class BundleTemplateTest : public ::testing::TestWithParam<std::string> {};
+
+// Runs command in dir; its stdout.
+std::string RunIn(const fs::path& dir, const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(("cd " + dir.string() + " && " + command + " 2>&1").c_str(), "r");
+  char buf[1024];
+  while (pipe && fgets(buf, sizeof buf, pipe)) out += buf;
+  if (pipe) ::pclose(pipe);
+  return out;
+}
+
+TEST_P(BundleTemplateTest, ABundleLayoutWhoseHandlerUsesItsOwnModule) {
+  const std::string runtime = GetParam();
+  auto files = ToolTemplate(runtime, false, "Greeter Bundle", /*bundle=*/true);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  Manifest manifest;
+  std::vector<FieldError> errors = ParseManifest((*files)[0].text, &manifest);
+  for (const auto& e : errors) ADD_FAILURE() << e.field << ": " << e.message;
+  EXPECT_TRUE(manifest.bundle);
+  std::set<std::string> paths;
+  for (const auto& f : *files) {
+    paths.insert(f.path);
+    EXPECT_EQ(f.text.find("{{"), std::string::npos) << f.path << ": a placeholder was left in";
+  }
+  EXPECT_EQ(paths.count(manifest.handler), 1u);
+  EXPECT_EQ(paths.count(".toolgateignore"), 1u);
+  EXPECT_GE(paths.size(), 4u) << "a module of its own beside the handler";
+
+  fs::path dir =
+      fs::path(::testing::TempDir()) / ("tg_bundle_" + runtime + std::to_string(getpid()));
+  fs::remove_all(dir);
+  ASSERT_TRUE(WriteToolTemplate(dir, *files).ok());
+  // The handler runs from the directory as the bundle's root, as in the sandbox.
+  std::string out;
+  if (runtime == "python") {
+    out = RunIn(dir,
+                "/usr/bin/python3 -I -S -c \"import sys; sys.path.insert(0, '.'); "
+                "import handler; print(handler.service_handler({'name': 'Ada'}, {}))\"");
+  } else if (runtime == "javascript") {
+    out = RunIn(dir,
+                "node -e \"console.log(JSON.stringify(require('./handler.js')"
+                ".service_handler({name: 'Ada'})))\"");
+    EXPECT_NE((*files)[0].text.find("\"runtime\": \"javascript\""), std::string::npos);
+  } else {
+    // No standalone Lua on the machine: the executor's runtime tests run Lua bundles; here the
+    // module the handler requires must be where require looks.
+    EXPECT_EQ(paths.count("lib/greet.lua"), 1u);
+    out = "Hello, Ada!";
+  }
+  EXPECT_NE(out.find("Hello, Ada!"), std::string::npos) << out;
+  fs::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Runtimes, BundleTemplateTest,
+                         ::testing::Values("python", "javascript", "lua"));
+
+TEST(BundleTemplateTest, NotWithMcp) {
+  EXPECT_EQ(ToolTemplate("python", true, "x", true).status().code(),
+            Status::Code::kInvalidArgument);
+}
 
 }  // namespace
 }  // namespace toolgate::cli

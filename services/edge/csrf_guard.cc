@@ -5,6 +5,7 @@
 
 #include "browser_session.h"
 #include "mcp_protocol.h"
+#include "upload_route.h"
 
 namespace toolgate::edge {
 namespace {
@@ -23,6 +24,12 @@ bool IsAppOrigin(std::string_view origin, std::string_view host,
     if (EqualsIgnoreCase(origin, allowed)) return true;
   }
   return SameOrigin(origin, host);
+}
+
+bool IsMultipartForm(std::string_view content_type) {
+  std::string_view media = content_type.substr(0, content_type.find(';'));
+  while (!media.empty() && media.back() == ' ') media.remove_suffix(1);
+  return EqualsIgnoreCase(media, "multipart/form-data");
 }
 
 bool SetsSession(std::string_view path) {
@@ -56,7 +63,12 @@ CsrfVerdict CheckCsrf(const CsrfRequest& request, const std::vector<std::string>
       !IsAppOrigin(request.origin, request.host, app_origins)) {
     return CsrfVerdict::kMissingToken;
   }
-  return json_ok ? CsrfVerdict::kAllow : CsrfVerdict::kNotJson;
+  // A bundle upload is multipart; another origin can send that with a form, but not with the
+  // custom header, so the header (not the Origin alone) makes it acceptable.
+  const bool upload_ok = SessionRequested(request.csrf_header) &&
+                         IsUploadRoute(request.method, "/api/v1" + std::string(request.path)) &&
+                         IsMultipartForm(request.content_type);
+  return json_ok || upload_ok ? CsrfVerdict::kAllow : CsrfVerdict::kNotJson;
 }
 
 std::string_view CsrfRejection(CsrfVerdict verdict) {

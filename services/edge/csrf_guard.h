@@ -9,7 +9,8 @@
 //     preflight, which the edge never grants), or its Origin is the app's own (the Host the
 //     request was sent to, or one of the configured app origins), AND
 //   * its body, if any, is declared `application/json` (a form or `text/plain` body is what a
-//     cross-site form or a "simple" fetch can send without a preflight).
+//     cross-site form or a "simple" fetch can send without a preflight), or it is a bundle
+//     upload (multipart/form-data to the upload route, upload_route.h) with X-Toolgate-CSRF.
 // Requests with an API key never depend on ambient credentials and pass untouched. Signup and
 // login carry no cookie yet but set one: they must not come from a foreign Origin (browsers
 // send Origin with every cross-site POST), so a page elsewhere cannot sign the browser into the

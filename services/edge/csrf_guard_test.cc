@@ -83,6 +83,20 @@ TEST(CsrfGuardTest, BodyMustBeJson) {
   EXPECT_EQ(CheckCsrf(r, kNoOrigins), CsrfVerdict::kAllow);
 }
 
+TEST(CsrfGuardTest, ABundleUploadIsMultipartWithTheHeaderOnly) {
+  CsrfRequest r = AppPost();
+  r.path = "/functions/6f1c2b9e-3d4a-4b5c-8d7e-9f0a1b2c3d4e/versions";
+  r.content_type = "multipart/form-data; boundary=x";
+  EXPECT_EQ(CheckCsrf(r, kNoOrigins), CsrfVerdict::kAllow);
+  // A cross-site form can send multipart from the app's own site too, but never the header.
+  r.csrf_header = "";
+  EXPECT_EQ(CheckCsrf(r, kNoOrigins), CsrfVerdict::kNotJson);
+  // Other routes take JSON only.
+  r = AppPost();
+  r.content_type = "multipart/form-data; boundary=x";
+  EXPECT_EQ(CheckCsrf(r, kNoOrigins), CsrfVerdict::kNotJson);
+}
+
 TEST(CsrfGuardTest, BodilessDeleteNeedsNoContentType) {
   CsrfRequest r = AppPost();
   r.method = "DELETE";

@@ -1,5 +1,6 @@
 #include "edge_server.h"
 
+#include <algorithm>
 #include <mutex>
 #include <optional>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include "toolgate/core/http.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/trace/trace.h"
+#include "upload_route.h"
 
 namespace toolgate::edge {
 
@@ -204,13 +206,15 @@ Status EdgeServer::Start() {
     // Only the front connects here; clients reach Pistache through it.
     Address addr("127.0.0.1", Port(0));
     endpoint_ = std::make_unique<Http::Endpoint>(addr);
-    auto opts = Http::Endpoint::options()
-                    .threads(options_.threads)
-                    .flags(Tcp::Options::ReuseAddr)
-                    // Pistache buffers whole requests; room above our limit lets us answer a
-                    // too-large body with our own 413 problem instead of Pistache's plain text.
-                    .maxRequestSize(options_.max_request_bytes * 2 + 64 * 1024)
-                    .maxResponseSize(64 * 1024 * 1024);
+    auto opts =
+        Http::Endpoint::options()
+            .threads(options_.threads)
+            .flags(Tcp::Options::ReuseAddr)
+            // Pistache buffers whole requests; room above our limit lets us answer a
+            // too-large body with our own 413 problem instead of Pistache's plain text.
+            .maxRequestSize(std::max(options_.max_request_bytes * 2, options_.max_upload_bytes) +
+                            64 * 1024)
+            .maxResponseSize(64 * 1024 * 1024);
     endpoint_->init(opts);
     endpoint_->setHandler(Http::make_handler<Handler>(this));
     endpoint_->serveThreaded();
@@ -223,6 +227,7 @@ Status EdgeServer::Start() {
   front.port = options_.port;
   front.backend_port = static_cast<uint16_t>(endpoint_->getPort());
   front.max_body_bytes = options_.max_request_bytes;
+  front.max_upload_bytes = options_.max_upload_bytes;
   front.header_timeout_ms = options_.header_timeout_ms;
   front.body_timeout_ms = options_.body_timeout_ms;
   front.idle_timeout_ms = options_.idle_timeout_ms;
@@ -446,13 +451,16 @@ void EdgeServer::HandleManagement(const Http::Request& request, Writer writer,
     return SendProblem(*writer, "not_found", "No such route; see /api/v1/openapi.json.",
                        request_id);
   }
-  if (request.body().size() > options_.max_request_bytes) {
+  const std::string method = Http::methodString(request.method());
+  const size_t body_limit = IsUploadRoute(method, "/api/v1" + path)
+                                ? std::max(options_.max_upload_bytes, options_.max_request_bytes)
+                                : options_.max_request_bytes;
+  if (request.body().size() > body_limit) {
     return SendProblem(*writer, "payload_too_large", "The request body is too large.", request_id);
   }
   std::string key = ApiKeyFrom(HeaderValue(request, "Authorization"));
   std::string session;
   if (request.cookies().has("tg_session")) session = request.cookies().get("tg_session").value;
-  const std::string method = Http::methodString(request.method());
   const std::string csrf_header = HeaderValue(request, kCsrfHeader);
   const std::string origin = HeaderValue(request, "Origin");
   const std::string host = HeaderValue(request, "Host");

@@ -35,6 +35,10 @@ struct EdgeOptions {
   int port = 8080;  // 0: any free port (see port())
   int threads = 2;
   size_t max_request_bytes = 6 * 1024 * 1024;
+  // The body limit of publishing a version (upload_route.h), which may carry a bundle: the
+  // registry's largest bundle in base64 or multipart, plus the fields around it. Bus messages
+  // carry the body whole, so it stays under NATS's max_payload (64 MiB).
+  size_t max_upload_bytes = 60 * 1024 * 1024;
   // The front (http_front.h): read deadlines and connection limits.
   int header_timeout_ms = 10000;
   int body_timeout_ms = 60000;

@@ -174,9 +174,12 @@ class HttpFront::Loop {
     Conn(uint64_t id_, std::string peer_, const FrontOptions& o)
         : id(id_),
           peer(std::move(peer_)),
-          framer(o.max_head_bytes, o.max_body_bytes, [this, &o](std::string_view forwarded_for) {
-            return o.token + " " + ClientAddress(peer, forwarded_for, o.trusted_proxies);
-          }) {}
+          framer(
+              o.max_head_bytes, o.max_body_bytes,
+              [this, &o](std::string_view forwarded_for) {
+                return o.token + " " + ClientAddress(peer, forwarded_for, o.trusted_proxies);
+              },
+              o.max_upload_bytes) {}
     uint64_t id;
     std::string peer;
     RequestFramer framer;
@@ -351,7 +354,7 @@ class HttpFront::Loop {
       case RequestFramer::Error::kBodyTooLarge:
         return Refuse(
             c, "payload_too_large",
-            "The request body is over " + std::to_string(options_.max_body_bytes) + " bytes.");
+            "The request body is over " + std::to_string(c.framer.body_limit()) + " bytes.");
       case RequestFramer::Error::kHeadTooLarge:
         return Refuse(c, "headers_too_large",
                       "The request line and headers are over " +

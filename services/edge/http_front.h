@@ -42,6 +42,7 @@ struct FrontOptions {
   int port = 8080;       // 0: any free port
   int backend_port = 0;  // Pistache, on 127.0.0.1
   size_t max_body_bytes = 6 * 1024 * 1024;
+  size_t max_upload_bytes = 0;  // the upload route's (upload_route.h); 0: max_body_bytes
   size_t max_head_bytes = 64 * 1024;
   int header_timeout_ms = 10000;
   int body_timeout_ms = 60000;

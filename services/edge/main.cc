@@ -17,6 +17,9 @@ int main(int argc, char** argv) {
   flags.Define("http-port", "8080", "port to listen on (0: any free port)");
   flags.Define("http-threads", "2", "HTTP reactor threads");
   flags.Define("max-request-bytes", "6291456", "largest accepted request body");
+  flags.Define("max-upload-bytes", "62914560",
+               "largest accepted body of POST /api/v1/functions/{id}/versions, which may carry a "
+               "bundle (at most 64 MiB less room for the bus message around it)");
   flags.Define("header-timeout-ms", "10000",
                "a request's head must arrive within this of its first byte, else 408 and close");
   flags.Define("body-timeout-ms", "60000",
@@ -55,6 +58,7 @@ int main(int argc, char** argv) {
   options.port = static_cast<int>(flags.GetInt("http-port"));
   options.threads = static_cast<int>(flags.GetInt("http-threads"));
   options.max_request_bytes = static_cast<size_t>(flags.GetInt("max-request-bytes"));
+  options.max_upload_bytes = static_cast<size_t>(flags.GetInt("max-upload-bytes"));
   options.header_timeout_ms = static_cast<int>(flags.GetInt("header-timeout-ms"));
   options.body_timeout_ms = static_cast<int>(flags.GetInt("body-timeout-ms"));
   options.idle_timeout_ms = static_cast<int>(flags.GetInt("idle-timeout-ms"));

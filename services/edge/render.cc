@@ -35,7 +35,8 @@ HttpAnswer RenderInvokeReply(const v1::InvokeReply& reply, std::string_view requ
         .Field("runtime_ms", s.runtime_ms())
         .Field("memory_used_mb", s.memory_used_mb())
         .Field("compute_type", s.compute_type())
-        .Field("execution_id", s.execution_id());
+        .Field("execution_id", s.execution_id())
+        .Field("egress_bytes", s.egress_bytes());
     w.Key("cost")
         .BeginObject()
         .Field("compute_micro_usd", s.cost().compute_micro_usd())

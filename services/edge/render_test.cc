@@ -25,6 +25,7 @@ TEST(RenderTest, SuccessEnvelopeCarriesHandlerStatusAndSummary) {
   s->set_memory_used_mb(2);
   s->set_compute_type("CPU");
   s->set_execution_id("e1");
+  s->set_egress_bytes(4096);
   s->mutable_cost()->set_compute_micro_usd(7);
   s->mutable_cost()->set_function_micro_usd(100);
   s->mutable_cost()->set_total_micro_usd(107);
@@ -38,6 +39,7 @@ TEST(RenderTest, SuccessEnvelopeCarriesHandlerStatusAndSummary) {
   EXPECT_EQ(int64_t(doc->root["summary"]["cost"]["total_micro_usd"]), 107);
   EXPECT_EQ(std::string_view(doc->root["summary"]["execution_id"]), "e1");
   EXPECT_EQ(std::string_view(doc->root["summary"]["compute_type"]), "CPU");
+  EXPECT_EQ(int64_t(doc->root["summary"]["egress_bytes"]), 4096);
 }
 
 TEST(RenderTest, ProblemWithRetryAfter) {

@@ -5,6 +5,8 @@
 #include <optional>
 #include <vector>
 
+#include "upload_route.h"
+
 namespace toolgate::edge {
 namespace {
 
@@ -57,9 +59,11 @@ std::optional<uint64_t> ChunkSize(std::string_view line) {
 }  // namespace
 
 RequestFramer::RequestFramer(size_t max_head_bytes, size_t max_body_bytes,
-                             ClientHeader client_header)
+                             ClientHeader client_header, size_t max_upload_bytes)
     : max_head_bytes_(max_head_bytes),
       max_body_bytes_(max_body_bytes),
+      max_upload_bytes_(std::max(max_upload_bytes, max_body_bytes)),
+      body_limit_(max_body_bytes),
       client_header_(std::move(client_header)) {}
 
 void RequestFramer::Fail(Error error) {
@@ -130,6 +134,15 @@ void RequestFramer::FinishHead(int64_t now_ms, std::string* out) {
   if (lines.empty() || std::count(lines[0].begin(), lines[0].end(), ' ') < 2) {
     return Fail(Error::kBadFraming);
   }
+  {
+    std::string_view request_line = lines[0];
+    size_t method_end = request_line.find(' ');
+    size_t target_end = request_line.find(' ', method_end + 1);
+    body_limit_ = IsUploadRoute(request_line.substr(0, method_end),
+                                request_line.substr(method_end + 1, target_end - method_end - 1))
+                      ? max_upload_bytes_
+                      : max_body_bytes_;
+  }
   std::optional<uint64_t> length;
   bool has_encoding = false;
   bool has_connection = false;
@@ -164,7 +177,7 @@ void RequestFramer::FinishHead(int64_t now_ms, std::string* out) {
     kept.append(line).append("\r\n");
   }
   if (length && has_encoding) return Fail(Error::kBadFraming);
-  if (length && *length > max_body_bytes_) return Fail(Error::kBodyTooLarge);
+  if (length && *length > body_limit_) return Fail(Error::kBodyTooLarge);
   // HTTP/1.1 keeps a connection open unless the client says "Connection: close" (RFC 9112,
   // 9.3); Pistache closes one that does not ask for keep-alive, so the front asks for it.
   if (!has_connection && lines[0].ends_with(" HTTP/1.1")) kept.append("Connection: keep-alive\r\n");
@@ -209,7 +222,7 @@ size_t RequestFramer::FeedChunked(std::string_view data, std::string* out) {
         Fail(Error::kBadFraming);
         return take;
       }
-      if (body_seen_ + *size > max_body_bytes_) {
+      if (body_seen_ + *size > body_limit_) {
         Fail(Error::kBodyTooLarge);
         return take;
       }

@@ -6,10 +6,10 @@
 // passes it on with the header `X-Toolgate-Client` replaced by the value the owner supplies (any
 // copy sent by the client is dropped, so a client cannot name its own address). Body bytes pass
 // through as they come; a body declared (Content-Length) or found (chunked) to be longer than
-// max_body_bytes stops the framer before any of it is passed on (chunked: before the chunk that
-// crosses the limit). Requests are framed one after another (keep-alive and pipelining). An
-// HTTP/1.1 request without a Connection header gets "Connection: keep-alive", the protocol's
-// default, which Pistache would otherwise not apply.
+// max_body_bytes (max_upload_bytes for the upload route, upload_route.h) stops the framer before
+// any of it is passed on (chunked: before the chunk that crosses the limit). Requests are framed
+// one after another (keep-alive and pipelining). An HTTP/1.1 request without a Connection header
+// gets "Connection: keep-alive", the protocol's default, which Pistache would otherwise not apply.
 //
 // Refused, as request smuggling defences: both Content-Length and Transfer-Encoding, a
 // Transfer-Encoding other than "chunked", Content-Length values that disagree or are not
@@ -40,7 +40,9 @@ class RequestFramer {
   // X-Forwarded-For headers joined by ", " (empty when it has none).
   using ClientHeader = std::function<std::string(std::string_view forwarded_for)>;
 
-  RequestFramer(size_t max_head_bytes, size_t max_body_bytes, ClientHeader client_header);
+  // max_upload_bytes: the limit of the upload route; 0 gives it max_body_bytes too.
+  RequestFramer(size_t max_head_bytes, size_t max_body_bytes, ClientHeader client_header,
+                size_t max_upload_bytes = 0);
 
   // Consumes data received at now_ms and appends to *out what may go on to the server. After an
   // error the rest of data is ignored.
@@ -52,6 +54,8 @@ class RequestFramer {
   int64_t phase_started_ms() const { return phase_started_ms_; }
   // Requests passed on whole so far.
   uint64_t completed() const { return completed_; }
+  // The body limit of the request being framed (or the last one), for the refusal's message.
+  size_t body_limit() const { return body_limit_; }
 
  private:
   enum class Chunk { kSize, kData, kDataEnd, kTrailer };
@@ -64,6 +68,8 @@ class RequestFramer {
 
   const size_t max_head_bytes_;
   const size_t max_body_bytes_;
+  const size_t max_upload_bytes_;
+  size_t body_limit_;
   ClientHeader client_header_;
   Phase phase_ = Phase::kIdle;
   Error error_ = Error::kNone;

@@ -5,11 +5,14 @@
 namespace toolgate::edge {
 namespace {
 
-RequestFramer Framer(size_t max_body = 100) {
-  return RequestFramer(1024, max_body, [](std::string_view forwarded_for) {
-    return "t 10.0.0.1" + std::string(forwarded_for.empty() ? "" : " ") +
-           std::string(forwarded_for);
-  });
+RequestFramer Framer(size_t max_body = 100, size_t max_upload = 0) {
+  return RequestFramer(
+      1024, max_body,
+      [](std::string_view forwarded_for) {
+        return "t 10.0.0.1" + std::string(forwarded_for.empty() ? "" : " ") +
+               std::string(forwarded_for);
+      },
+      max_upload);
 }
 
 TEST(RequestFramerTest, PassesAGetWithTheClientHeader) {
@@ -94,6 +97,30 @@ TEST(RequestFramerTest, ChunkedBodyIsPassedWholeAndCutAtTheLimit) {
   f.Feed("4\r\nabcd\r\n", 0, &out);
   EXPECT_EQ(f.error(), RequestFramer::Error::kBodyTooLarge);
   EXPECT_EQ(out.size(), passed);  // the crossing chunk is not passed on
+}
+
+TEST(RequestFramerTest, OnlyPublishingAVersionGetsTheUploadLimit) {
+  auto framed = [](std::string_view head) {
+    auto f = Framer(100, 1000);
+    std::string out;
+    f.Feed(std::string(head) + "Content-Length: 500\r\n\r\n", 0, &out);
+    return f.error() == RequestFramer::Error::kNone ? f.body_limit() : 0;
+  };
+  EXPECT_EQ(framed("POST /api/v1/functions/abc/versions HTTP/1.1\r\n"), 1000u);
+  EXPECT_EQ(framed("POST /api/v1/functions/abc/versions?x=1 HTTP/1.1\r\n"), 1000u);
+  // Every other route keeps the general limit and is refused at the head.
+  EXPECT_EQ(framed("POST /api/v1/functions HTTP/1.1\r\n"), 0u);
+  EXPECT_EQ(framed("PUT /api/v1/functions/abc/versions HTTP/1.1\r\n"), 0u);
+  EXPECT_EQ(framed("POST /api/v1/functions/abc/1.0/invoke HTTP/1.1\r\n"), 0u);
+  EXPECT_EQ(framed("POST /api/v1/functions/a/b/versions HTTP/1.1\r\n"), 0u);
+  EXPECT_EQ(framed("POST /api/v1/secrets/versions HTTP/1.1\r\n"), 0u);
+  // The upload limit holds too, chunked included.
+  auto f = Framer(100, 1000);
+  std::string out;
+  f.Feed("POST /api/v1/functions/abc/versions HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 0,
+         &out);
+  f.Feed("3e9\r\n", 0, &out);  // 1001 bytes
+  EXPECT_EQ(f.error(), RequestFramer::Error::kBodyTooLarge);
 }
 
 TEST(RequestFramerTest, SmugglingShapesAreRefused) {

@@ -3,5 +3,7 @@
 #include "toolgate/executor/lua_worker.h"
 
 int main() {
-  return toolgate::executor::ServeLuaWorker(3, 4, 1);
+  // Read once, before the first frame: the environment is the sandbox's, set by the executor.
+  return toolgate::executor::ServeLuaWorker(3, 4, 1,
+                                            toolgate::executor::EgressConfigFromEnvironment());
 }

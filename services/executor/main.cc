@@ -1,5 +1,6 @@
 // toolgate-executor: runs functions for one compute pool. See job_executor.h, lua_runtime.h and
 // process_runtime.h.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -17,7 +18,10 @@
 #include "toolgate/base/process.h"
 #include "toolgate/bus/service.h"
 #include "toolgate/core/service_main.h"
+#include "toolgate/executor/ca_bundle.h"
 #include "toolgate/executor/code_store.h"
+#include "toolgate/executor/egress_fetch.h"
+#include "toolgate/executor/egress_gateway.h"
 #include "toolgate/executor/executor_keys.h"
 #include "toolgate/executor/gpu.h"
 #include "toolgate/executor/job_executor.h"
@@ -65,6 +69,27 @@ double CoresFlag(const Flags& flags, const std::string& name) {
   return value;
 }
 
+std::string BundleCacheDir(const Flags& flags) {
+  const std::string dir = flags.Get("bundle-cache-dir");
+  return dir.empty() ? "/var/lib/toolgate/bundles/" + flags.Get("pool")
+                     : std::filesystem::absolute(dir).lexically_normal().string();
+}
+
+BundleCacheOptions BundleCacheOptionsFromFlags(const Flags& flags) {
+  BundleCacheOptions options;
+  options.dir = BundleCacheDir(flags);
+  for (const char* name :
+       {"bundle-cache-mb", "bundle-max-mb", "bundle-max-unpacked-mb", "bundle-max-files"}) {
+    if (flags.GetInt(name) < 1) core::Die(kName, std::string("--") + name, "must be positive");
+  }
+  options.max_bytes = static_cast<uint64_t>(flags.GetInt("bundle-cache-mb")) << 20;
+  options.limits.max_compressed_bytes = static_cast<size_t>(flags.GetInt("bundle-max-mb")) << 20;
+  options.limits.max_unpacked_bytes = static_cast<uint64_t>(flags.GetInt("bundle-max-unpacked-mb"))
+                                      << 20;
+  options.limits.max_entries = static_cast<size_t>(flags.GetInt("bundle-max-files"));
+  return options;
+}
+
 ProcessRuntimeConfig ProcessConfigFromFlags(const Flags& flags, bool gpu) {
   ProcessRuntimeConfig config;
   config.python = flags.Get("python");
@@ -96,11 +121,47 @@ ProcessRuntimeConfig ProcessConfigFromFlags(const Flags& flags, bool gpu) {
   config.uid_base = static_cast<uid_t>(uid_base);
   config.tmp_bytes = static_cast<uint64_t>(flags.GetInt("worker-tmp-mb")) << 20;
   config.gpu = gpu;
+  if (const std::string& ca = flags.Get("egress-ca-file"); !ca.empty()) {
+    // A directory of its own, searchable by the sandboxes' host uids, which bind the file.
+    char directory[] = "/tmp/toolgate-executor-ca-XXXXXX";
+    if (::mkdtemp(directory) == nullptr || ::chmod(directory, 0755) != 0) {
+      core::Die(kName, "--egress-ca-file", "cannot make a directory for the CA bundle");
+    }
+    auto bundle = WriteCaBundle(ca, kSystemCaBundle, directory);
+    if (!bundle.ok()) core::Die(kName, "--egress-ca-file", bundle.status().message());
+    config.ca_bundle = *bundle;
+  }
   return config;
 }
 
 // --run-file: one event through a file's handler in this pool's sandbox, printed as JSON; no
 // NATS, keys or other service. For checking what a machine can run (a GPU pool's drivers).
+std::unique_ptr<EgressGateway> StartEgressGateway(const Flags& flags) {
+  EgressOptions options;
+  options.enabled = !flags.GetBool("no-egress");
+  for (const char* name : {"egress-allow-cidr", "egress-deny-cidr"}) {
+    for (const std::string& text : flags.GetList(name)) {
+      auto cidr = core::Cidr::Parse(text);
+      if (!cidr.ok()) core::Die(kName, std::string("--") + name, cidr.status().message());
+      (std::string_view(name) == "egress-allow-cidr" ? options.allow_cidrs : options.deny_cidrs)
+          .push_back(*cidr);
+    }
+  }
+  std::vector<std::string> platform = flags.GetList("egress-deny-addr");
+  for (const std::string& url : flags.GetList("nats-url")) platform.push_back(url);
+  for (const std::string& text : platform) {
+    auto endpoints = ResolveEgressEndpoints(text);
+    if (!endpoints.ok()) core::Die(kName, "--egress-deny-addr", endpoints.status().message());
+    options.deny_endpoints.insert(options.deny_endpoints.end(), endpoints->begin(),
+                                  endpoints->end());
+  }
+  options.max_bytes_per_call = flags.GetInt("egress-max-bytes");
+  if (options.max_bytes_per_call < 1) core::Die(kName, "--egress-max-bytes", "must be positive");
+  auto gateway = EgressGateway::Start(std::move(options));
+  if (!gateway.ok()) core::Die(kName, "egress gateway", gateway.status().message());
+  return std::move(*gateway);
+}
+
 int RunFileOnce(const Flags& flags, const std::vector<Runtime*>& runtimes, bool gpu) {
   const std::string path = flags.Get("run-file");
   const std::string ext = std::filesystem::path(path).extension().string();
@@ -254,6 +315,9 @@ int main(int argc, char** argv) {
   flags.Define("sandbox-read-only", "",
                "more host paths shown read-only inside every worker sandbox, comma-separated "
                "(e.g. a Python virtual environment)");
+  flags.Define("egress-ca-file", "",
+               "a PEM file of CA certificates every sandbox's TLS clients trust in addition to "
+               "the system's (upstreams behind a TLS-inspecting proxy or a private PKI)");
   flags.Define("sandbox-uid-base", "200000",
                "first host uid/gid of the sandboxes: the sandboxes' root; workers use the next "
                "--max-workers ids");
@@ -271,6 +335,17 @@ int main(int argc, char** argv) {
   flags.Define("max-response-bytes", "6291456", "largest response body (500 ResponseTooLarge)");
   flags.Define("max-log-bytes", "65536", "largest execution log kept per call");
   flags.Define("code-cache-bytes", "268435456", "memory for cached function code (LRU)");
+  flags.Define("bundle-cache-dir", "",
+               "where bundle versions' bundles are unpacked, one directory per digest, for this "
+               "executor alone (emptied at start; every directory above it must let others "
+               "through); default /var/lib/toolgate/bundles/<pool>");
+  flags.Define("bundle-cache-mb", "2048",
+               "disk for unpacked bundles no worker uses (LRU); bundles in use are never removed");
+  flags.Define("bundle-max-mb", "50", "largest bundle (.tar.gz) the executor unpacks, in MiB");
+  flags.Define("bundle-max-unpacked-mb", "250",
+               "most data a bundle may unpack to (the sum of its files' sizes), in MiB");
+  flags.Define("bundle-max-files", "10000",
+               "most entries (files, directories and links) a bundle may hold");
   flags.Define("registry-timeout-ms", "2000", "how long a code request to the registry may take");
   flags.Define("dispatch-notice-ms", "1000",
                "tell the edge a job is here once it has been queued or running this long (keep "
@@ -283,6 +358,18 @@ int main(int argc, char** argv) {
   flags.Define("run-event", "{}", "--run-file: the event, as JSON");
   flags.Define("run-timeout-ms", "30000", "--run-file: the handler's timeout");
   flags.Define("run-memory-mb", "256", "--run-file: the handler's memory limit");
+  flags.Define("no-egress", "false",
+               "turn egress off: every sandbox's outbound request is refused");
+  flags.DefineRepeated("egress-allow-cidr",
+                       "a network handlers may reach although it is not public (repeatable)");
+  flags.DefineRepeated("egress-deny-cidr",
+                       "a network handlers may never reach; wins over --egress-allow-cidr "
+                       "(repeatable)");
+  flags.DefineRepeated("egress-deny-addr",
+                       "host:port of a platform service handlers may never reach, whatever is "
+                       "allowed (repeatable; the executor adds its NATS servers itself)");
+  flags.Define("egress-max-bytes", "67108864",
+               "bytes one call may send and receive through the egress gateway");
   flags.Parse(argc, argv);
   BlockShutdownSignals();  // before the worker pool starts its thread
 
@@ -331,9 +418,23 @@ int main(int argc, char** argv) {
   }
   process.cgroups = cgroups.get();
   process.sandbox_cpus = CoresFlag(flags, "sandbox-cpus");
+  // The egress gateway: every sandbox's one way out (egress_gateway.h). Declared before the
+  // worker pool, whose workers hold its doors, so that it outlives them.
+  std::unique_ptr<EgressGateway> egress = StartEgressGateway(flags);
+  process.egress = egress.get();
   int64_t spares = flags.GetInt("spare-workers");
   if (spares < 0 || spares > max_workers) {
     core::Die(kName, "--spare-workers", "must be 0..--max-workers");
+  }
+
+  // Every worker's /bundle view (bundle_views.h), so bundle versions take spares too. Declared
+  // before the pool: its workers' views go before it.
+  std::unique_ptr<BundleViews> views;
+  if (flags.Get("run-file").empty()) {
+    auto opened = BundleViews::Open(BundleCacheDir(flags) + "/.views");
+    if (!opened.ok()) core::Die(kName, "--bundle-cache-dir", opened.status().message());
+    views = std::move(*opened);
+    process.bundle_views = views.get();
   }
 
   RuntimeLimits limits;
@@ -381,7 +482,9 @@ int main(int argc, char** argv) {
 
   RegistryCodeSource registry(*bus, static_cast<int>(flags.GetInt("registry-timeout-ms")));
   CodeStore code(static_cast<size_t>(flags.GetInt("code-cache-bytes")), registry);
-  JobExecutor executor(**keys, code, runtimes);
+  auto bundles = BundleCache::Open(BundleCacheOptionsFromFlags(flags), registry);
+  if (!bundles.ok()) core::Die(kName, "--bundle-cache-dir", bundles.status().message());
+  JobExecutor executor(**keys, code, runtimes, bundles->get());
   bus::Service service("executor", *bus, static_cast<size_t>(flags.GetInt("threads")));
   DispatchNotices notices(
       [&bus = *bus](const std::string& edge_reply, const std::string& reply,

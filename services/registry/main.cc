@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
               "Functions, versions and workspace adds; resolves functions for invocations.");
   core::DefineCommonFlags(flags);
   core::DefinePostgresFlags(flags);
-  flags.Define("code-cache-mb", "256", "memory for cached handler code, in MiB");
+  flags.Define("code-cache-mb", "256", "memory for cached handler code and bundles, in MiB");
   flags.Define("syntax-checks-at-once", "2",
                "publish-time syntax checks running at the same time (as many more publishes may "
                "wait for a turn); a publish that waits longer than --syntax-check-timeout-ms, or "
@@ -34,6 +34,11 @@ int main(int argc, char** argv) {
   flags.Define("syntax-check-uid", "65534",
                "unprivileged user a syntax check runs as when the registry runs as root");
   flags.Define("syntax-check-gid", "65534", "its group");
+  flags.Define("bundle-max-mb", "50", "largest bundle (.tar.gz) a version may publish, in MiB");
+  flags.Define("bundle-max-unpacked-mb", "250",
+               "most data a bundle may unpack to (the sum of its files' sizes), in MiB");
+  flags.Define("bundle-max-files", "10000",
+               "most entries (files, directories and links) a bundle may hold");
   flags.Parse(argc, argv);
   const std::string name = "registry";
   auto bus = core::StartService(name, flags);
@@ -84,13 +89,28 @@ int main(int argc, char** argv) {
         return registry::CheckSyntax(runtime, code, limits);
       });
 
+  registry::BundleLimits bundle_limits;
+  const int64_t bundle_mb = flags.GetInt("bundle-max-mb");
+  const int64_t unpacked_mb = flags.GetInt("bundle-max-unpacked-mb");
+  const int64_t bundle_files = flags.GetInt("bundle-max-files");
+  // A bundle travels in one bus message (to the registry, then to executors), which NATS caps
+  // at 64 MiB; a base64 upload takes a third more.
+  if (bundle_mb < 1 || bundle_mb > 60 || unpacked_mb < bundle_mb || bundle_files < 1) {
+    core::Die(name, "bad bundle flags",
+              "--bundle-max-mb must be 1 to 60, --bundle-max-unpacked-mb at least as much, and "
+              "--bundle-max-files at least 1");
+  }
+  bundle_limits.max_compressed_bytes = static_cast<size_t>(bundle_mb) << 20;
+  bundle_limits.max_unpacked_bytes = static_cast<uint64_t>(unpacked_mb) << 20;
+  bundle_limits.max_entries = static_cast<size_t>(bundle_files);
+
   bus::Service service(name, *bus, static_cast<size_t>(flags.GetInt("threads")));
   registry::RegistryApi api(
       store, *bus,
       [&syntax_checks](std::string_view runtime, std::string_view code) {
         return syntax_checks.Check(runtime, code);
       },
-      functions);
+      functions, bundle_limits);
   registry::MarketplaceStore market_store(pool);
   registry::FavoritesStore favorites(pool);
   registry::RatingsStore ratings(pool);

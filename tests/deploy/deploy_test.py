@@ -58,7 +58,7 @@ class ComposeTest(unittest.TestCase):
 
     def test_nats_config_allows_large_messages(self):
         conf = (ROOT / "deploy" / "nats.conf").read_text()
-        self.assertIn("max_payload: 16777216", conf)
+        self.assertIn("max_payload: 67108864", conf)
 
 
 class ComposeHealthTest(unittest.TestCase):

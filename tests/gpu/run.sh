@@ -6,6 +6,8 @@ cd "$(dirname "$0")"
 export LD_LIBRARY_PATH="$PWD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 out=${OUT:-/tmp}
 nvidia-smi -L || ls -l /dev/nvidia*
+# The executor's cgroup and sandbox tests on this host's kernel and cgroup hierarchy.
+bin/executor_test --gtest_filter='Cgroup*:SandboxTest.*:GpuTest.*' 2>&1 | tail -30
 python=$(command -v python3)
 echo "python: $python ($($python -c 'import torch; print(torch.__version__, torch.cuda.is_available())'))"
 bin/nats-server -a 127.0.0.1 -p 24222 > "$out/nats.log" 2>&1 &

@@ -203,7 +203,7 @@ TEST_F(SandboxTest, CannotReachThePlatformOrTheInternet) {
   ExpectBlocked(python_, "connect", "127.0.0.1:" + std::to_string(http_port));
   ExpectBlocked(python_, "connect", "1.1.1.1:80");
   ExpectBlocked(python_, "connect", "example.com:443");
-  // The only network interface is a loopback that is down.
+  // The only network interface is the sandbox's own loopback (where the egress door listens).
   auto r = Attempt(javascript_, "spawn", "cat /proc/net/dev");
   EXPECT_NE(r.body.find("lo:"), std::string::npos) << r.body;
   EXPECT_EQ(r.body.find("eth"), std::string::npos) << r.body;

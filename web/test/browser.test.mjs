@@ -276,6 +276,8 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     // The demo ran Echo: its last 7 days show runs, a success rate and a median latency.
     assert.match(await page.locator('[data-stat="week"]').innerText(), /^\d+ runs? · \d+\.\d% succeeded · p50 under \d+ ms$/);
     await page.getByRole('heading', { name: 'Input schema' }).waitFor();
+    // Echo declares no egress: its permissions say so before anyone runs it.
+    assert.equal(await page.locator('[data-stat="egress"]').innerText(), 'No network access');
     await Promise.all([apiResponse('POST', '/workspace/tools', 201), page.getByRole('button', { name: 'Add to workspace' }).click()]);
     await page.getByText('In your workspace').waitFor();
     await shot('07-tool-detail');
@@ -429,6 +431,11 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await Promise.all([apiResponse('POST', `/functions/${publishedId}/versions`, 422), page.getByRole('button', { name: 'Publish version' }).click()]);
     await page.locator('[data-field="code"] .field-error').waitFor();
     await page.getByLabel('Code').fill('function service_handler(event, context)\n  return {statusCode = 200, body = {greeting = "Hello, " .. (event.name or "world")}}\nend');
+    // A bad egress entry is the server's 422 on its own index, shown by the field.
+    await page.getByLabel('Network access').fill('api.open-meteo.com, *.*.com');
+    await Promise.all([apiResponse('POST', `/functions/${publishedId}/versions`, 422), page.getByRole('button', { name: 'Publish version' }).click()]);
+    await page.locator('[data-field="egress"] .field-error', { hasText: 'egress[1]' }).waitFor();
+    await page.getByLabel('Network access').fill('api.open-meteo.com, *.example.com:8443');
     await Promise.all([apiResponse('POST', `/functions/${publishedId}/versions`, 201), page.getByRole('button', { name: 'Publish version' }).click()]);
     await page.getByText('Version 1.0.0 is published.').waitFor();
     await shot('14-publish-version');
@@ -440,6 +447,9 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     assert.equal(await page.locator('.markdown script').count(), 0);
     await page.locator('.markdown', { hasText: '<script>alert(1)</script>' }).waitFor();
     await page.getByText('Your organization owns this tool').waitFor();
+    // The declared egress is the tool's permissions, on its page.
+    assert.equal(await page.locator('[data-stat="egress"]').innerText(),
+      'Can connect to: api.open-meteo.com, *.example.com:8443');
   });
 
   step('warns on every page about a key that expires in 3 days', async () => {

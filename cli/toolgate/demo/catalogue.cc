@@ -99,6 +99,12 @@ Result<std::vector<DemoTool>> LoadDemoCatalogue() {
     auto code = files.find(tool.manifest.handler);
     if (code == files.end()) return Broken(dir, "no handler file " + tool.manifest.handler);
     tool.code = std::string(code->second);
+    if (tool.manifest.bundle) {
+      for (const DemoBundle& b : DemoBundles()) {
+        if (b.dir == dir) tool.bundle = std::string(b.bytes);
+      }
+      if (tool.bundle.empty()) return Broken(dir, "a bundle tool the build did not pack");
+    }
     auto examples = ParseJson(tool.manifest.examples.value_or("[]"));
     simdjson::dom::element event;
     if (!examples.ok() || examples->root.at_pointer("/0/event").get(event) != simdjson::SUCCESS) {

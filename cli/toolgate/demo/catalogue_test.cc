@@ -1,5 +1,7 @@
 #include "demo/catalogue.h"
 
+#include <archive.h>
+#include <archive_entry.h>
 #include <gtest/gtest.h>
 
 #include <set>
@@ -8,6 +10,38 @@
 
 namespace toolgate::cli {
 namespace {
+
+// The paths of a .tar.gz's entries.
+std::set<std::string> BundlePaths(const std::string& bytes) {
+  std::set<std::string> paths;
+  archive* a = archive_read_new();
+  archive_read_support_filter_gzip(a);
+  archive_read_support_format_tar(a);
+  if (archive_read_open_memory(a, bytes.data(), bytes.size()) == ARCHIVE_OK) {
+    archive_entry* e;
+    while (archive_read_next_header(a, &e) == ARCHIVE_OK) paths.insert(archive_entry_pathname(e));
+  }
+  archive_read_free(a);
+  return paths;
+}
+
+TEST(DemoCatalogueTest, TheNpmToolCarriesItsDependenciesFromTheBuild) {
+  auto tools = LoadDemoCatalogue();
+  ASSERT_TRUE(tools.ok()) << tools.status().ToString();
+  const DemoTool* npm = nullptr;
+  for (const DemoTool& t : *tools) {
+    if (t.dir == "order-validator") npm = &t;
+    EXPECT_EQ(t.manifest.bundle, !t.bundle.empty()) << t.dir;
+  }
+  ASSERT_NE(npm, nullptr);
+  EXPECT_EQ(npm->manifest.runtime, "javascript");
+  std::set<std::string> paths = BundlePaths(npm->bundle);
+  EXPECT_EQ(paths.count("handler.js"), 1u);
+  EXPECT_EQ(paths.count("schema.json"), 1u);
+  EXPECT_EQ(paths.count("node_modules/ajv/package.json"), 1u);  // installed by npm ci
+  EXPECT_EQ(paths.count("demo.json"), 0u);                      // .toolgateignore
+  EXPECT_EQ(paths.count("toolgate.json"), 0u);
+}
 
 TEST(DemoCatalogueTest, EveryToolLoadsWithARealSchemaThatItsExampleMeets) {
   auto tools = LoadDemoCatalogue();

@@ -14,6 +14,10 @@ void Flags::Define(const std::string& name, const std::string& default_value,
   flags_[name] = Flag{default_value, default_value, help};
 }
 
+void Flags::DefineRepeated(const std::string& name, const std::string& help) {
+  flags_[name] = Flag{"", "", help, /*repeated=*/true};
+}
+
 std::string Flags::EnvName(std::string_view flag) {
   std::string env = "TOOLGATE_";
   for (char c : flag) env.push_back(c == '-' ? '_' : static_cast<char>(std::toupper(c)));
@@ -42,14 +46,25 @@ std::vector<std::string> Flags::Parse(int argc, char** argv) {
       std::fprintf(stderr, "%s: unknown flag --%s (see --help)\n", program_.c_str(), name.c_str());
       std::exit(2);
     }
+    Flag& flag = it->second;
+    const bool boolean = flag.default_value == "true" || flag.default_value == "false";
+    std::string value;
     if (arg.find('=') != std::string_view::npos) {
-      it->second.value = std::string(arg.substr(arg.find('=') + 1));
+      value = std::string(arg.substr(arg.find('=') + 1));
+    } else if (boolean && (i + 1 >= argc || std::string_view(argv[i + 1]).substr(0, 2) == "--")) {
+      value = "true";
     } else if (i + 1 < argc) {
-      it->second.value = argv[++i];
+      value = argv[++i];
     } else {
       std::fprintf(stderr, "%s: flag --%s needs a value\n", program_.c_str(), name.c_str());
       std::exit(2);
     }
+    if (flag.repeated && flag.on_command_line) {
+      flag.value += "," + value;
+    } else {
+      flag.value = std::move(value);
+    }
+    flag.on_command_line = true;
   }
   return positional;
 }

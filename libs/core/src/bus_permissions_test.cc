@@ -137,6 +137,9 @@ TEST(BusPermissions, DeployConfigIsTheRendering) {
   });
   EXPECT_NE(ss.str().find(expected), std::string::npos) << "deploy/nats.conf must contain:\n"
                                                         << expected;
+  EXPECT_NE(ss.str().find("\nmax_payload: " + std::to_string(kNatsMaxPayloadBytes) + "\n"),
+            std::string::npos)
+      << "deploy/nats.conf must allow the launcher's max_payload";
 }
 
 }  // namespace

@@ -117,6 +117,26 @@ std::string HopsJson(const v1::InvokeJob& job) {
   return w.Take();
 }
 
+std::string EgressJson(const v1::ExecutionResult& result) {
+  JsonWriter w;
+  w.BeginArray();
+  for (const v1::EgressRequest& r : result.egress()) {
+    w.BeginObject()
+        .Field("method", SanitizeText(r.method()))
+        .Field("host", SanitizeText(r.host()))
+        .Field("port", static_cast<int64_t>(r.port()))
+        .FieldOrNull("address", SanitizeText(r.address()))
+        .Field("status", static_cast<int64_t>(r.status()))
+        .Field("bytes_sent", r.bytes_sent())
+        .Field("bytes_received", r.bytes_received())
+        .Field("ms", r.ms())
+        .FieldOrNull("refused", SanitizeText(r.refused()))
+        .EndObject();
+  }
+  w.EndArray();
+  return w.Take();
+}
+
 Settlement SettlementFor(const core::Rates& rates, const v1::ExecutionResult& result) {
   const v1::InvokeJob& job = result.job();
   Settlement s;
@@ -131,6 +151,8 @@ Settlement SettlementFor(const core::Rates& rates, const v1::ExecutionResult& re
   e.compute_type = job.function().compute_type();
   if (auto tc = trace::ParseTraceparent(job.traceparent())) e.trace_id = tc->trace_id;
   e.logs = SanitizeText(result.logs());
+  e.egress_json = EgressJson(result);
+  e.egress_bytes = result.egress_bytes();
   e.hops_json = HopsJson(job);
   if (result.handler_ran()) {
     e.status_code = result.status_code();
@@ -163,6 +185,7 @@ v1::InvokeReply ReplyFor(const v1::ExecutionResult& result, const Charge& charge
   summary->set_runtime(result.job().function().runtime());
   summary->set_version(result.job().function().version());
   summary->set_execution_id(result.job().execution_id());
+  summary->set_egress_bytes(result.egress_bytes());
   v1::Cost* cost = summary->mutable_cost();
   cost->set_compute_micro_usd(charge.compute_micro_usd);
   cost->set_function_micro_usd(charge.function_micro_usd);

@@ -171,6 +171,35 @@ TEST(ChargeTest, SettlementOfARunRecordsTheChargeAndTheExecution) {
   EXPECT_EQ(e.logs, "Traceback ...");
 }
 
+TEST(ChargeTest, SettlementRecordsEgressRequestsWithoutPathsAndTheReplyTheirBytes) {
+  v1::InvokeJob job = Job("org-a", "org-b", 5000);
+  v1::ExecutionResult r = Ran(job, 1000);
+  v1::EgressRequest* allowed = r.add_egress();
+  allowed->set_method("GET");
+  allowed->set_host("api.x.com");
+  allowed->set_port(443);
+  allowed->set_address("93.184.216.34");
+  allowed->set_status(200);
+  allowed->set_bytes_sent(100);
+  allowed->set_bytes_received(900);
+  allowed->set_ms(12);
+  v1::EgressRequest* refused = r.add_egress();
+  refused->set_method("CONNECT");
+  refused->set_host("10.0.0.5");
+  refused->set_port(443);
+  refused->set_refused("private address");
+  r.set_egress_bytes(1000);
+  Settlement s = SettlementFor(kRates, r);
+  EXPECT_EQ(s.execution.egress_json,
+            R"([{"method":"GET","host":"api.x.com","port":443,"address":"93.184.216.34",)"
+            R"("status":200,"bytes_sent":100,"bytes_received":900,"ms":12,"refused":null},)"
+            R"({"method":"CONNECT","host":"10.0.0.5","port":443,"address":null,"status":0,)"
+            R"("bytes_sent":0,"bytes_received":0,"ms":0,"refused":"private address"}])");
+  EXPECT_EQ(s.execution.egress_bytes, 1000);
+  EXPECT_EQ(ReplyFor(r, s.execution.charge).result().summary().egress_bytes(), 1000);
+  EXPECT_EQ(SettlementFor(kRates, Ran(job, 1000)).execution.egress_json, "[]");
+}
+
 TEST(ChargeTest, SettlementOfATimeoutChargesNothing) {
   v1::ExecutionResult r;
   *r.mutable_job() = Job("org-a", "org-b", 5000);

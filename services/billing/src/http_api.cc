@@ -92,7 +92,11 @@ std::string ExecutionJson(const ExecutionItem& item, bool with_logs) {
       .Field("total_micro_usd", r.charge.total_micro_usd)
       .EndObject();
   w.FieldOrNull("trace_id", r.trace_id).Field("created_at", FormatRfc3339(item.created_ms));
-  if (with_logs) w.Field("logs", r.logs);
+  w.Field("egress_bytes", r.egress_bytes);
+  if (with_logs) {
+    w.Field("logs", r.logs);
+    w.Key("egress").Raw(r.egress_json);
+  }
   // Written by HopsJson: valid JSON.
   if (!r.hops_json.empty()) w.Key("hops").Raw(r.hops_json);
   w.EndObject();

@@ -39,7 +39,7 @@ Page<T> ToPage(std::vector<T> items, int limit, int64_t (*position)(const T&)) {
 constexpr const char* kExecutionColumns =
     "seq, execution_id, org_id, owner_org_id, function_id, version, status_code, runtime_ms, "
     "memory_used_mb, compute_type, compute_micro_usd, function_micro_usd, total_micro_usd, "
-    "trace_id, (extract(epoch FROM created_at) * 1000)::bigint";
+    "trace_id, (extract(epoch FROM created_at) * 1000)::bigint, egress_bytes";
 
 ExecutionItem ExecutionAt(const pg::Rows& rows, int i) {
   ExecutionItem item;
@@ -59,6 +59,7 @@ ExecutionItem ExecutionAt(const pg::Rows& rows, int i) {
   r.charge.total_micro_usd = rows.Int(i, 12);
   r.trace_id = rows.Str(i, 13);
   item.created_ms = rows.Int(i, 14);
+  r.egress_bytes = rows.Int(i, 15);
   return item;
 }
 
@@ -167,12 +168,14 @@ Result<std::vector<std::string>> LedgerStore::RecordSettlements(
       column(executions, [](const R& r) { return std::to_string(r.charge.total_micro_usd); }),
       column(executions, [](const R& r) { return r.trace_id; }),
       column(executions, [](const R& r) { return r.logs; }),
+      column(executions, [](const R& r) { return r.egress_json; }),
+      column(executions, [](const R& r) { return std::to_string(r.egress_bytes); }),
       column(executions, [](const R& r) { return r.hops_json.empty() ? "[]" : r.hops_json; }),
   };
 
   // One statement, so one round trip and one implicit transaction: a BEGIN, two INSERTs and a
   // COMMIT cost PostgreSQL four wakeups per batch, which under load was most of its CPU per call.
-  // The ledger's params come first ($1..$8), the executions' after ($9..$23).
+  // The ledger's params come first ($1..$8), the executions' after ($9..$25).
   pg::Params params = std::move(ledger_params);
   params.insert(params.end(), std::make_move_iterator(execution_params.begin()),
                 std::make_move_iterator(execution_params.end()));
@@ -185,10 +188,10 @@ Result<std::vector<std::string>> LedgerStore::RecordSettlements(
       "  ON CONFLICT (execution_id, type) DO NOTHING) "
       "INSERT INTO billing.executions (execution_id, org_id, owner_org_id, function_id, "
       "version, status_code, runtime_ms, memory_used_mb, compute_type, compute_micro_usd, "
-      "function_micro_usd, total_micro_usd, trace_id, logs, hops) "
+      "function_micro_usd, total_micro_usd, trace_id, logs, egress, egress_bytes, hops) "
       "SELECT * FROM unnest($9::text[], $10::text[], $11::text[], $12::text[], $13::text[], "
       "$14::integer[], $15::bigint[], $16::bigint[], $17::text[], $18::bigint[], $19::bigint[], "
-      "$20::bigint[], $21::text[], $22::text[], $23::text[]) "
+      "$20::bigint[], $21::text[], $22::text[], $23::text[], $24::bigint[], $25::text[]) "
       "ON CONFLICT (execution_id) DO NOTHING RETURNING execution_id",
       params);
   seconds.Observe(static_cast<double>(MonotonicUs() - start_us) / 1e6);
@@ -320,15 +323,16 @@ Result<Page<ExecutionItem>> LedgerStore::Executions(const std::string& org_id,
 
 Result<std::optional<ExecutionItem>> LedgerStore::Execution(const std::string& org_id,
                                                             const std::string& execution_id) {
-  auto rows =
-      pool_.Exec(std::string("SELECT ") + kExecutionColumns +
-                     ", logs, hops FROM billing.executions WHERE execution_id = $1 AND org_id = $2",
-                 {execution_id, org_id});
+  auto rows = pool_.Exec(
+      std::string("SELECT ") + kExecutionColumns +
+          ", logs, egress, hops FROM billing.executions WHERE execution_id = $1 AND org_id = $2",
+      {execution_id, org_id});
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return std::optional<ExecutionItem>();
   ExecutionItem item = ExecutionAt(*rows, 0);
-  item.record.logs = rows->Str(0, 15);
-  item.record.hops_json = rows->Str(0, 16);
+  item.record.logs = rows->Str(0, 16);
+  item.record.egress_json = rows->Str(0, 17);
+  item.record.hops_json = rows->Str(0, 18);
   return std::optional<ExecutionItem>(std::move(item));
 }
 

@@ -43,7 +43,7 @@ TEST(LedgerViewTest, ChargeShowsItsExecution) {
             R"("amount_micro_usd":-5003,"created_at":"2027-01-31T00:00:00Z"})");
 }
 
-TEST(LedgerViewTest, ExecutionShowsLogsOnlyWhenAsked) {
+TEST(LedgerViewTest, ExecutionShowsLogsAndEgressOnlyWhenAsked) {
   ExecutionItem item;
   ExecutionRecord& r = item.record;
   r.execution_id = "e1";
@@ -55,14 +55,17 @@ TEST(LedgerViewTest, ExecutionShowsLogsOnlyWhenAsked) {
   r.compute_type = "CPU";
   r.charge = {1, 0, 1, 0};
   r.logs = "hello\n";
+  r.egress_json = R"([{"method":"GET","host":"api.x.com"}])";
+  r.egress_bytes = 120;
   item.created_ms = 1'801'353'600'000;
   std::string common =
       R"({"execution_id":"e1","function_id":"f1","version":"1.0","status_code":200,)"
       R"("runtime_ms":12,"memory_used_mb":9,"compute_type":"CPU","cost":{"compute_micro_usd":1,)"
       R"("function_micro_usd":0,"total_micro_usd":1},"trace_id":null,)"
-      R"("created_at":"2027-01-31T00:00:00Z")";
+      R"("created_at":"2027-01-31T00:00:00Z","egress_bytes":120)";
   EXPECT_EQ(ExecutionJson(item, false), common + "}");
-  EXPECT_EQ(ExecutionJson(item, true), common + R"(,"logs":"hello\n"})");
+  EXPECT_EQ(ExecutionJson(item, true),
+            common + R"(,"logs":"hello\n","egress":[{"method":"GET","host":"api.x.com"}]})");
 }
 
 }  // namespace

@@ -213,6 +213,36 @@ CgroupMounts ParseCgroupMounts(std::string_view mountinfo, std::string_view self
   return out;
 }
 
+bool HasV2Controllers(std::string_view controllers) {
+  bool memory = false, pids = false, cpu = false;
+  for (std::string_view c : Split(controllers, ' ')) {
+    while (!c.empty() && (c.back() == '\n' || c.back() == ' ')) c.remove_suffix(1);
+    memory |= c == "memory";
+    pids |= c == "pids";
+    cpu |= c == "cpu";
+  }
+  return memory && pids && cpu;
+}
+
+Status DelegateV2Controllers(const std::string& mount, const std::string& own) {
+  if (own.size() <= mount.size() || own.compare(0, mount.size(), mount) != 0 ||
+      own[mount.size()] != '/') {
+    return Status::InvalidArgument(own + " is not below " + mount);
+  }
+  // Every cgroup from the root down to own's parent hands the controllers to its children.
+  std::string dir = mount;
+  for (size_t at = mount.size() + 1; at <= own.size();) {
+    if (!HasV2Controllers(ReadFile(dir + "/cgroup.subtree_control"))) {
+      Status s = WriteFile(dir + "/cgroup.subtree_control", kV2Controllers);
+      if (!s.ok()) return s;
+    }
+    size_t slash = std::min(own.find('/', at), own.size());
+    dir = own.substr(0, slash);
+    at = slash + 1;
+  }
+  return Status::Ok();
+}
+
 // ---------------------------------------------------------------------------------------------
 // CgroupTree
 
@@ -225,19 +255,24 @@ Result<std::unique_ptr<CgroupTree>> CgroupTree::Open(const Options& options,
                                                      const CgroupMounts& mounts) {
   std::string why_not_v2 = "no cgroup2 mount";
   if (!mounts.v2.empty()) {
-    std::string controllers = ReadFile(mounts.v2 + "/cgroup.controllers");
-    std::vector<std::string_view> have = Split(controllers, ' ');
-    auto has = [&](std::string_view c) {
-      for (std::string_view h : have) {
-        while (!h.empty() && (h.back() == '\n' || h.back() == ' ')) h.remove_suffix(1);
-        if (h == c) return true;
-      }
-      return false;
-    };
-    if (has("memory") && has("pids") && has("cpu")) {
+    if (!HasV2Controllers(ReadFile(mounts.v2 + "/cgroup.controllers"))) {
+      // A host whose parent cgroups hand down fewer controllers than the hierarchy has (a VM's
+      // or a service manager's layout: "/process_api" delegating only memory): enable ours
+      // on the way down, which the kernel allows where no process sits.
+      (void)DelegateV2Controllers(mounts.v2_mount, mounts.v2);
+    }
+    if (HasV2Controllers(ReadFile(mounts.v2 + "/cgroup.controllers"))) {
       // "No internal processes": a cgroup that hands controllers to its children may hold no
       // process itself, so whatever runs in ours moves to a leaf beside the sandboxes first.
-      const std::string& own = mounts.v2;
+      // A process that opened a tree before already sits in that leaf: the tree's home is the
+      // leaf's parent, where earlier trees (and stale ones) live.
+      std::string own = mounts.v2;
+      const size_t leaf = own.rfind('/');
+      if (own != mounts.v2_mount && own.compare(leaf + 1, std::string::npos, "executor") == 0 &&
+          leaf >= mounts.v2_mount.size() &&
+          HasV2Controllers(ReadFile(own.substr(0, leaf) + "/cgroup.subtree_control"))) {
+        own = own.substr(0, leaf);
+      }
       // The root cgroup is exempt from the rule (and its processes are the whole host's).
       std::string procs = own == mounts.v2_mount ? "" : ReadFile(own + "/cgroup.procs");
       if (!procs.empty()) {

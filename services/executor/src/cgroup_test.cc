@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -55,6 +56,41 @@ TEST(CgroupMountsTest, ReadsV2Only) {
   EXPECT_TRUE(m.v1.empty());
   EXPECT_EQ(m.v2, "/sys/fs/cgroup/system.slice/toolgate.service");
   EXPECT_EQ(m.v2_mount, "/sys/fs/cgroup");
+}
+
+TEST(CgroupMountsTest, NamesTheThreeV2Controllers) {
+  EXPECT_TRUE(HasV2Controllers("cpuset cpu io memory hugetlb pids\n"));
+  EXPECT_FALSE(HasV2Controllers("memory\n"));
+  EXPECT_FALSE(HasV2Controllers("cpuset io memory pids"));  // "cpuset" is not "cpu"
+  EXPECT_FALSE(HasV2Controllers(""));
+}
+
+// A VM's layout (seen on a GPU host): the root hands every controller down, "/process_api"
+// only memory, so the executor's cgroup below it has no pids or cpu. The delegation writes
+// exactly the ancestors that lack them, and never own (whose children the tree sets up).
+TEST(CgroupTreeTest, DelegatesControllersDownToItsOwnCgroup) {
+  char tmpl[] = "/tmp/cgroup-delegate-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string mount = tmpl;
+  const std::string api = mount + "/process_api";
+  const std::string own = api + "/cf73";
+  ASSERT_EQ(::mkdir(api.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(own.c_str(), 0755), 0);
+  auto write = [](const std::string& path, const std::string& text) {
+    std::ofstream(path) << text;
+  };
+  write(mount + "/cgroup.subtree_control", "cpuset cpu io memory hugetlb pids\n");
+  write(api + "/cgroup.subtree_control", "memory\n");
+  write(own + "/cgroup.subtree_control", "");
+
+  ASSERT_TRUE(DelegateV2Controllers(mount, own).ok());
+  EXPECT_EQ(ReadText(mount + "/cgroup.subtree_control"), "cpuset cpu io memory hugetlb pids\n");
+  EXPECT_EQ(ReadText(api + "/cgroup.subtree_control"), "+memory +pids +cpu");
+  EXPECT_EQ(ReadText(own + "/cgroup.subtree_control"), "");
+
+  EXPECT_FALSE(DelegateV2Controllers(mount, "/elsewhere/x").ok());
+  EXPECT_FALSE(DelegateV2Controllers(mount, mount + "x/y").ok());
+  std::filesystem::remove_all(mount);
 }
 
 TEST(CgroupTreeTest, RefusesAHostWithoutControllers) {
@@ -239,10 +275,8 @@ TEST_F(CgroupTest, TheTreesOfExecutorsThatAreGoneAreRemoved) {
   ASSERT_TRUE(old.ok()) << old.status().ToString();
   auto leaf = (*old)->Create("org-left", {});
   ASSERT_TRUE(leaf.ok());
-  CgroupMounts mounts =
-      ParseCgroupMounts(ReadText("/proc/self/mountinfo"), ReadText("/proc/self/cgroup"));
-  const std::string base =
-      (mounts.v1.count("freezer") ? mounts.v1["freezer"] : mounts.v2) + "/" + left.name;
+  const std::string base = (*old)->root();
+  ASSERT_EQ(base.substr(base.rfind('/') + 1), left.name);
   // Leak it as a killed executor would.
   (void)leaf->release();
   (void)old->release();

@@ -1,10 +1,8 @@
 #include "toolgate/executor/code_store.h"
 
-#include "toolgate/v1/toolgate.pb.h"
-
 namespace toolgate::executor {
 
-Result<std::string> RegistryCodeSource::Fetch(const std::string& function_id,
+Result<v1::CodeReply> RegistryCodeSource::Ask(const std::string& function_id,
                                               const std::string& version,
                                               std::string_view traceparent) {
   v1::CodeRequest request;
@@ -18,7 +16,26 @@ Result<std::string> RegistryCodeSource::Fetch(const std::string& function_id,
     return Status::Internal("tg.registry.code answered something that is not a CodeReply");
   }
   if (!code.found()) return Status::NotFound("no code for " + function_id + "@" + version);
-  return std::move(*code.mutable_code());
+  return code;
+}
+
+Result<std::string> RegistryCodeSource::Fetch(const std::string& function_id,
+                                              const std::string& version,
+                                              std::string_view traceparent) {
+  auto code = Ask(function_id, version, traceparent);
+  if (!code.ok()) return code.status();
+  return std::move(*code->mutable_code());
+}
+
+Result<std::string> RegistryCodeSource::FetchBundle(const std::string& function_id,
+                                                    const std::string& version,
+                                                    std::string_view traceparent) {
+  auto code = Ask(function_id, version, traceparent);
+  if (!code.ok()) return code.status();
+  if (code->bundle_digest().empty()) {
+    return Status::NotFound(function_id + "@" + version + " has no bundle");
+  }
+  return std::move(*code->mutable_bundle());
 }
 
 Result<Code> CodeStore::Get(const std::string& function_id, const std::string& version,

@@ -25,13 +25,28 @@ ExecutionOutcome JobExecutor::Run(const v1::InvokeJob& job, std::string_view tra
   }
   if (runtime == nullptr) return PlatformFailure("this executor has no runtime " + fn.runtime());
 
-  auto code = code_.Get(fn.function_id(), fn.version(), traceparent);
-  if (!code.ok()) return PlatformFailure("cannot get the code: " + code.status().ToString());
+  Invocation inv;
+  Code code;
+  std::string handler;
+  if (!fn.bundle_digest().empty()) {
+    if (bundles_ == nullptr) return PlatformFailure("this executor keeps no bundles");
+    auto bundle = bundles_->Get(fn.bundle_digest(), fn.function_id(), fn.version(), traceparent);
+    if (!bundle.ok()) {
+      return PlatformFailure("cannot get the bundle: " + bundle.status().ToString());
+    }
+    inv.bundle = std::move(*bundle);
+    inv.bundle_root = inv.bundle->dir;
+    handler = fn.handler().empty() ? DefaultBundleHandler(fn.runtime()) : fn.handler();
+    inv.handler = handler;
+  } else {
+    auto got = code_.Get(fn.function_id(), fn.version(), traceparent);
+    if (!got.ok()) return PlatformFailure("cannot get the code: " + got.status().ToString());
+    code = std::move(*got);
+    inv.code = *code;
+  }
   auto env = keys_.Open(job.sealed_env());
   if (!env.ok()) return PlatformFailure("cannot open the secrets: " + env.status().ToString());
 
-  Invocation inv;
-  inv.code = **code;
   inv.event_json = job.event_json();
   inv.execution_id = job.execution_id();
   inv.function_id = fn.function_id();
@@ -40,6 +55,18 @@ ExecutionOutcome JobExecutor::Run(const v1::InvokeJob& job, std::string_view tra
   inv.timeout_ms = fn.timeout_ms() > 0 ? fn.timeout_ms() : kDefaultTimeoutMs;
   inv.memory_mb = fn.memory_mb() > 0 ? fn.memory_mb() : kDefaultMemoryMb;
   inv.env = (*env)->vars();
+  // The registry accepted the declaration at publish time; one it would refuse now (the rules
+  // grew stricter) allows nothing rather than failing the call.
+  std::vector<std::string> entries(fn.egress().begin(), fn.egress().end());
+  auto egress = core::EgressList::Parse(entries);
+  if (!egress.ok()) {
+    log::Warn("a version's egress list no longer parses; it allows nothing")
+        .Str("function_id", fn.function_id())
+        .Str("version", fn.version())
+        .Str("error", egress.status().message());
+  }
+  const core::EgressList allowed = egress.ok() ? std::move(*egress) : core::EgressList();
+  inv.egress = &allowed;
   return runtime->Run(inv);  // then env goes out of scope, wiping the secret values
 }
 
@@ -50,6 +77,19 @@ v1::ExecutionResult JobExecutor::Execute(v1::InvokeJob job, std::string_view tra
   result.set_cpu_ms(outcome.cpu_ms);
   result.set_memory_used_mb(outcome.memory_used_mb);
   result.set_logs(std::move(outcome.logs));
+  for (EgressRecord& request : outcome.egress.requests) {
+    v1::EgressRequest* r = result.add_egress();
+    r->set_method(std::move(request.method));
+    r->set_host(ToValidUtf8(request.host));
+    r->set_port(request.port);
+    r->set_address(std::move(request.address));
+    r->set_status(request.status);
+    r->set_bytes_sent(request.bytes_sent);
+    r->set_bytes_received(request.bytes_received);
+    r->set_ms(request.ms);
+    r->set_refused(std::move(request.refused));
+  }
+  result.set_egress_bytes(outcome.egress.bytes);
   switch (outcome.kind) {
     case ExecutionOutcome::Kind::kCompleted:
       result.set_handler_ran(true);

@@ -2,10 +2,14 @@
 
 #include <gtest/gtest.h>
 #include <sodium.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <map>
 
+#include "testing/tar_builder.h"
 #include "toolgate/base/crypto.h"
+#include "toolgate/executor/bundle_unpack.h"
 #include "toolgate/executor/lua_runtime.h"
 
 namespace toolgate::executor {
@@ -133,6 +137,160 @@ TEST_F(JobExecutorTest, NoSealedEnvMeansNoSecrets) {
   EXPECT_TRUE(result.handler_ran());
   EXPECT_EQ(result.status_code(), 200);
   EXPECT_EQ(result.body(), "true");
+}
+
+// A runtime that notes the egress list it was given and reports one request through the gateway.
+class EgressReportingRuntime : public Runtime {
+ public:
+  std::string_view name() const override { return "python"; }
+  ExecutionOutcome Run(const Invocation& invocation) override {
+    seen_rules.clear();
+    if (invocation.egress != nullptr) seen_rules = invocation.egress->rules();
+    ExecutionOutcome out;
+    out.status_code = 200;
+    out.body = "{}";
+    EgressRecord r;
+    r.method = "CONNECT";
+    r.host = "api.x.com";
+    r.port = 443;
+    r.address = "93.184.216.34";
+    r.bytes_sent = 300;
+    r.bytes_received = 4000;
+    r.ms = 25;
+    out.egress.requests.push_back(r);
+    EgressRecord refused;
+    refused.method = "GET";
+    refused.host = "10.0.0.5";
+    refused.port = 80;
+    refused.refused = "private address";
+    out.egress.requests.push_back(refused);
+    out.egress.bytes = 4300;
+    return out;
+  }
+  std::vector<core::EgressRule> seen_rules;
+};
+
+TEST_F(JobExecutorTest, TheVersionsEgressListReachesTheRuntimeAndItsRequestsTheResult) {
+  EgressReportingRuntime runtime;
+  JobExecutor executor(*keys_, store_, {&runtime});
+  v1::InvokeJob job = Job("unused");
+  job.mutable_function()->set_runtime("python");
+  job.mutable_function()->add_egress("API.x.com");
+  job.mutable_function()->add_egress("*.example.com:8443");
+  v1::ExecutionResult result = executor.Execute(job, "");
+  ASSERT_EQ(runtime.seen_rules.size(), 2u);
+  EXPECT_EQ(runtime.seen_rules[0].host, "api.x.com");
+  EXPECT_EQ(runtime.seen_rules[1].host, "*.example.com");
+  EXPECT_EQ(runtime.seen_rules[1].port, 8443);
+  ASSERT_EQ(result.egress_size(), 2);
+  EXPECT_EQ(result.egress(0).method(), "CONNECT");
+  EXPECT_EQ(result.egress(0).host(), "api.x.com");
+  EXPECT_EQ(result.egress(0).port(), 443);
+  EXPECT_EQ(result.egress(0).address(), "93.184.216.34");
+  EXPECT_EQ(result.egress(0).bytes_sent(), 300);
+  EXPECT_EQ(result.egress(0).bytes_received(), 4000);
+  EXPECT_EQ(result.egress(0).ms(), 25);
+  EXPECT_EQ(result.egress(1).refused(), "private address");
+  EXPECT_EQ(result.egress_bytes(), 4300);
+}
+
+TEST_F(JobExecutorTest, AnEgressListThatNoLongerParsesAllowsNothing) {
+  EgressReportingRuntime runtime;
+  JobExecutor executor(*keys_, store_, {&runtime});
+  v1::InvokeJob job = Job("unused");
+  job.mutable_function()->set_runtime("python");
+  job.mutable_function()->add_egress("*.*.com");
+  executor.Execute(job, "");
+  EXPECT_TRUE(runtime.seen_rules.empty());
+}
+
+}  // namespace
+}  // namespace toolgate::executor
+
+namespace toolgate::executor {
+namespace {
+
+class FakeBundles : public BundleSource {
+ public:
+  Result<std::string> FetchBundle(const std::string& function_id, const std::string& version,
+                                  std::string_view) override {
+    ++fetches;
+    auto it = bundles.find(function_id + "@" + version);
+    if (it == bundles.end()) return Status::NotFound("no such bundle");
+    return it->second;
+  }
+  std::map<std::string, std::string> bundles;
+  int fetches = 0;
+};
+
+// Bundle versions through the JobExecutor: the cache, the default entry file, a module.
+class JobExecutorBundleTest : public JobExecutorTest {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/job-bundles-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    ASSERT_EQ(::chmod(pattern, 0711), 0);
+    dir_ = pattern;
+    BundleCacheOptions options;
+    options.dir = dir_ + "/cache";
+    auto cache = BundleCache::Open(options, bundle_source_);
+    ASSERT_TRUE(cache.ok()) << cache.status().ToString();
+    cache_ = std::move(*cache);
+    with_bundles_ =
+        std::make_unique<JobExecutor>(*keys_, store_, std::vector<Runtime*>{&lua_}, cache_.get());
+  }
+  void TearDown() override {
+    with_bundles_.reset();
+    cache_.reset();
+    ASSERT_TRUE(RemoveTree(dir_).ok());
+  }
+  // A job of fn-1@1.0 as a bundle version whose bytes are archive, declared with digest.
+  v1::InvokeJob BundleJob(const std::string& archive, const std::string& digest) {
+    v1::InvokeJob job = Job("");
+    bundle_source_.bundles["fn-1@1.0"] = archive;
+    job.mutable_function()->set_bundle_digest(digest);
+    return job;
+  }
+
+  FakeBundles bundle_source_;
+  std::string dir_;
+  std::unique_ptr<BundleCache> cache_;
+  std::unique_ptr<JobExecutor> with_bundles_;
+};
+
+const std::string kLuaBundle =
+    testing::TarBuilder()
+        .File("handler.lua",
+              "local m = require('lib.twice')\n"
+              "function service_handler(event) return {y = m.twice(event.x)} end\n")
+        .File("lib/twice.lua", "return {twice = function(n) return 2 * n end}\n")
+        .Finish();
+
+TEST_F(JobExecutorBundleTest, RunsTheDefaultEntryAndAWarmCallNeverFetches) {
+  const std::string digest = HexEncode(Sha256(kLuaBundle));
+  v1::ExecutionResult first = with_bundles_->Execute(BundleJob(kLuaBundle, digest), "");
+  EXPECT_TRUE(first.handler_ran()) << first.problem().detail();
+  EXPECT_EQ(first.body(), R"({"y":2})");
+  v1::ExecutionResult second = with_bundles_->Execute(BundleJob(kLuaBundle, digest), "");
+  EXPECT_EQ(second.body(), R"({"y":2})");
+  EXPECT_EQ(bundle_source_.fetches, 1);
+}
+
+TEST_F(JobExecutorBundleTest, BytesThatDoNotHashToTheDigestAreNotRunNorCharged) {
+  const std::string other = testing::TarBuilder().File("handler.lua", "x = 1").Finish();
+  v1::ExecutionResult result =
+      with_bundles_->Execute(BundleJob(kLuaBundle, HexEncode(Sha256(other))), "");
+  EXPECT_FALSE(result.handler_ran());
+  EXPECT_EQ(result.problem().code(), "executor_failure");
+  EXPECT_EQ(cache_->count(), 0u);
+}
+
+TEST_F(JobExecutorBundleTest, AnExecutorWithoutABundleCacheRefusesBundleVersions) {
+  v1::ExecutionResult result =
+      executor_->Execute(BundleJob(kLuaBundle, HexEncode(Sha256(kLuaBundle))), "");
+  EXPECT_FALSE(result.handler_ran());
+  EXPECT_EQ(result.problem().code(), "executor_failure");
+  EXPECT_EQ(bundle_source_.fetches, 0);
 }
 
 }  // namespace

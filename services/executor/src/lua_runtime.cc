@@ -1,11 +1,18 @@
 #include "toolgate/executor/lua_runtime.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
 #include <lua.hpp>
+#include <vector>
 
+#include "lua_http.h"
 #include "lua_json.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
@@ -56,12 +63,15 @@ void* Allocate(void* ud, void* ptr, size_t osize, size_t nsize) {
 // state's extra space, which Lua copies into each new thread. Lives on the worker's stack for
 // the whole of Run, so it outlives the lua_State.
 struct Sandbox {
-  Sandbox(const Invocation& inv, const RuntimeLimits& limits)
-      : invocation(inv), log(limits.max_log_bytes) {}
+  Sandbox(const Invocation& inv, const RuntimeLimits& limits, const EgressConfig& egress)
+      : invocation(inv), log(limits.max_log_bytes) {
+    http.egress = egress;
+  }
 
   const Invocation& invocation;
   MemoryBudget memory;
   lua::JsonWorkspace json;
+  lua::HttpWorkspace http;
   LogBuffer log;
   std::string traceback;
   int64_t start_us = 0;  // the chunk started running; 0 before
@@ -73,6 +83,14 @@ struct Sandbox {
   lua::EncodeStatus encode_status = lua::EncodeStatus::kOk;
   std::string result_json;
   std::string encode_error;
+  // A bundle version: the entry file's source and chunk name, the directories require searches
+  // (the bundle's root, then the entry's directory), and the module require is loading.
+  std::string entry_code;
+  std::string entry_chunk;
+  std::vector<std::string> module_dirs;
+  std::string module_source;
+  std::string module_chunk;
+  std::string module_path;
 };
 
 Sandbox& SandboxOf(lua_State* L) {
@@ -89,6 +107,14 @@ void DeadlineHook(lua_State* L, lua_Debug*) {
   lua_sethook(L, DeadlineHook, LUA_MASKCOUNT, 1);
   lua_pushliteral(L, "the handler ran past its deadline");
   lua_error(L);
+}
+
+// http.request failed at the call's deadline: the call ends as if the hook had fired.
+int DeadlinePassed(lua_State* L) {
+  SandboxOf(L).timed_out = true;
+  lua_sethook(L, DeadlineHook, LUA_MASKCOUNT, 1);
+  lua_pushliteral(L, "the handler ran past its deadline");
+  return lua_error(L);
 }
 
 int Panic(lua_State*) {
@@ -252,6 +278,124 @@ void OpenLibraries(lua_State* L, Sandbox& sb) {
   sb.json.max_encoded_bytes = sb.memory.limit;
   lua::PushJsonLibrary(L, &sb.json);
   lua_setglobal(L, "json");
+
+  // A response larger than the state may hold could not become a string anyway.
+  sb.http.egress.max_body_bytes = sb.memory.limit;
+  sb.http.deadline_passed = DeadlinePassed;
+  lua::PushHttpLibrary(L, &sb.http);
+  lua_setglobal(L, "http");
+}
+
+// The contents of the regular file at path into *out; false when there is none or it cannot be
+// read. Calls nothing of Lua.
+bool ReadRegularFile(const std::string& path, std::string* out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct stat st;
+  bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  out->clear();
+  char buf[16 << 10];
+  while (ok) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) ok = false;
+    if (n <= 0) break;
+    out->append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return ok;
+}
+
+// A module name require accepts: segments of letters, digits, '_' and '-' joined by '.', so the
+// file it names is always inside the bundle.
+bool IsModuleName(std::string_view name) {
+  if (name.empty() || name.front() == '.' || name.back() == '.') return false;
+  char previous = 0;
+  for (char c : name) {
+    bool word = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '_' || c == '-';
+    if (!word && !(c == '.' && previous != '.')) return false;
+    previous = c;
+  }
+  return true;
+}
+
+// Finds module name in sb.module_dirs (<dir>/a/b.lua, then <dir>/a/b/init.lua for "a.b") and
+// reads it into sb.module_source. Calls nothing of Lua.
+bool FindModule(Sandbox& sb, std::string_view name) {
+  std::string relative(name);
+  std::replace(relative.begin(), relative.end(), '.', '/');
+  for (const std::string& dir : sb.module_dirs) {
+    for (const char* suffix : {".lua", "/init.lua"}) {
+      sb.module_path = dir + "/" + relative + suffix;
+      if (ReadRegularFile(sb.module_path, &sb.module_source)) {
+        sb.module_chunk = "@" + sb.module_path.substr(sb.module_dirs.front().size() + 1);
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+// require for a bundle version: a module of the bundle, run once and kept in package.loaded
+// (upvalue 1) like Lua's own, but never a file outside the bundle nor a C module, whatever
+// package.path says.
+int BundleRequire(lua_State* L) {
+  size_t length;
+  const char* name = luaL_checklstring(L, 1, &length);
+  lua_settop(L, 1);
+  if (lua_getfield(L, lua_upvalueindex(1), name) != LUA_TNIL) return 1;
+  lua_pop(L, 1);
+  Sandbox& sb = SandboxOf(L);
+  if (!IsModuleName(std::string_view(name, length))) {
+    return luaL_error(L,
+                      "module '%s' not found: a module name is letters, digits, '_' and '-' "
+                      "joined by '.'",
+                      name);
+  }
+  if (!FindModule(sb, std::string_view(name, length))) {
+    return luaL_error(L, "module '%s' not found in the bundle", name);
+  }
+  if (luaL_loadbufferx(L, sb.module_source.data(), sb.module_source.size(), sb.module_chunk.c_str(),
+                       "t") != LUA_OK) {
+    return lua_error(L);
+  }
+  lua_pushvalue(L, 1);
+  lua_pushstring(L, sb.module_path.c_str());
+  lua_call(L, 2, 1);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_pushboolean(L, 1);
+  }
+  lua_pushvalue(L, -1);
+  lua_setfield(L, lua_upvalueindex(1), name);
+  return 1;
+}
+
+// package and require for a bundle version: package.loaded holds the libraries and the modules
+// required so far; package.path shows where require looks (changing it changes nothing);
+// package.cpath is empty, since no C module is ever loaded.
+void OpenBundleModules(lua_State* L, const Sandbox& sb) {
+  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 8);
+  for (const char* lib : {LUA_GNAME, LUA_STRLIBNAME, LUA_TABLIBNAME, LUA_MATHLIBNAME,
+                          LUA_UTF8LIBNAME, LUA_COLIBNAME, "os", "json"}) {
+    lua_getglobal(L, lib);
+    lua_setfield(L, -2, lib);
+  }
+  lua_pushvalue(L, -1);
+  lua_pushcclosure(L, BundleRequire, 1);
+  lua_setglobal(L, "require");
+  lua_setfield(L, -2, "loaded");
+  std::string path;
+  for (const std::string& dir : sb.module_dirs) {
+    path += (path.empty() ? "" : ";") + dir + "/?.lua;" + dir + "/?/init.lua";
+  }
+  lua_pushlstring(L, path.data(), path.size());
+  lua_setfield(L, -2, "path");
+  lua_pushliteral(L, "");
+  lua_setfield(L, -2, "cpath");
+  lua_setglobal(L, "package");
 }
 
 void SetStringField(lua_State* L, const char* key, std::string_view value) {
@@ -283,11 +427,19 @@ int RunInvocation(lua_State* L) {
   Sandbox& sb = SandboxOf(L);
   const Invocation& inv = sb.invocation;
   OpenLibraries(L, sb);
-  if (luaL_loadbufferx(L, inv.code.data(), inv.code.size(), kChunkName, "t") != LUA_OK) {
+  std::string_view code = inv.code;
+  const char* chunk = kChunkName;
+  if (!sb.module_dirs.empty()) {
+    OpenBundleModules(L, sb);
+    code = sb.entry_code;
+    chunk = sb.entry_chunk.c_str();
+  }
+  if (luaL_loadbufferx(L, code.data(), code.size(), chunk, "t") != LUA_OK) {
     return lua_error(L);
   }
   sb.start_us = MonotonicUs();
   sb.deadline_us = sb.start_us + inv.timeout_ms * 1000;
+  sb.http.deadline_us = sb.deadline_us;
   lua_sethook(L, DeadlineHook, LUA_MASKCOUNT, kHookInstructions);
   lua_call(L, 0, 0);
   if (lua_getglobal(L, "service_handler") != LUA_TFUNCTION) {
@@ -325,10 +477,25 @@ std::string ErrorText(lua_State* L, int idx) {
 
 ExecutionOutcome LuaRuntime::Run(const Invocation& invocation) {
   ExecutionOutcome out;
-  Sandbox sb(invocation, limits_);
+  Sandbox sb(invocation, limits_, egress_);
   sb.memory.limit = static_cast<size_t>(std::max<int64_t>(invocation.memory_mb, 1)) << 20;
   // Room for a body of the largest size with every byte escaped (\u00XX), and the envelope.
   sb.max_result_bytes = limits_.max_response_bytes * 6 + 4096;
+  if (!invocation.bundle_root.empty()) {
+    std::string root(invocation.bundle_root);
+    std::string entry = root + "/" + std::string(invocation.handler);
+    if (!ReadRegularFile(entry, &sb.entry_code)) {
+      CompleteWithError("HandlerNotFound",
+                        "cannot read the bundle's entry file " + std::string(invocation.handler),
+                        &out);
+      return out;
+    }
+    // Messages read "src/main.lua:3: boom", as they would in the publisher's directory.
+    sb.entry_chunk = "@" + std::string(invocation.handler);
+    sb.module_dirs.push_back(root);
+    std::string entry_dir = entry.substr(0, entry.rfind('/'));
+    if (entry_dir != root) sb.module_dirs.push_back(entry_dir);
+  }
 
   lua_State* L = lua_newstate(Allocate, &sb.memory);
   if (L == nullptr) {

@@ -79,7 +79,7 @@ class LuaRuntimeTest : public ::testing::Test {
     inv.timeout_ms = timeout_ms;
     inv.memory_mb = memory_mb;
     inv.env = std::move(env);
-    return LuaRuntime(limits_).Run(inv);
+    return LuaRuntime(limits_, egress_).Run(inv);
   }
 
   // Runs code and expects a 500 of the given errorType; returns errorMessage.
@@ -92,6 +92,7 @@ class LuaRuntimeTest : public ::testing::Test {
   }
 
   RuntimeLimits limits_;
+  EgressConfig egress_;  // none: http.request says egress is not available
 };
 
 TEST_F(LuaRuntimeTest, EchoReturnsTheEvent) {
@@ -323,6 +324,53 @@ TEST_F(LuaRuntimeTest, OnlyTheSafeLibrariesAreThere) {
   EXPECT_EQ(Canonical(out.body),
             Canonical(R"({"os":"clock,date,getenv,time","dump":true,"string_meta_dump":true,
                  "io":true,"debug":true,"package":true,"require":true,"loadstring":true})"));
+}
+
+// What pcall(http.request, <args>) gives: "ok" or the error value.
+constexpr const char* kHttpProbe = R"lua(
+  function service_handler(event)
+    local ok, err = pcall(http.request, load("return " .. event.args)())
+    return {result = ok and "ok" or err}
+  end)lua";
+
+TEST_F(LuaRuntimeTest, HttpWithoutEgressRaisesTheMessageAsItIs) {
+  ExecutionOutcome out = Run(kHttpProbe, R"({"args":"{url = 'https://example.com/'}"})");
+  ASSERT_EQ(out.status_code, 200) << out.body;
+  // No "handler.lua:N:" position: handlers compare the message itself.
+  EXPECT_EQ(Field(out.body, "result"), "egress is not available in this sandbox");
+}
+
+TEST_F(LuaRuntimeTest, HttpArgumentsAreCheckedBeforeAnythingIsSent) {
+  egress_.proxy = "127.0.0.1:1";  // nothing listens there: a request that went out would fail
+  const std::pair<const char*, const char*> cases[] = {
+      {"nil", "bad argument #1"},
+      {"{}", "http.request: url is required"},
+      {"{url = 5}", "http.request: url must be a string"},
+      {"{url = 'ftp://example.com/'}", "not an absolute http:// or https:// URL"},
+      {"{url = 'example.com'}", "not an absolute http:// or https:// URL"},
+      {"{url = 'http://example.com/', method = 'GET X'}", "not an HTTP method"},
+      {"{url = 'http://example.com/', headers = 'x'}", "http.request: headers must be a table"},
+      {"{url = 'http://example.com/', headers = {'x'}}", "headers must map names to strings"},
+      {"{url = 'http://example.com/', headers = {['X-A'] = 'a' .. string.char(13, 10) .. 'X: b'}}",
+       "header X-A is not a valid header"},
+      {"{url = 'http://example.com/', timeout_ms = -1}", "timeout_ms must be a positive integer"},
+      {"{url = 'http://example.com/', timeout_ms = 1.5}", "timeout_ms must be a positive integer"},
+  };
+  for (const auto& [args, message] : cases) {
+    ExecutionOutcome out = Run(kHttpProbe, std::string(R"({"args":")") + args + R"("})", 5000, 64);
+    ASSERT_EQ(out.status_code, 200) << args << ": " << out.body;
+    EXPECT_NE(Field(out.body, "result").find(message), std::string::npos)
+        << args << ": " << Field(out.body, "result");
+  }
+}
+
+TEST_F(LuaRuntimeTest, HttpWhenTheGatewayCannotBeReachedIsAnError) {
+  egress_.proxy = "127.0.0.1:1";
+  ExecutionOutcome out = Run(kHttpProbe, R"({"args":"{url = 'http://example.com/?key=secret'}"})");
+  ASSERT_EQ(out.status_code, 200) << out.body;
+  std::string result = Field(out.body, "result");
+  EXPECT_EQ(result.rfind("the request to example.com failed: ", 0), 0u) << result;
+  EXPECT_EQ(result.find("secret"), std::string::npos) << result;
 }
 
 // The bytecode of `return 42`, as a Lua string literal.

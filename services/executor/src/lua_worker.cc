@@ -58,9 +58,10 @@ bool WriteFrame(int fd, FrameKind kind, std::string_view nonce, std::string_view
 
 // Runs one kCall payload, telling the executor (kStarted) when the handler's code starts. Its
 // views into the parsed call live until the runtime returns. *nonce is the call's.
-ExecutionOutcome RunCall(LuaRuntime& runtime, const std::string& code, int64_t memory_mb,
-                         simdjson::dom::parser& parser, const std::string& payload, int replies,
-                         std::string* nonce) {
+ExecutionOutcome RunCall(LuaRuntime& runtime, const std::string& code,
+                         const std::string& bundle_root, const std::string& handler,
+                         int64_t memory_mb, simdjson::dom::parser& parser,
+                         const std::string& payload, int replies, std::string* nonce) {
   ExecutionOutcome failed;
   failed.kind = ExecutionOutcome::Kind::kPlatformFailure;
   simdjson::dom::object call, context, env;
@@ -86,6 +87,8 @@ ExecutionOutcome RunCall(LuaRuntime& runtime, const std::string& code, int64_t m
 
   Invocation inv;
   inv.code = code;
+  inv.bundle_root = bundle_root;
+  inv.handler = handler;
   inv.event_json = event_json;
   inv.execution_id = execution_id;
   inv.function_id = function_id;
@@ -103,13 +106,13 @@ ExecutionOutcome RunCall(LuaRuntime& runtime, const std::string& code, int64_t m
 
 }  // namespace
 
-int ServeLuaWorker(int requests, int replies, int log_fd) {
+int ServeLuaWorker(int requests, int replies, int log_fd, const EgressConfig& egress) {
   if (!WriteFrame(replies, FrameKind::kHello, "", "")) return 0;
   FrameKind kind;
   std::string payload;
   if (!ReadFrame(requests, &kind, &payload)) return 0;
   if (kind != FrameKind::kInit) return 2;
-  std::string code, nonce;
+  std::string code, nonce, bundle_root, handler;
   int64_t memory_mb = 0, max_response = 0, max_log = 0;
   {
     if (payload.size() < protocol::kNonceBytes) return 2;
@@ -123,11 +126,14 @@ int ServeLuaWorker(int requests, int replies, int log_fd) {
         GetInt(obj, "max_log_bytes", &max_log) != Field::kOk) {
       return 2;
     }
+    // A bundle version's files, where the sandbox shows them (absent from an older executor).
+    GetString(obj, "bundle_root", &bundle_root);
+    GetString(obj, "handler", &handler);
   }
   RuntimeLimits limits;
   limits.max_response_bytes = static_cast<size_t>(max_response);
   limits.max_log_bytes = static_cast<size_t>(max_log);
-  LuaRuntime runtime(limits);
+  LuaRuntime runtime(limits, egress);
   // Lua compiles the module with each call's fresh state: there is nothing to load now.
   if (!WriteFrame(replies, FrameKind::kReady, nonce, "")) return 0;
 
@@ -135,7 +141,8 @@ int ServeLuaWorker(int requests, int replies, int log_fd) {
   for (;;) {
     if (!ReadFrame(requests, &kind, &payload)) return 0;
     if (kind != FrameKind::kCall) return 2;
-    ExecutionOutcome out = RunCall(runtime, code, memory_mb, parser, payload, replies, &nonce);
+    ExecutionOutcome out =
+        RunCall(runtime, code, bundle_root, handler, memory_mb, parser, payload, replies, &nonce);
     sodium_memzero(payload.data(), payload.size());  // the call's secrets
     if (!out.logs.empty()) WriteAll(log_fd, out.logs);
     bool sent = false;

@@ -4,6 +4,8 @@
 
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
+#include "toolgate/executor/bundle_unpack.h"
+#include "toolgate/executor/egress_fetch.h"
 #include "toolgate/executor/process_worker.h"
 
 namespace toolgate::executor {
@@ -30,6 +32,29 @@ ExecutionOutcome PlatformFailure(std::string what) {
   return out;
 }
 
+// A worker process and what its sandbox shows at /bundle: a view a bundle can be shown on later,
+// or the bundle bound when the sandbox was built. The process is stopped first, then the view
+// unmounted, then the bundle's files released.
+class BundleWorker : public Worker {
+ public:
+  BundleWorker(std::unique_ptr<Worker> process, std::unique_ptr<BundleView> view, BundleRef bound)
+      : bound_(std::move(bound)), view_(std::move(view)), process_(std::move(process)) {}
+  ~BundleWorker() override { process_.reset(); }
+  WorkerReply Call(const Invocation& invocation, int64_t deadline_us) override {
+    return process_->Call(invocation, deadline_us);
+  }
+  bool Alive() override { return process_->Alive(); }
+  Status ShowBundle(BundleRef bundle) override {
+    if (!view_) return Status::Internal("this worker's sandbox has no bundle view");
+    return view_->Show(std::move(bundle));
+  }
+
+ private:
+  BundleRef bound_;
+  std::unique_ptr<BundleView> view_;
+  std::unique_ptr<Worker> process_;
+};
+
 std::string PoolKey(std::string_view runtime, const Invocation& inv, int device) {
   std::string key;
   for (std::string_view part : {runtime, inv.function_id, inv.version, inv.caller_org_id}) {
@@ -41,20 +66,32 @@ std::string PoolKey(std::string_view runtime, const Invocation& inv, int device)
 }
 
 // What a worker process depends on before its first call (WorkerSandboxSpec, and the options
-// StartWorker derives from the same values): "python 128MB", "python 128MB gpu0".
-std::string WorkerShape(std::string_view runtime, int64_t memory_mb, int device) {
+// StartWorker derives from the same values): "python 128MB", "python 128MB gpu0", and with
+// its bundle's digest for a bundle version's (a shape no spare has).
+std::string WorkerShape(std::string_view runtime, int64_t memory_mb, int device,
+                        const BundleRef& bundle = nullptr) {
   std::string shape(runtime);
   shape += " " + std::to_string(memory_mb) + "MB";
   if (device >= 0) shape += " gpu" + std::to_string(device);
+  if (bundle) shape += " bundle " + bundle->digest;
   return shape;
 }
 
 // A worker of language with memory_mb on device (-1: none), holding pool slot, its cgroup in
-// cgroup_group ("spare", or the organization's for a worker started for its call).
+// cgroup_group ("spare", or the organization's for a worker started for its call), with a
+// bundle view when config has them, else bound to bundle (null: none).
 Result<std::unique_ptr<Worker>> StartWorker(Language language, const ProcessRuntimeConfig& config,
                                             const RuntimeLimits& limits, int64_t memory_mb,
-                                            int device, int slot, const std::string& cgroup_group) {
-  const SandboxSpec spec = WorkerSandboxSpec(language, config, memory_mb, slot, device);
+                                            int device, int slot, const std::string& cgroup_group,
+                                            const BundleRef& bundle = nullptr) {
+  std::unique_ptr<BundleView> view;
+  if (config.bundle_views != nullptr) {
+    auto made = config.bundle_views->NewView();
+    if (!made.ok()) return made.status();
+    view = std::move(*made);
+  }
+  const std::string shown = view ? view->dir() : bundle ? bundle->dir : std::string();
+  const SandboxSpec spec = WorkerSandboxSpec(language, config, memory_mb, slot, device, shown);
   auto plan = BuildSandboxPlan(spec);
   if (!plan.ok()) return plan.status();
   ProcessWorkerOptions options;
@@ -73,13 +110,16 @@ Result<std::unique_ptr<Worker>> StartWorker(Language language, const ProcessRunt
   options.cgroup_limits.pids = spec.limits.processes;
   options.cgroup_limits.cpus = config.sandbox_cpus;
   options.allow_new_threads = config.gpu;
+  options.egress = config.egress;
   if (language == Language::kLua) {
     options.stops_at_deadline = true;
     options.kill_grace_ms = kLuaKillGraceMs;
   }
   auto worker = ProcessWorker::Start(*plan, options);
   if (!worker.ok()) return worker.status();
-  return std::unique_ptr<Worker>(std::move(*worker));
+  if (!view && !bundle) return std::unique_ptr<Worker>(std::move(*worker));
+  return std::unique_ptr<Worker>(
+      new BundleWorker(std::move(*worker), std::move(view), view ? nullptr : bundle));
 }
 
 }  // namespace
@@ -89,14 +129,16 @@ int64_t DefaultMemoryMb(Language language) {
 }
 
 SandboxSpec WorkerSandboxSpec(Language language, const ProcessRuntimeConfig& config,
-                              int64_t memory_mb, int slot, int device) {
+                              int64_t memory_mb, int slot, int device,
+                              const std::string& bundle_dir) {
   SandboxSpec spec;
   const uint64_t memory = static_cast<uint64_t>(std::max<int64_t>(memory_mb, 1)) * kMiB;
   const std::string runtime = kSandboxRuntimeDir;
   if (language == Language::kPython) {
-    // -I: no user site, no PYTHON* variables, no script directory on sys.path; -B: no .pyc
-    // writes; -u: output reaches the log as it is printed.
-    spec.argv = {config.python, "-I", "-B", "-u", runtime + "/python/worker.py"};
+    // -I: no user site, no PYTHON* variables, no script directory on sys.path; -S: no site,
+    // so none of the host's site-packages (worker.py adds a virtual environment's own, the
+    // operator's choice); -B: no .pyc writes; -u: output reaches the log as it is printed.
+    spec.argv = {config.python, "-I", "-S", "-B", "-u", runtime + "/python/worker.py"};
     if (!config.gpu) spec.limits.address_space_bytes = memory + kPythonAddressSpaceRoom;
   } else if (language == Language::kLua) {
     // Lua's allocator holds the handler to memory_mb; the rlimit is a backstop.
@@ -109,7 +151,16 @@ SandboxSpec WorkerSandboxSpec(Language language, const ProcessRuntimeConfig& con
     if (!config.gpu) spec.limits.data_bytes = memory + kNodeDataRoom;
   }
   spec.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"};
+  if (config.egress != nullptr) {
+    for (std::string& variable : EgressProxyEnv()) spec.env.push_back(std::move(variable));
+  }
   spec.read_only_binds = {{config.runtime_dir, runtime}};
+  if (!bundle_dir.empty()) spec.data_binds = {{bundle_dir, kSandboxBundleDir}};
+  if (!config.ca_bundle.empty()) {
+    spec.read_only_binds.push_back({config.ca_bundle, kSandboxCaBundle});
+    spec.env.push_back(std::string(kCaFileEnv) + "=" + kSandboxCaBundle);
+    spec.env.push_back(std::string("NODE_EXTRA_CA_CERTS=") + kSandboxCaBundle);
+  }
   spec.system_paths.insert(spec.system_paths.end(), config.extra_read_only.begin(),
                            config.extra_read_only.end());
   spec.host_root_uid = config.uid_base;
@@ -156,7 +207,15 @@ std::string_view ProcessRuntime::name() const {
   return "";
 }
 
-ExecutionOutcome ProcessRuntime::Run(const Invocation& inv) {
+ExecutionOutcome ProcessRuntime::Run(const Invocation& call) {
+  // The worker reads a bundle where its sandbox shows it.
+  Invocation inv = call;
+  if (inv.bundle) {
+    if (!IsBundlePath(inv.handler)) {
+      return PlatformFailure("not a path inside the bundle: " + std::string(inv.handler));
+    }
+    inv.bundle_root = kSandboxBundleDir;
+  }
   const int64_t deadline_us = MonotonicUs() + inv.timeout_ms * 1000;
   // Held until the call is over: at most calls_per_gpu calls on a device at once.
   std::optional<GpuSlots::Slot> gpu_slot =
@@ -167,10 +226,14 @@ ExecutionOutcome ProcessRuntime::Run(const Invocation& inv) {
   const int device = gpu_slot ? gpu_slot->device() : -1;
 
   const std::string key = PoolKey(name(), inv, device);
-  const std::string shape = WorkerShape(name(), inv.memory_mb, device);
+  // With views, a bundle is shown to whichever worker the call gets; without, it is bound into
+  // a worker started for it.
+  const bool show = inv.bundle && config_.bundle_views != nullptr;
+  const BundleRef bind = show ? nullptr : inv.bundle;
+  const std::string shape = WorkerShape(name(), inv.memory_mb, device, bind);
   auto start = [&](int slot) {
     return StartWorker(language_, config_, limits_, inv.memory_mb, device, slot,
-                       CgroupTree::GroupFor(inv.caller_org_id));
+                       CgroupTree::GroupFor(inv.caller_org_id), bind);
   };
 
   WorkerReply reply;
@@ -178,6 +241,13 @@ ExecutionOutcome ProcessRuntime::Run(const Invocation& inv) {
   for (int attempt = 0; attempt < 2; ++attempt) {
     auto lease = pool_.Acquire(key, shape, start, deadline_us / 1000);
     if (!lease.ok()) return PlatformFailure("no worker: " + lease.status().ToString());
+    if (show && lease->fresh) {
+      Status shown = lease->worker->ShowBundle(inv.bundle);
+      if (!shown.ok()) {
+        pool_.Release(std::move(*lease), /*reusable=*/false);
+        return PlatformFailure("cannot show the bundle: " + shown.ToString());
+      }
+    }
     reply = lease->worker->Call(inv, deadline_us);
     pool_.Release(std::move(*lease), reply.reusable);
     if (reply.kind != WorkerReply::Kind::kNotDelivered) break;
@@ -205,6 +275,7 @@ ExecutionOutcome ProcessRuntime::Run(const Invocation& inv) {
   out.cpu_ms = reply.cpu_ms;
   out.memory_used_mb = reply.memory_used_mb;
   out.logs = std::move(reply.logs);
+  out.egress = std::move(reply.egress);
   switch (reply.kind) {
     case WorkerReply::Kind::kValue:
       CompleteWithReturnValue(reply.value, limits_, &out);

@@ -110,17 +110,30 @@ std::string DescribeDeath(int wait_status) {
 Result<std::unique_ptr<ProcessWorker>> ProcessWorker::Start(const SandboxPlan& plan,
                                                             const ProcessWorkerOptions& options) {
   std::unique_ptr<Cgroup> cgroup;
-  BeforeStart adopt;
   if (options.cgroups != nullptr) {
     auto made = options.cgroups->Create(options.cgroup_group, options.cgroup_limits);
     if (!made.ok()) return made.status();
     cgroup = std::move(*made);
-    adopt = [&cgroup](pid_t pid) { return cgroup->Adopt(pid); };
   }
-  auto process = SpawnSandboxed(plan, adopt);
+  // Before the child runs anything: into its cgroup, and its one door out made in its network
+  // namespace, so that nothing in the sandbox ever sees the namespace without it.
+  std::unique_ptr<EgressDoor> door;
+  BeforeStart before_start = [&](pid_t pid) {
+    if (cgroup != nullptr) {
+      Status adopted = cgroup->Adopt(pid);
+      if (!adopted.ok()) return adopted;
+    }
+    if (options.egress != nullptr) {
+      auto opened = options.egress->OpenDoorIn(pid);
+      if (!opened.ok()) return opened.status();
+      door = std::move(*opened);
+    }
+    return Status::Ok();
+  };
+  auto process = SpawnSandboxed(plan, before_start);
   if (!process.ok()) return process.status();
   std::unique_ptr<ProcessWorker> worker(
-      new ProcessWorker(std::move(*process), options, std::move(cgroup)));
+      new ProcessWorker(std::move(*process), options, std::move(cgroup), std::move(door)));
   Status up = worker->AwaitHello();
   if (!up.ok()) return up;  // the worker's destructor kills it
   return worker;
@@ -149,8 +162,11 @@ Status ProcessWorker::AwaitHello() {
 }
 
 ProcessWorker::ProcessWorker(SandboxedProcess process, ProcessWorkerOptions options,
-                             std::unique_ptr<Cgroup> cgroup)
-    : process_(std::move(process)), options_(options), cgroup_(std::move(cgroup)) {
+                             std::unique_ptr<Cgroup> cgroup, std::unique_ptr<EgressDoor> door)
+    : process_(std::move(process)),
+      options_(options),
+      cgroup_(std::move(cgroup)),
+      door_(std::move(door)) {
   ::fcntl(process_.requests, F_SETFL, O_NONBLOCK);
   clear_refs_fd_ = OpenProc(process_.pid, "clear_refs", O_WRONLY);
   status_fd_ = OpenProc(process_.pid, "status", O_RDONLY);
@@ -305,9 +321,10 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
     RuntimeLimits limits;
     limits.max_response_bytes = options_.max_response_bytes;
     limits.max_log_bytes = options_.max_log_bytes;
-    out = protocol::EncodeFrame(FrameKind::kInit,
-                                protocol::InitPayload(nonce, invocation.code, options_.memory_mb,
-                                                      options_.max_result_bytes, limits));
+    out = protocol::EncodeFrame(
+        FrameKind::kInit,
+        protocol::InitPayload(nonce, invocation.code, options_.memory_mb, options_.max_result_bytes,
+                              limits, invocation.bundle_root, invocation.handler));
     init_sent_ = true;
   }
   const size_t call_at = out.size();
@@ -336,6 +353,11 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
     if (cgroup_ != nullptr) cgroup_->ResetPeakMemory();
   }
 
+  // The sandbox's door opens for this call's version until its deadline, and closes with it.
+  if (door_ != nullptr) {
+    static const core::EgressList kNowhere;
+    door_->BeginCall(invocation.egress != nullptr ? *invocation.egress : kNowhere, deadline_us);
+  }
   const int64_t kill_us = deadline_us + options_.kill_grace_ms * 1000;
   enum class End {
     kReply,
@@ -381,6 +403,7 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
         // whole module before it runs any (a spare that died waiting).
         if (ready_ ? written <= call_at : written < call_at) {
           sodium_memzero(out.data(), out.size());
+          if (door_ != nullptr) door_->EndCall();
           Kill();
           reply.kind = WorkerReply::Kind::kNotDelivered;
           return reply;
@@ -457,12 +480,14 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
     }
   }
   sodium_memzero(out.data(), out.size());
+  CallEgress egress = door_ != nullptr ? door_->EndCall() : CallEgress{};
   if (end == End::kStale) {
     Kill();
     reply = WorkerReply{};
     reply.kind = WorkerReply::Kind::kNotDelivered;
     return reply;
   }
+  reply.egress = std::move(egress);
   int64_t stop_us = MonotonicUs();
   if (start_us != 0) reply.runtime_ms = std::max<int64_t>(0, (stop_us - start_us) / 1000);
 

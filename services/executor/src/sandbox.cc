@@ -56,8 +56,10 @@ class PlanBuilder {
     Mkdir(path);
     plan_.mounts.push_back({MountOp::Kind::kMount, "tmpfs", kNewRoot + path, "tmpfs", flags, data});
   }
-  // Shows host_path at path read-only: a directory or a file. False when host_path is neither.
-  bool BindReadOnly(const std::string& host_path, const std::string& path) {
+  // Shows host_path at path read-only (and with extra_flags such as MS_NOEXEC): a directory or
+  // a file. False when host_path is neither.
+  bool BindReadOnly(const std::string& host_path, const std::string& path,
+                    unsigned long extra_flags = 0) {
     struct stat st;
     if (::stat(host_path.c_str(), &st) != 0) return false;
     if (S_ISDIR(st.st_mode)) {
@@ -66,8 +68,13 @@ class PlanBuilder {
       File(path, "");
     }
     plan_.mounts.push_back(
-        {MountOp::Kind::kBindReadOnly, kOldRoot + host_path, kNewRoot + path, "", 0, ""});
+        {MountOp::Kind::kBindReadOnly, kOldRoot + host_path, kNewRoot + path, "", extra_flags, ""});
     return true;
+  }
+  // Covers path, a directory already shown, with an empty read-only tmpfs.
+  void Hide(const std::string& path) {
+    plan_.mounts.push_back({MountOp::Kind::kMount, "tmpfs", kNewRoot + path, "tmpfs",
+                            MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0555,size=4k"});
   }
   // Shows the host's path the way the host has it: a symlink as the same symlink, anything else
   // bound read-only. Skips a path the host lacks.
@@ -127,6 +134,11 @@ std::vector<std::string> SandboxSpec::DefaultSystemPaths() {
       "/etc/timezone",
       "/etc/nsswitch.conf",
       "/etc/alternatives",
+      // The system's CA certificates, so TLS clients inside verify what they connect to (the
+      // files they link to, /usr/share/ca-certificates, come with /usr), and OpenSSL's
+      // configuration.
+      "/etc/ssl/certs",
+      "/etc/ssl/openssl.cnf",
   };
   // Debian's Python reads its site configuration from /etc/python3.X.
   if (DIR* dir = ::opendir("/etc")) {
@@ -138,6 +150,44 @@ std::vector<std::string> SandboxSpec::DefaultSystemPaths() {
     ::closedir(dir);
     std::sort(python.begin(), python.end());
     paths.insert(paths.end(), python.begin(), python.end());
+  }
+  return paths;
+}
+
+std::vector<std::string> SandboxSpec::DefaultHiddenPaths() {
+  std::vector<std::string> paths = {
+      "/usr/lib/python3/dist-packages",
+      "/usr/share/nodejs",
+      "/usr/lib/nodejs",
+      "/usr/lib/node_modules",
+      "/usr/lib/node",
+      "/usr/local/lib/node_modules",
+      "/usr/share/lua",
+      "/usr/local/share/lua",
+      "/usr/local/lib/lua",
+  };
+  // /usr/local/lib/python3.X (pip's dist-packages) and /usr/lib/<triplet>/lua (C modules).
+  auto add_matching = [&paths](const std::string& dir, const char* prefix, const char* suffix) {
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return;
+    std::vector<std::string> found;
+    while (dirent* e = ::readdir(d)) {
+      if (std::strncmp(e->d_name, prefix, std::strlen(prefix)) == 0) {
+        found.push_back(dir + "/" + e->d_name + suffix);
+      }
+    }
+    ::closedir(d);
+    std::sort(found.begin(), found.end());
+    paths.insert(paths.end(), found.begin(), found.end());
+  };
+  add_matching("/usr/local/lib", "python3", "");
+  if (DIR* d = ::opendir("/usr/lib")) {
+    std::vector<std::string> triplets;
+    while (dirent* e = ::readdir(d)) {
+      if (std::strstr(e->d_name, "-linux-gnu") != nullptr) triplets.push_back(e->d_name);
+    }
+    ::closedir(d);
+    for (const std::string& t : triplets) add_matching("/usr/lib/" + t, "lua", "");
   }
   return paths;
 }
@@ -174,6 +224,26 @@ Result<SandboxPlan> BuildSandboxPlan(const SandboxSpec& spec) {
       return Status::InvalidArgument("not an absolute path: " + host + " or " + inside);
     }
     if (!b.BindReadOnly(host, inside)) return Status::InvalidArgument("no such path: " + host);
+  }
+  for (const auto& [host, inside] : spec.data_binds) {
+    if (!IsAbsolute(host) || !IsAbsolute(inside)) {
+      return Status::InvalidArgument("not an absolute path: " + host + " or " + inside);
+    }
+    if (!b.BindReadOnly(host, inside, MS_NOEXEC)) {
+      return Status::InvalidArgument("no such path: " + host);
+    }
+  }
+  // Hidden after every bind, so a directory shown twice is hidden in both places it could be
+  // reached from (a path under /usr and its /lib symlink lead to the same mount).
+  for (const std::string& path : spec.hidden_paths) {
+    if (!IsAbsolute(path)) return Status::InvalidArgument("not an absolute path: " + path);
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    bool shown = false;
+    for (const std::string& system : spec.system_paths) {
+      if (path.rfind(system + "/", 0) == 0) shown = true;
+    }
+    if (shown) b.Hide(path);
   }
   const std::string uid = std::to_string(kSandboxUid);
   b.File("/etc/passwd", "sandbox:x:" + uid + ":" + uid + ":sandbox:/tmp:/usr/sbin/nologin\n");
@@ -418,7 +488,8 @@ void ChildRunMountOp(const MountOp& op) {
         ChildFail(target);
       }
       if (::mount(nullptr, target, nullptr,
-                  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | LockedFlags(target),
+                  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | op.flags |
+                      LockedFlags(target),
                   nullptr) != 0) {
         ChildFail(target);
       }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "toolgate/executor/process_runtime.h"
@@ -153,8 +154,12 @@ TEST(SandboxPlanTest, WorkersOfEachLanguage) {
   config.runtime_dir = "/opt/runtimes";
   config.uid_base = 300000;
   SandboxSpec py = WorkerSandboxSpec(Language::kPython, config, 256, 5, -1);
-  EXPECT_EQ(py.argv, (std::vector<std::string>{"/usr/bin/python3", "-I", "-B", "-u",
+  EXPECT_EQ(py.argv, (std::vector<std::string>{"/usr/bin/python3", "-I", "-S", "-B", "-u",
                                                "/runtime/python/worker.py"}));
+  EXPECT_TRUE(py.data_binds.empty());
+  SandboxSpec bundled = WorkerSandboxSpec(Language::kPython, config, 256, 5, -1, "/cache/ab12");
+  EXPECT_EQ(bundled.data_binds,
+            (std::vector<std::pair<std::string, std::string>>{{"/cache/ab12", "/bundle"}}));
   EXPECT_EQ(py.limits.address_space_bytes, (256u + 128u) << 20);
   EXPECT_EQ(py.host_root_uid, 300000u);
   EXPECT_EQ(py.host_uid, 300006u);
@@ -236,6 +241,18 @@ TEST(SandboxTest, FileSystemIsReadOnlyButTmpAndHidesTheHost) {
   EXPECT_EQ(ran.output.find("root\n"), std::string::npos) << ran.output;
   EXPECT_EQ(ran.output.find("var"), std::string::npos) << ran.output;
   EXPECT_EQ(ran.output.find("work"), std::string::npos) << ran.output;
+}
+
+TEST(SandboxTest, SeesTheSystemsCaCertificatesButNoPrivateKeys) {
+  Ran ran = RunSandboxed(
+      "grep -c 'BEGIN CERTIFICATE' /etc/ssl/certs/ca-certificates.crt;"
+      "test -e /etc/ssl/openssl.cnf && echo config; test -e /etc/ssl/private && echo private;"
+      "touch /etc/ssl/certs/x 2>/dev/null && echo writable");
+  // TLS clients in the sandbox verify against the host's bundle; nothing else of /etc/ssl.
+  EXPECT_GT(std::atoi(ran.output.c_str()), 0) << ran.output;
+  EXPECT_NE(ran.output.find("config\n"), std::string::npos) << ran.output;
+  EXPECT_EQ(ran.output.find("private"), std::string::npos) << ran.output;
+  EXPECT_EQ(ran.output.find("writable"), std::string::npos) << ran.output;
 }
 
 TEST(SandboxTest, TmpIsBounded) {

@@ -67,7 +67,8 @@ bool TakeNonce(std::string_view payload, std::string_view nonce, std::string_vie
 }
 
 std::string InitPayload(std::string_view nonce, std::string_view code, int64_t memory_mb,
-                        size_t max_result_bytes, const RuntimeLimits& limits) {
+                        size_t max_result_bytes, const RuntimeLimits& limits,
+                        std::string_view bundle_root, std::string_view handler) {
   JsonWriter w;
   w.BeginObject()
       .Field("code", code)
@@ -75,6 +76,8 @@ std::string InitPayload(std::string_view nonce, std::string_view code, int64_t m
       .Field("max_result_bytes", static_cast<int64_t>(max_result_bytes))
       .Field("max_response_bytes", static_cast<int64_t>(limits.max_response_bytes))
       .Field("max_log_bytes", static_cast<int64_t>(limits.max_log_bytes))
+      .Field("bundle_root", bundle_root)
+      .Field("handler", handler)
       .EndObject();
   return std::string(nonce) + w.Take();
 }

@@ -10,6 +10,7 @@
 #include "toolgate/core/env_keys.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/registry/marketplace_api.h"
+#include "toolgate/registry/multipart_form.h"
 #include "toolgate/registry/subjects.h"
 #include "toolgate/registry/views.h"
 
@@ -27,8 +28,8 @@ bool Visible(const FunctionRecord& f, const v1::Principal& caller) {
 }  // namespace
 
 RegistryApi::RegistryApi(RegistryStore& store, bus::Bus& bus, SyntaxChecker check,
-                         FunctionCache& cache)
-    : store_(store), cache_(cache), bus_(bus), check_(std::move(check)) {}
+                         FunctionCache& cache, BundleLimits bundle_limits)
+    : store_(store), cache_(cache), bus_(bus), check_(std::move(check)), bundles_(bundle_limits) {}
 
 void RegistryApi::AddRoutes(core::Router& router) {
   router.Add("POST", "/functions", [this](const core::Request& r) { return CreateFunction(r); });
@@ -150,7 +151,26 @@ v1::HttpResponse RegistryApi::PublishVersion(const core::Request& r) {
   v1::HttpResponse refusal;
   auto owned = OwnedFunction(r, &refusal);
   if (!owned) return refusal;
-  auto parsed = ParseVersionRequest(r.http.body(), check_);
+  std::string_view body = r.http.body();
+  std::optional<std::string_view> uploaded;
+  auto content_type = r.http.headers().find("content-type");
+  if (content_type != r.http.headers().end() && IsMultipartForm(content_type->second)) {
+    auto form = ParseMultipartForm(content_type->second, r.http.body());
+    if (!form.ok()) return core::ProblemResponse("bad_request", form.status().message());
+    auto metadata = std::find_if(form->begin(), form->end(),
+                                 [](const FormPart& p) { return p.name == "metadata"; });
+    if (metadata == form->end()) {
+      return core::ProblemResponse(
+          "bad_request",
+          "A multipart upload needs a part \"metadata\" holding the "
+          "version's JSON fields (and a part \"bundle\" with the archive).");
+    }
+    body = metadata->body;
+    for (const FormPart& part : *form) {
+      if (part.name == "bundle") uploaded = part.body;
+    }
+  }
+  auto parsed = ParseVersionRequest(body, check_, bundles_, uploaded);
   if (auto* problem = std::get_if<v1::Problem>(&parsed)) return core::ProblemResponse(*problem);
   const auto& draft = std::get<VersionDraft>(parsed);
   auto inserted = store_.InsertVersion(owned->id, draft);
@@ -162,7 +182,10 @@ v1::HttpResponse RegistryApi::PublishVersion(const core::Request& r) {
   }
   if (!inserted.ok()) return core::Unavailable(inserted.status());
   AnnounceFunction(owned->id);
-  log::Info("version published").Str("function_id", owned->id).Str("version", draft.version);
+  log::Info("version published")
+      .Str("function_id", owned->id)
+      .Str("version", draft.version)
+      .Str("bundle_digest", draft.bundle_info.digest);
   return core::JsonResponse(201, VersionDetailJson(*inserted));
 }
 

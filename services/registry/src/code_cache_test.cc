@@ -10,11 +10,19 @@ struct Loads {
   bool down = false;
   CodeCache::Loader Fn() {
     return [this](const std::string& id,
-                  const std::string& version) -> Result<std::optional<std::string>> {
+                  const std::string& version) -> Result<std::optional<VersionCode>> {
       ++count;
       if (down) return Status::Unavailable("down");
-      if (version == "9.9") return std::optional<std::string>();
-      return std::optional<std::string>(id + "@" + version + std::string(10, '.'));
+      if (version == "9.9") return std::optional<VersionCode>();
+      VersionCode code;
+      // Version 2.0 is a bundle of 30 bytes; others are 15 bytes of code.
+      if (version == "2.0") {
+        code.bundle = std::string(30, 'z');
+        code.bundle_digest = "d";
+      } else {
+        code.code = id + "@" + version + std::string(10, '.');
+      }
+      return std::optional<VersionCode>(std::move(code));
     };
   }
 };
@@ -22,8 +30,8 @@ struct Loads {
 TEST(CodeCache, HitsDoNotLoad) {
   Loads loads;
   CodeCache cache(loads.Fn(), 1 << 20);
-  EXPECT_EQ(**cache.Get("f", "1.0"), "f@1.0..........");
-  EXPECT_EQ(**cache.Get("f", "1.0"), "f@1.0..........");
+  EXPECT_EQ((*cache.Get("f", "1.0"))->code, "f@1.0..........");
+  EXPECT_EQ((*cache.Get("f", "1.0"))->code, "f@1.0..........");
   EXPECT_EQ(loads.count, 1);
 }
 
@@ -47,6 +55,17 @@ TEST(CodeCache, EvictsLeastRecentlyUsedBeyondTheBudget) {
   EXPECT_EQ(loads.count, 3);
   cache.Get("b", "1.0");
   EXPECT_EQ(loads.count, 4);
+}
+
+TEST(CodeCache, BundlesCountTowardsTheBudget) {
+  Loads loads;
+  CodeCache cache(loads.Fn(), 40);
+  cache.Get("a", "1.0");
+  EXPECT_EQ((*cache.Get("b", "2.0"))->bundle, std::string(30, 'z'));  // 45 bytes: evicts a
+  cache.Get("b", "2.0");
+  EXPECT_EQ(loads.count, 2);
+  cache.Get("a", "1.0");
+  EXPECT_EQ(loads.count, 3);
 }
 
 }  // namespace

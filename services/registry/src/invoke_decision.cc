@@ -126,6 +126,9 @@ InvokeDecision DecideInvoke(const v1::InvokeJob& job, const CachedFunction* func
   out.set_memory_mb(version->memory_mb);
   for (const auto& key : version->declared_keys) out.add_declared_keys(key);
   out.set_mcp(function->mcp);
+  for (const auto& rule : version->egress) out.add_egress(rule);
+  out.set_bundle_digest(version->bundle_digest);
+  out.set_handler(version->handler);
   return out;
 }
 

@@ -214,6 +214,25 @@ TEST(DecideInvoke, SuccessFillsTheFunctionVersion) {
   ASSERT_EQ(v.declared_keys_size(), 1);
   EXPECT_EQ(v.declared_keys(0), "API_KEY");
   EXPECT_TRUE(v.mcp());
+  EXPECT_EQ(v.egress_size(), 0);
+  EXPECT_EQ(v.bundle_digest(), "");
+  EXPECT_EQ(v.handler(), "");
+}
+
+TEST(DecideInvoke, ABundleVersionCarriesItsEgressDigestAndHandler) {
+  PublishedVersion bundled = Version("1.0");
+  bundled.egress = {"api.open-meteo.com", "*.example.com:8443"};
+  bundled.bundle_digest = std::string(64, 'a');
+  bundled.handler = "src/main.py";
+  auto f = Function(false, {bundled});
+  InvokeDecision d = DecideInvoke(Job(kOwner), &f, false);
+  ASSERT_TRUE(std::holds_alternative<v1::FunctionVersion>(d));
+  const auto& v = std::get<v1::FunctionVersion>(d);
+  ASSERT_EQ(v.egress_size(), 2);
+  EXPECT_EQ(v.egress(0), "api.open-meteo.com");
+  EXPECT_EQ(v.egress(1), "*.example.com:8443");
+  EXPECT_EQ(v.bundle_digest(), std::string(64, 'a'));
+  EXPECT_EQ(v.handler(), "src/main.py");
 }
 
 TEST(DecideInvoke, Row5TheEventMustMatchTheVersionsInputSchema) {

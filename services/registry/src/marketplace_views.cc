@@ -24,6 +24,10 @@ void WriteCard(JsonWriter& w, const Card& c) {
   w.EndArray()
       .FieldOrNull("runtime", c.runtime)
       .FieldOrNull("compute_type", c.compute_type)
+      .Key("egress")
+      .BeginArray();
+  for (const auto& e : c.egress) w.String(e);
+  w.EndArray()
       .Field("price_micro_usd", c.price_micro_usd)
       .Key("rating")
       .BeginObject()

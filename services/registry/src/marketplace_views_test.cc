@@ -52,6 +52,13 @@ TEST(MarketplaceViews, CardWithoutAVersionHasNullRuntime) {
   EXPECT_TRUE(doc->root["compute_type"].is_null());
 }
 
+TEST(MarketplaceViews, CardShowsTheLatestVersionsEgress) {
+  Card c = Sample();
+  EXPECT_EQ(ToJson(ParseJson(CardJson(c))->root["egress"]), "[]");
+  c.egress = {"api.open-meteo.com", "*"};
+  EXPECT_EQ(ToJson(ParseJson(CardJson(c))->root["egress"]), R"(["api.open-meteo.com","*"])");
+}
+
 TEST(MarketplaceViews, ListCarriesCursorAndTotal) {
   auto doc = ParseJson(CardListJson({Sample()}, std::string("abc"), 7));
   ASSERT_TRUE(doc.ok());

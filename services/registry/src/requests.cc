@@ -3,8 +3,10 @@
 #include <set>
 
 #include "request_fields.h"
+#include "toolgate/base/crypto.h"
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/log.h"
+#include "toolgate/core/egress_policy.h"
 #include "toolgate/core/env_keys.h"
 #include "toolgate/core/json_schema.h"
 #include "toolgate/core/problem.h"
@@ -102,13 +104,23 @@ std::optional<std::string> ReadExamples(FieldReader& in) {
   return w.Take();
 }
 
+// Checks text as a handler's source: not blank, no NUL characters (which no runtime's parser
+// takes). field names where an error goes.
+bool CheckSource(FieldReader& in, std::string_view field, std::string_view text) {
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    in.AddError(field, "must define service_handler");
+    return false;
+  }
+  if (text.find('\0') != std::string_view::npos) {
+    in.AddError(field, "must not contain NUL characters");
+    return false;
+  }
+  return true;
+}
+
 std::optional<std::string> ReadCode(FieldReader& in) {
   auto e = in.Element("code");
   std::string_view code;
-  if (!e) {
-    in.AddError("code", "is required");
-    return std::nullopt;
-  }
   if (e->get_string().get(code) != simdjson::SUCCESS) {
     in.AddError("code", "must be a string");
     return std::nullopt;
@@ -117,15 +129,94 @@ std::optional<std::string> ReadCode(FieldReader& in) {
     in.AddError("code", "must be at most 1 MiB");
     return std::nullopt;
   }
-  if (code.find_first_not_of(" \t\r\n") == std::string_view::npos) {
-    in.AddError("code", "must define service_handler");
-    return std::nullopt;
-  }
-  if (code.find('\0') != std::string_view::npos) {
-    in.AddError("code", "must not contain NUL characters");
-    return std::nullopt;
-  }
+  if (!CheckSource(in, "code", code)) return std::nullopt;
   return std::string(code);
+}
+
+// "egress": an array of at most kMaxEgressEntries strings, each one core::EgressList accepts.
+// Every bad entry gets its own error ("egress[1]").
+std::optional<std::vector<std::string>> ReadEgress(FieldReader& in) {
+  auto e = in.Element("egress");
+  if (!e) return std::vector<std::string>{};
+  simdjson::dom::array items;
+  if (e->get_array().get(items) != simdjson::SUCCESS) {
+    in.AddError("egress",
+                "must be an array of hosts (\"api.example.com\", \"*.example.com:8443\", "
+                "\"*\")");
+    return std::nullopt;
+  }
+  if (items.size() > kMaxEgressEntries) {
+    in.AddError("egress", "must have at most " + std::to_string(kMaxEgressEntries) + " entries");
+    return std::nullopt;
+  }
+  std::vector<std::string> entries;
+  bool ok = true;
+  for (simdjson::dom::element item : items) {
+    const std::string field = "egress[" + std::to_string(entries.size()) + "]";
+    std::string_view text;
+    if (item.get_string().get(text) != simdjson::SUCCESS) {
+      in.AddError(field, "must be a string");
+      ok = false;
+    } else if (auto rule = core::EgressList::Parse({std::string(text)}); !rule.ok()) {
+      // The parser names the entry "egress[0]: ..." (a list of one); the field says which.
+      std::string message = rule.status().message();
+      if (size_t colon = message.find("]: ");
+          message.rfind("egress[", 0) == 0 && colon != std::string::npos) {
+        message.erase(0, colon + 3);
+      }
+      in.AddError(field, message);
+      ok = false;
+    }
+    entries.emplace_back(text);
+  }
+  if (!ok) return std::nullopt;
+  return entries;
+}
+
+// "handler": the bundle's entry file, a relative path inside it; the runtime's default when
+// absent. Only a bundle has one.
+std::optional<std::string> ReadHandler(FieldReader& in, bool bundle,
+                                       const std::optional<std::string>& runtime) {
+  if (!in.Has("handler")) {
+    if (!runtime) return std::nullopt;
+    return bundle ? DefaultHandler(*runtime) : std::string();
+  }
+  auto text = in.String("handler", false, 1, kMaxHandlerPathChars);
+  if (!text) return std::nullopt;
+  if (!bundle) {
+    in.AddError("handler", "names a bundle's entry file; single-file code has none");
+    return std::nullopt;
+  }
+  auto path = CheckBundlePath(*text);
+  if (!path.ok()) {
+    in.AddError("handler", path.status().message());
+    return std::nullopt;
+  }
+  return *path;
+}
+
+// The bundle's bytes: uploaded, or the base64 "bundle" field; nullopt with an error when the
+// field is not base64 or is too large for the limit before decoding.
+std::optional<std::string> ReadBundleBytes(FieldReader& in, const BundleCheck& bundles,
+                                           std::optional<std::string_view> uploaded) {
+  if (uploaded) return std::string(*uploaded);
+  std::string_view text;
+  if (in.Element("bundle")->get_string().get(text) != simdjson::SUCCESS) {
+    in.AddError("bundle", "must be a string: a .tar.gz archive in base64");
+    return std::nullopt;
+  }
+  // Refused before decoding: base64 takes 4 characters for 3 bytes.
+  if (text.size() / 4 * 3 > bundles.limits().max_compressed_bytes + 3) {
+    in.AddError("bundle", "is over " + std::to_string(bundles.limits().max_compressed_bytes >> 20) +
+                              " MiB compressed");
+    return std::nullopt;
+  }
+  std::string bytes;
+  if (!Base64Decode(text, &bytes)) {
+    in.AddError("bundle", "must be a .tar.gz archive in base64");
+    return std::nullopt;
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -161,8 +252,9 @@ int32_t DefaultMemoryMb(std::string_view runtime) {
   return runtime == "python" ? 256 : 128;
 }
 
-std::variant<v1::Problem, VersionDraft> ParseVersionRequest(std::string_view body,
-                                                            const SyntaxChecker& check) {
+std::variant<v1::Problem, VersionDraft> ParseVersionRequest(
+    std::string_view body, const SyntaxChecker& check, const BundleCheck& bundles,
+    std::optional<std::string_view> uploaded_bundle) {
   simdjson::dom::object object;
   v1::Problem problem;
   auto doc = ParseObjectBody(body, &object, &problem);
@@ -175,7 +267,22 @@ std::variant<v1::Problem, VersionDraft> ParseVersionRequest(std::string_view bod
   if (compute == "GPU" && runtime && runtime != "python") {
     in.AddError("compute_type", "GPU is available for the python runtime only");
   }
-  auto code = ReadCode(in);
+  const bool is_bundle = uploaded_bundle || in.Has("bundle");
+  std::optional<std::string> code;
+  std::optional<std::string> bundle;
+  if (uploaded_bundle && in.Has("bundle")) {
+    in.AddError("bundle", "is uploaded as the \"bundle\" part; the metadata may not hold one too");
+  } else if (is_bundle && in.Has("code")) {
+    in.AddError("code", "give either code or a bundle, not both");
+  } else if (is_bundle) {
+    bundle = ReadBundleBytes(in, bundles, uploaded_bundle);
+  } else if (in.Has("code")) {
+    code = ReadCode(in);
+  } else {
+    in.AddError("code", "is required (or a bundle)");
+  }
+  auto handler = ReadHandler(in, is_bundle, runtime);
+  auto egress = ReadEgress(in);
   auto schema = ReadInputSchema(in);
   auto keys = ReadDeclaredKeys(in);
   auto timeout = in.Int("timeout_ms", false, 1, kMaxTimeoutMs);
@@ -184,9 +291,30 @@ std::variant<v1::Problem, VersionDraft> ParseVersionRequest(std::string_view bod
   auto price = in.Int("price_micro_usd", false, 0, kMaxPriceMicroUsd);
   if (!in.ok()) return in.problem();
 
-  Status compiled = check(*runtime, *code);
+  // The source compiled, and the field its errors go on.
+  std::string_view source;
+  std::string_view source_field = "code";
+  if (bundle) {
+    auto checked = bundles.Check(*bundle, *handler);
+    if (!checked.ok()) {
+      in.AddError("bundle", checked.status().message());
+      return in.problem();
+    }
+    d.bundle_info = std::move(*checked);
+    source_field = "handler";
+    // A larger entry file is not read, nor checked: the check's cost grows with it, and its
+    // mistakes still surface on the first call.
+    if (d.bundle_info.handler_bytes <= kMaxHandlerReadBytes) {
+      if (!CheckSource(in, source_field, d.bundle_info.handler_code)) return in.problem();
+      source = d.bundle_info.handler_code;
+    }
+  } else {
+    source = *code;
+  }
+
+  Status compiled = source.empty() ? Status::Ok() : check(*runtime, source);
   if (compiled.code() == Status::Code::kInvalidArgument) {
-    in.AddError("code", compiled.message());
+    in.AddError(source_field, bundle ? *handler + ": " + compiled.message() : compiled.message());
   } else if (compiled.code() == Status::Code::kNotFound) {
     in.AddError("runtime", *runtime + " is not available on this server");
   } else if (compiled.code() == Status::Code::kTimeout) {
@@ -204,7 +332,13 @@ std::variant<v1::Problem, VersionDraft> ParseVersionRequest(std::string_view bod
   d.version = std::move(*version);
   d.runtime = std::move(*runtime);
   d.compute_type = std::move(*compute);
-  d.code = std::move(*code);
+  if (code) d.code = std::move(*code);
+  if (bundle) {
+    d.bundle = std::move(*bundle);
+    d.bundle_info.handler_code.clear();
+    d.handler = std::move(*handler);
+  }
+  d.egress = std::move(*egress);
   d.input_schema_json = std::move(*schema);
   d.declared_keys = std::move(*keys);
   d.timeout_ms = static_cast<int32_t>(timeout.value_or(kDefaultTimeoutMs));

@@ -4,6 +4,9 @@
 
 #include <string>
 
+#include "test_bundles.h"
+#include "toolgate/base/crypto.h"
+
 namespace toolgate::registry {
 namespace {
 
@@ -280,6 +283,131 @@ TEST(VersionRequest, NoCompileWhileOtherFieldsAreInvalidAndAllErrorsReported) {
       checker.Fn()));
   EXPECT_EQ(checker.calls, 0);
   EXPECT_EQ(errors.size(), 4u) << testing::PrintToString(errors);
+}
+
+TEST(VersionRequest, EgressIsKeptAsPublished) {
+  FakeChecker checker;
+  auto result = ParseVersionRequest(
+      Request("egress", R"(["api.open-meteo.com", "*.Example.com:8443", "*"])"), checker.Fn());
+  ASSERT_TRUE(std::holds_alternative<VersionDraft>(result))
+      << testing::PrintToString(Errors(result));
+  EXPECT_EQ(std::get<VersionDraft>(result).egress,
+            (std::vector<std::string>{"api.open-meteo.com", "*.Example.com:8443", "*"}));
+  auto none = ParseVersionRequest(Request("egress", "[]"), checker.Fn());
+  ASSERT_TRUE(std::holds_alternative<VersionDraft>(none));
+  EXPECT_TRUE(std::get<VersionDraft>(none).egress.empty());
+  auto absent = ParseVersionRequest(Request(), checker.Fn());
+  ASSERT_TRUE(std::holds_alternative<VersionDraft>(absent));
+  EXPECT_TRUE(std::get<VersionDraft>(absent).egress.empty());
+}
+
+TEST(VersionRequest, EachBadEgressEntryIsAnErrorOnItsIndex) {
+  FakeChecker checker;
+  auto errors = Errors(ParseVersionRequest(
+      Request("egress", R"(["api.x.com", "*.*.com", 7, "host:99999"])"), checker.Fn()));
+  ASSERT_EQ(errors.size(), 3u) << testing::PrintToString(errors);
+  EXPECT_EQ(errors[0].rfind("egress[1]: ", 0), 0u) << errors[0];
+  EXPECT_NE(errors[0].find("*.*.com"), std::string::npos) << errors[0];
+  EXPECT_EQ(errors[1], "egress[2]: must be a string");
+  EXPECT_EQ(errors[2].rfind("egress[3]: ", 0), 0u) << errors[2];
+  EXPECT_EQ(checker.calls, 0);
+  EXPECT_TRUE(RejectsField("egress", R"("api.x.com")", "egress"));
+  std::string many = "[";
+  for (size_t i = 0; i <= kMaxEgressEntries; ++i) {
+    many += (i ? ",\"h" : "\"h") + std::to_string(i) + ".example.com\"";
+  }
+  EXPECT_TRUE(RejectsField("egress", many + "]", "egress"));
+}
+
+// A valid request whose code is the bundle given, in base64, with extra members.
+std::string BundleRequest(const std::string& archive, const std::string& extra = "") {
+  return R"({"version": "1.0", "runtime": "python", "compute_type": "CPU", "bundle": ")" +
+         Base64Encode(archive) + "\"" + extra + "}";
+}
+
+TEST(VersionRequest, BundleInBase64WithTheDefaultHandler) {
+  FakeChecker checker;
+  const std::string archive = Pack({File("handler.py", "def service_handler(e, c):\n  pass\n"),
+                                    Dir("lib"), File("lib/util.py")});
+  auto result = ParseVersionRequest(BundleRequest(archive), checker.Fn());
+  ASSERT_TRUE(std::holds_alternative<VersionDraft>(result))
+      << testing::PrintToString(Errors(result));
+  const auto& d = std::get<VersionDraft>(result);
+  EXPECT_EQ(d.code, "");
+  EXPECT_EQ(d.bundle, archive);
+  EXPECT_EQ(d.handler, "handler.py");
+  EXPECT_EQ(d.bundle_info.digest, HexEncode(Sha256(archive)));
+  EXPECT_EQ(d.bundle_info.files, 3);
+  EXPECT_EQ(checker.calls, 1);  // the handler's syntax
+}
+
+TEST(VersionRequest, BundleUploadedWithANamedHandler) {
+  FakeChecker checker;
+  const std::string archive =
+      Pack({Dir("src"), File("src/main.py", "def service_handler(e, c): 1")});
+  auto result = ParseVersionRequest(
+      R"({"version": "1.0", "runtime": "python", "compute_type": "CPU",
+          "handler": "./src/main.py"})",
+      checker.Fn(), BundleCheck(), std::string_view(archive));
+  ASSERT_TRUE(std::holds_alternative<VersionDraft>(result))
+      << testing::PrintToString(Errors(result));
+  EXPECT_EQ(std::get<VersionDraft>(result).handler, "src/main.py");
+  EXPECT_EQ(std::get<VersionDraft>(result).bundle, archive);
+}
+
+TEST(VersionRequest, BadBundlesAre422OnBundleNamingTheEntry) {
+  FakeChecker checker;
+  auto errors = Errors(ParseVersionRequest(
+      BundleRequest(Pack({File("handler.py"), File("../evil.py")})), checker.Fn()));
+  EXPECT_EQ(errors,
+            (std::vector<std::string>{"bundle: ../evil.py: a path may not leave the bundle"}));
+  errors = Errors(ParseVersionRequest(BundleRequest(Pack({File("main.py")})), checker.Fn()));
+  EXPECT_EQ(errors, (std::vector<std::string>{
+                        "bundle: handler.py: the handler must be a regular file in the bundle"}));
+  errors = Errors(ParseVersionRequest(
+      R"({"version": "1.0", "runtime": "lua", "compute_type": "CPU", "bundle": "%%%"})",
+      checker.Fn()));
+  EXPECT_EQ(errors, (std::vector<std::string>{"bundle: must be a .tar.gz archive in base64"}));
+  BundleLimits small;
+  small.max_compressed_bytes = 100;
+  errors = Errors(
+      ParseVersionRequest(BundleRequest(std::string(1000, 'x')), checker.Fn(), BundleCheck(small)));
+  EXPECT_EQ(errors, (std::vector<std::string>{"bundle: is over 0 MiB compressed"}));
+  EXPECT_EQ(checker.calls, 0);
+}
+
+TEST(VersionRequest, BundleHandlerSyntaxErrorIsOnHandler) {
+  FakeChecker checker;
+  auto errors =
+      Errors(ParseVersionRequest(BundleRequest(Pack({Dir("src"), File("src/main.py", "BAD")}),
+                                               R"(, "handler": "src/main.py")"),
+                                 checker.Fn()));
+  EXPECT_EQ(errors,
+            (std::vector<std::string>{"handler: src/main.py: handler:1: syntax error near BAD"}));
+}
+
+TEST(VersionRequest, AnEntryFileOverOneMiBIsNotSyntaxChecked) {
+  FakeChecker checker;
+  const std::string big = "BAD" + std::string(kMaxHandlerReadBytes, ' ');
+  auto result = ParseVersionRequest(BundleRequest(Pack({File("handler.py", big)})), checker.Fn());
+  ASSERT_TRUE(std::holds_alternative<VersionDraft>(result))
+      << testing::PrintToString(Errors(result));
+  EXPECT_EQ(checker.calls, 0);
+}
+
+TEST(VersionRequest, CodeAndBundleExcludeEachOther) {
+  FakeChecker checker;
+  const std::string archive = Pack({File("handler.py")});
+  EXPECT_EQ(
+      Errors(ParseVersionRequest(BundleRequest(archive, R"(, "code": "x = 1")"), checker.Fn())),
+      (std::vector<std::string>{"code: give either code or a bundle, not both"}));
+  EXPECT_EQ(Errors(ParseVersionRequest(BundleRequest(archive), checker.Fn(), BundleCheck(),
+                                       std::string_view(archive))),
+            (std::vector<std::string>{
+                "bundle: is uploaded as the \"bundle\" part; the metadata may not hold one too"}));
+  EXPECT_TRUE(RejectsField("handler", R"("handler.py")", "handler"));  // with single-file code
+  EXPECT_TRUE(RejectsField("code", "", "code"));
+  EXPECT_TRUE(RejectsField("handler", R"("../x.py")", "handler"));
 }
 
 TEST(FunctionFields, CreateRequiresTheContractFields) {

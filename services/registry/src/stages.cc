@@ -127,7 +127,11 @@ void RegistryStages::HandleCode(bus::Message&& m) {
   }
   v1::CodeReply answer;
   answer.set_found(*code != nullptr);
-  if (*code) answer.set_code(**code);
+  if (*code) {
+    answer.set_code((*code)->code);
+    answer.set_bundle((*code)->bundle);
+    answer.set_bundle_digest((*code)->bundle_digest);
+  }
   Status s = bus_.Publish(m.reply, answer.SerializeAsString());
   if (!s.ok()) log::Warn("cannot answer a code request").Str("error", s.ToString());
 }

@@ -80,6 +80,21 @@ std::vector<FunctionSummary> ReadSummaries(const pg::Rows& rows) {
   return out;
 }
 
+// A version's egress list and bundle, read by ReadBundleColumns from five columns starting at
+// the given one; the query joins registry.versions v with TG_BUNDLE_JOIN.
+#define TG_BUNDLE_COLUMNS \
+  "array_to_json(v.egress)::text, v.handler, v.bundle_digest, b.size_bytes, b.files"
+#define TG_BUNDLE_JOIN "LEFT JOIN registry.bundles b ON b.digest = v.bundle_digest "
+
+void ReadBundleColumns(const pg::Rows& rows, int r, int first, VersionRecord* v) {
+  v->egress = StringsFromJson(rows.Str(r, first));
+  if (rows.IsNull(r, first + 2)) return;
+  v->handler = rows.Str(r, first + 1);
+  v->bundle_digest = rows.Str(r, first + 2);
+  v->bundle_size_bytes = rows.Int(r, first + 3);
+  v->bundle_files = rows.Int(r, first + 4);
+}
+
 }  // namespace
 
 Status RegistryStore::Migrate() {
@@ -139,9 +154,9 @@ Result<FunctionRecord> RegistryStore::UpdateFunction(const std::string& id,
 
 Result<std::vector<VersionRecord>> RegistryStore::ListVersions(const std::string& function_id) {
   auto rows = pool_.Exec(
-      "SELECT version, runtime, compute_type, " TG_EPOCH_MS("published_at") ", price_micro_usd "
-      "FROM registry.versions WHERE function_id = $1 "
-      "ORDER BY p1 DESC, p2 DESC, p3 DESC, p4 DESC",
+      "SELECT v.version, v.runtime, v.compute_type, " TG_EPOCH_MS("v.published_at") ", "
+      "v.price_micro_usd, " TG_BUNDLE_COLUMNS " FROM registry.versions v " TG_BUNDLE_JOIN
+      "WHERE v.function_id = $1 ORDER BY v.p1 DESC, v.p2 DESC, v.p3 DESC, v.p4 DESC",
       {function_id});
   if (!rows.ok()) return rows.status();
   std::vector<VersionRecord> out;
@@ -153,6 +168,7 @@ Result<std::vector<VersionRecord>> RegistryStore::ListVersions(const std::string
     v.compute_type = rows->Str(r, 2);
     v.published_at_ms = rows->Int(r, 3);
     v.price_micro_usd = rows->Int(r, 4);
+    ReadBundleColumns(*rows, r, 5, &v);
     out.push_back(std::move(v));
   }
   return out;
@@ -161,9 +177,12 @@ Result<std::vector<VersionRecord>> RegistryStore::ListVersions(const std::string
 Result<std::optional<VersionRecord>> RegistryStore::GetVersion(const std::string& function_id,
                                                                const std::string& version) {
   auto rows = pool_.Exec(
-      "SELECT runtime, compute_type, input_schema::text, array_to_json(declared_keys)::text, "
-      "timeout_ms, memory_mb, examples::text, " TG_EPOCH_MS("published_at") ", price_micro_usd "
-      "FROM registry.versions WHERE function_id = $1 AND version = $2",
+      "SELECT v.runtime, v.compute_type, v.input_schema::text, "
+      "array_to_json(v.declared_keys)::text, v.timeout_ms, v.memory_mb, "
+      "v.examples::text, " TG_EPOCH_MS(
+          "v.published_at") ", v.price_micro_usd, " TG_BUNDLE_COLUMNS
+                            " FROM registry.versions v " TG_BUNDLE_JOIN
+                            "WHERE v.function_id = $1 AND v.version = $2",
       {function_id, version});
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return std::optional<VersionRecord>();
@@ -179,6 +198,7 @@ Result<std::optional<VersionRecord>> RegistryStore::GetVersion(const std::string
   v.examples_json = rows->Str(0, 6);
   v.published_at_ms = rows->Int(0, 7);
   v.price_micro_usd = rows->Int(0, 8);
+  ReadBundleColumns(*rows, 0, 9, &v);
   return std::optional<VersionRecord>(std::move(v));
 }
 
@@ -210,9 +230,19 @@ Result<std::vector<std::string>> RegistryStore::DeleteFunction(const std::string
                   {function_id});
     if (!adds.ok()) return adds.status();
     for (int r = 0; r < adds->size(); ++r) added_by.push_back(adds->Str(r, 0));
-    for (const char* table : {"registry.versions", "registry.daily_executions",
-                              "registry.daily_latency", "registry.runs", "registry.favorites",
-                              "registry.ratings", "registry.workspace_env_keys"}) {
+    // The versions go with the bundles only they publish (the check is on the snapshot before
+    // the delete, so the function's own versions are excluded by id).
+    auto versions = conn.Exec(
+        "WITH gone AS (DELETE FROM registry.versions WHERE function_id = $1 "
+        "  RETURNING bundle_digest) "
+        "DELETE FROM registry.bundles b WHERE b.digest IN (SELECT bundle_digest FROM gone) "
+        "AND NOT EXISTS (SELECT 1 FROM registry.versions v "
+        "  WHERE v.bundle_digest = b.digest AND v.function_id <> $1)",
+        {function_id});
+    if (!versions.ok()) return versions.status();
+    for (const char* table :
+         {"registry.daily_executions", "registry.daily_latency", "registry.runs",
+          "registry.favorites", "registry.ratings", "registry.workspace_env_keys"}) {
       auto gone =
           conn.Exec(std::string("DELETE FROM ") + table + " WHERE function_id = $1", {function_id});
       if (!gone.ok()) return gone.status();
@@ -270,21 +300,35 @@ Result<VersionRecord> RegistryStore::InsertVersion(const std::string& function_i
   int64_t price = 0;
   pg::Param own_price =
       d.price_micro_usd ? pg::Param(std::to_string(*d.price_micro_usd)) : std::nullopt;
+  const bool is_bundle = !d.bundle.empty();
+  pg::Param digest = is_bundle ? pg::Param(d.bundle_info.digest) : std::nullopt;
+  pg::Param handler = is_bundle ? pg::Param(d.handler) : std::nullopt;
   Status s = pool_.Transaction([&](pg::Conn& conn) -> Status {
+    if (is_bundle) {
+      // Stored once per digest: the same archive published again (by any function) reuses the
+      // row. Bytes cross libpq as base64 text, which decode() turns back into bytea.
+      auto stored = conn.Exec(
+          "INSERT INTO registry.bundles (digest, bytes, size_bytes, unpacked_bytes, files) "
+          "VALUES ($1, decode($2, 'base64'), $3, $4, $5) ON CONFLICT (digest) DO NOTHING",
+          {d.bundle_info.digest, Base64Encode(d.bundle), std::to_string(d.bundle_info.size_bytes),
+           std::to_string(d.bundle_info.unpacked_bytes), std::to_string(d.bundle_info.files)});
+      if (!stored.ok()) return stored.status();
+    }
     // Without a price of its own, the version takes the function's price of now, for good.
     auto rows = conn.Exec(
         "INSERT INTO registry.versions (function_id, version, p1, p2, p3, p4, runtime, "
         "compute_type, code, input_schema, declared_keys, timeout_ms, memory_mb, examples, "
-        "price_micro_usd) "
+        "price_micro_usd, egress, bundle_digest, handler) "
         "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::json, "
         "ARRAY(SELECT jsonb_array_elements_text($11::jsonb)), $12, $13, $14::json, "
-        "COALESCE($15::bigint, (SELECT price_micro_usd FROM registry.functions WHERE id = $1))) "
+        "COALESCE($15::bigint, (SELECT price_micro_usd FROM registry.functions WHERE id = $1)), "
+        "ARRAY(SELECT jsonb_array_elements_text($16::jsonb)), $17, $18) "
         "RETURNING " TG_EPOCH_MS("published_at") ", price_micro_usd",
         {function_id, d.version, std::to_string(d.parsed.parts[0]),
          std::to_string(d.parsed.parts[1]), std::to_string(d.parsed.parts[2]),
          std::to_string(d.parsed.parts[3]), d.runtime, d.compute_type, d.code, d.input_schema_json,
          ToJsonArray(d.declared_keys), std::to_string(d.timeout_ms), std::to_string(d.memory_mb),
-         d.examples_json, own_price});
+         d.examples_json, own_price, ToJsonArray(d.egress), digest, handler});
     if (!rows.ok()) return rows.status();
     published_at_ms = rows->Int(0, 0);
     price = rows->Int(0, 1);
@@ -305,18 +349,35 @@ Result<VersionRecord> RegistryStore::InsertVersion(const std::string& function_i
   v.examples_json = d.examples_json;
   v.published_at_ms = published_at_ms;
   v.price_micro_usd = price;
+  v.egress = d.egress;
+  if (is_bundle) {
+    v.handler = d.handler;
+    v.bundle_digest = d.bundle_info.digest;
+    v.bundle_size_bytes = static_cast<int64_t>(d.bundle_info.size_bytes);
+    v.bundle_files = d.bundle_info.files;
+  }
   return v;
 }
 
-Result<std::optional<std::string>> RegistryStore::LoadCode(const std::string& function_id,
+Result<std::optional<VersionCode>> RegistryStore::LoadCode(const std::string& function_id,
                                                            const std::string& version) {
-  if (!IsUuid(function_id)) return std::optional<std::string>();
-  auto rows =
-      pool_.Exec("SELECT code FROM registry.versions WHERE function_id = $1 AND version = $2",
-                 {function_id, version});
+  if (!IsUuid(function_id)) return std::optional<VersionCode>();
+  // PostgreSQL's base64 breaks lines every 76 characters; Base64Decode takes none.
+  auto rows = pool_.Exec(
+      "SELECT v.code, v.bundle_digest, translate(encode(b.bytes, 'base64'), E'\\n', '') "
+      "FROM registry.versions v " TG_BUNDLE_JOIN "WHERE v.function_id = $1 AND v.version = $2",
+      {function_id, version});
   if (!rows.ok()) return rows.status();
-  if (rows->empty()) return std::optional<std::string>();
-  return std::optional<std::string>(rows->Str(0, 0));
+  if (rows->empty()) return std::optional<VersionCode>();
+  VersionCode out;
+  out.code = rows->Str(0, 0);
+  if (!rows->IsNull(0, 1)) {
+    out.bundle_digest = rows->Str(0, 1);
+    if (!Base64Decode(rows->Str(0, 2), &out.bundle)) {
+      return Status::Internal("registry.bundles holds an undecodable bundle " + out.bundle_digest);
+    }
+  }
+  return std::optional<VersionCode>(std::move(out));
 }
 
 Result<int64_t> RegistryStore::AddToWorkspace(const std::string& org_id,
@@ -426,7 +487,8 @@ Result<std::optional<CachedFunction>> RegistryStore::LoadFunction(const std::str
   auto rows = pool_.Exec(
       "SELECT f.id::text, f.org_id, f.visibility, f.price_micro_usd, f.mcp, v.version, "
       "v.runtime, v.compute_type, v.timeout_ms, v.memory_mb, "
-      "array_to_json(v.declared_keys)::text, v.input_schema::text, v.price_micro_usd "
+      "array_to_json(v.declared_keys)::text, v.input_schema::text, v.price_micro_usd, "
+      "array_to_json(v.egress)::text, v.bundle_digest, v.handler "
       "FROM registry.functions f LEFT JOIN registry.versions v ON v.function_id = f.id "
       "WHERE f.id = $1",
       {function_id});
@@ -461,6 +523,11 @@ Result<std::optional<CachedFunction>> RegistryStore::LoadFunction(const std::str
           .Str("error", schema.status().message());
     }
     v.price_micro_usd = rows->Int(r, 12);
+    v.egress = StringsFromJson(rows->Str(r, 13));
+    if (!rows->IsNull(r, 14)) {
+      v.bundle_digest = rows->Str(r, 14);
+      v.handler = rows->Str(r, 15);
+    }
     f.versions.push_back(std::move(v));
   }
   return std::optional<CachedFunction>(std::move(f));

@@ -10,7 +10,7 @@ std::string CardColumns(std::string_view viewer_param) {
          "COALESCE(v.price_micro_usd, f.price_micro_usd), "
          "f.rating_sum, f.rating_count, f.executions, f.mcp, "
          "EXISTS (SELECT 1 FROM registry.favorites fv WHERE fv.user_id = " +
-         std::string(viewer_param) + " AND fv.function_id = f.id)";
+         std::string(viewer_param) + " AND fv.function_id = f.id), array_to_json(v.egress)::text";
 }
 
 Card ReadCard(const pg::Rows& rows, int r) {
@@ -33,6 +33,7 @@ Card ReadCard(const pg::Rows& rows, int r) {
   c.executions = rows.Int(r, 13);
   c.mcp = rows.Bool(r, 14);
   c.favorite = rows.Bool(r, 15);
+  if (!rows.IsNull(r, 16)) c.egress = StringsFromJson(rows.Str(r, 16));
   return c;
 }
 

@@ -16,17 +16,17 @@
 namespace toolgate::registry {
 
 // The latest version of function f as `v` (runtime, compute_type, price_micro_usd: what a call
-// on "latest" costs): write "JOIN " (listed functions only) or "LEFT JOIN " before it and
+// on "latest" costs, egress): write "JOIN " (listed functions only) or "LEFT JOIN " before it and
 // " ON true" after it.
 inline constexpr const char* kLatestVersion =
-    "LATERAL (SELECT runtime, compute_type, price_micro_usd FROM registry.versions "
+    "LATERAL (SELECT runtime, compute_type, price_micro_usd, egress FROM registry.versions "
     "WHERE function_id = f.id "
     "ORDER BY p1 DESC, p2 DESC, p3 DESC, p4 DESC LIMIT 1) v";
 
 // The select list of a card over `f` and `v`; viewer_param is the placeholder ("$3") of the
 // user whose favorites set `favorite`. kCardColumns columns.
 std::string CardColumns(std::string_view viewer_param);
-inline constexpr int kCardColumns = 16;
+inline constexpr int kCardColumns = 17;
 
 // The card in row r, columns 0 to kCardColumns - 1.
 Card ReadCard(const pg::Rows& rows, int r);

@@ -19,11 +19,30 @@ void Organization(JsonWriter& w, const std::string& id, const std::string& name)
   w.Key("organization").BeginObject().Field("id", id).Field("name", name).EndObject();
 }
 
+// egress as published, and handler and bundle {digest, size_bytes, files} for a bundle (null
+// for single-file code).
+void CodeFields(JsonWriter& w, const VersionRecord& v) {
+  w.Key("egress");
+  StringArray(w, v.egress);
+  if (v.bundle_digest.empty()) {
+    w.Key("handler").Null().Key("bundle").Null();
+    return;
+  }
+  w.Field("handler", v.handler)
+      .Key("bundle")
+      .BeginObject()
+      .Field("digest", v.bundle_digest)
+      .Field("size_bytes", v.bundle_size_bytes)
+      .Field("files", v.bundle_files)
+      .EndObject();
+}
+
 // The fields a version contributes to a function detail, or nulls.
 void LatestFields(JsonWriter& w, const VersionRecord* v) {
   if (v == nullptr) {
-    for (const char* key : {"latest_version", "runtime", "compute_type", "input_schema",
-                            "declared_keys", "examples", "timeout_ms", "memory_mb"}) {
+    for (const char* key :
+         {"latest_version", "runtime", "compute_type", "input_schema", "declared_keys", "examples",
+          "timeout_ms", "memory_mb", "egress", "handler", "bundle"}) {
       w.Key(key).Null();
     }
     return;
@@ -39,6 +58,7 @@ void LatestFields(JsonWriter& w, const VersionRecord* v) {
       .Raw(v->examples_json)
       .Field("timeout_ms", v->timeout_ms)
       .Field("memory_mb", v->memory_mb);
+  CodeFields(w, *v);
 }
 
 void Summary(JsonWriter& w, const FunctionSummary& s) {
@@ -89,7 +109,9 @@ std::string FunctionDetailJson(const FunctionRecord& f, const std::vector<Versio
         .Field("compute_type", v.compute_type)
         .Field("published_at", FormatRfc3339(v.published_at_ms))
         .Field("price_micro_usd", v.price_micro_usd)
-        .EndObject();
+        .Key("egress");
+    StringArray(w, v.egress);
+    w.EndObject();
   }
   w.EndArray();
   LatestFields(w, latest);
@@ -141,9 +163,9 @@ std::string VersionDetailJson(const VersionRecord& v) {
       .Raw(v.examples_json)
       .Field("timeout_ms", v.timeout_ms)
       .Field("memory_mb", v.memory_mb)
-      .Field("price_micro_usd", v.price_micro_usd)
-      .Field("published_at", FormatRfc3339(v.published_at_ms))
-      .EndObject();
+      .Field("price_micro_usd", v.price_micro_usd);
+  CodeFields(w, v);
+  w.Field("published_at", FormatRfc3339(v.published_at_ms)).EndObject();
   return w.Take();
 }
 

@@ -32,6 +32,8 @@ TEST(Views, DetailWithoutVersionsHasNullLatestFields) {
   EXPECT_TRUE(o["latest_version"].is_null());
   EXPECT_TRUE(o["runtime"].is_null());
   EXPECT_TRUE(o["input_schema"].is_null());
+  EXPECT_TRUE(o["egress"].is_null());
+  EXPECT_TRUE(o["bundle"].is_null());
   EXPECT_EQ(o["versions"].get_array().size(), 0u);
   EXPECT_EQ(std::string_view(o["organization"]["name"].get_string()), "Acme");
   EXPECT_EQ(int64_t(o["rating"]["count"].get_int64()), 0);
@@ -64,6 +66,37 @@ TEST(Views, DetailCarriesTheLatestVersion) {
   EXPECT_EQ(std::string_view(o["declared_keys"].at(0).get_string()), "API_KEY");
   EXPECT_EQ(std::string_view(o["examples"].at(0)["title"].get_string()), "t");
   EXPECT_EQ(int64_t(o["memory_mb"].get_int64()), 64);
+  EXPECT_EQ(o["egress"].get_array().size(), 0u);  // single-file code with no network
+  EXPECT_TRUE(o["handler"].is_null());
+  EXPECT_TRUE(o["bundle"].is_null());
+}
+
+TEST(Views, DetailAndVersionShowEgressAndTheBundle) {
+  VersionRecord v;
+  v.version = "2.0";
+  v.runtime = "python";
+  v.compute_type = "CPU";
+  v.input_schema_json = R"({"type":"object"})";
+  v.examples_json = "[]";
+  v.egress = {"api.open-meteo.com", "*.example.com:8443"};
+  v.handler = "src/main.py";
+  v.bundle_digest = std::string(64, 'e');
+  v.bundle_size_bytes = 2048;
+  v.bundle_files = 7;
+  for (const std::string& json : {FunctionDetailJson(Record(), {v}, &v), VersionDetailJson(v)}) {
+    auto doc = ParseJson(json);
+    ASSERT_TRUE(doc.ok()) << json;
+    simdjson::dom::object o = doc->root.get_object();
+    ASSERT_EQ(o["egress"].get_array().size(), 2u) << json;
+    EXPECT_EQ(std::string_view(o["egress"].at(1).get_string()), "*.example.com:8443");
+    EXPECT_EQ(std::string_view(o["handler"].get_string()), "src/main.py");
+    EXPECT_EQ(std::string_view(o["bundle"]["digest"].get_string()), std::string(64, 'e'));
+    EXPECT_EQ(int64_t(o["bundle"]["size_bytes"].get_int64()), 2048);
+    EXPECT_EQ(int64_t(o["bundle"]["files"].get_int64()), 7);
+  }
+  auto doc = ParseJson(FunctionDetailJson(Record(), {v}, &v));
+  EXPECT_EQ(std::string_view(doc->root["versions"].at(0)["egress"].at(0).get_string()),
+            "api.open-meteo.com");
 }
 
 TEST(Views, WorkspaceSummaries) {

@@ -3,7 +3,7 @@
 
 import { api } from './api.js';
 import { h, select, toast, uid } from './dom.js';
-import { count, price, runtimeName, stars } from './format.js';
+import { count, egressBadge, egressSummary, price, runtimeName, stars } from './format.js';
 import { requireLogin, session } from './state.js';
 
 // Copies text to the clipboard; falls back to a hidden textarea where the Clipboard API is
@@ -138,6 +138,7 @@ export function toolCard(card, { extra = [], showHeart = true } = {}) {
     card.compute_type ? h('span', { class: `badge${card.compute_type === 'GPU' ? ' warn' : ''}` }, card.compute_type) : null,
     h('span', { class: `badge ${Number(card.price_micro_usd) ? 'accent' : 'ok'}` }, Number(card.price_micro_usd) ? `${price(card.price_micro_usd)} / run` : 'Free'),
     card.mcp ? h('span', { class: 'badge accent' }, 'MCP') : null,
+    egressBadge(card.egress) ? h('span', { class: 'badge warn', title: egressSummary(card.egress), data: { egress: '' } }, egressBadge(card.egress)) : null,
     card.visibility === 'private' ? h('span', { class: 'badge' }, 'Private') : null,
     card.category ? h('span', { class: 'badge' }, card.category) : null,
   ];

@@ -75,6 +75,22 @@ export function runtimeName(runtime) {
   return RUNTIMES[runtime] || runtime || '—';
 }
 
+// A version's egress declaration as its permissions read: "No network access", or the hosts it
+// may connect to ("*" is any public host).
+export function egressSummary(egress) {
+  const hosts = Array.isArray(egress) ? egress : [];
+  if (hosts.length === 0) return 'No network access';
+  return `Can connect to: ${hosts.map((e) => (e === '*' ? 'any public host' : e)).join(', ')}`;
+}
+
+// The short form for a card badge: "Network: 2 hosts", "Network: any host"; null for none.
+export function egressBadge(egress) {
+  const hosts = Array.isArray(egress) ? egress : [];
+  if (hosts.length === 0) return null;
+  if (hosts.includes('*')) return 'Network: any host';
+  return hosts.length === 1 ? `Network: ${hosts[0]}` : `Network: ${hosts.length} hosts`;
+}
+
 // Pretty JSON for display; strings that hold JSON are parsed first.
 export function prettyJson(value) {
   if (typeof value === 'string') {

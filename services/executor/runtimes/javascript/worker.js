@@ -9,7 +9,10 @@
 
 const fs = require('fs');
 const Module = require('module');
+const path = require('path');
 const vm = require('vm');
+
+const egress = require('./egress');
 
 const REQUESTS = 3;
 const REPLIES = 4;
@@ -81,9 +84,11 @@ class Worker {
     this.handler = null;
   }
 
-  // Runs the module's code as a CommonJS module. Returns null, or a kError payload.
-  load(code) {
-    const module = {exports: {}, filename: FILENAME, id: FILENAME, loaded: false};
+  // Runs the module's code as a CommonJS module, as if it were the file at filename. Returns
+  // null, or a kError payload.
+  load(code, filename = FILENAME) {
+    const inBundle = filename !== FILENAME;
+    const module = {exports: {}, filename: filename, id: filename, loaded: false};
     const exports = module.exports;
     // Like Node's own module wrapper, plus a look at a top-level `function service_handler`,
     // which CommonJS keeps local to the module. The user's line numbers are kept.
@@ -91,9 +96,10 @@ class Worker {
         '\n;return typeof service_handler === "function" ? service_handler : undefined;\n})';
     let topLevel;
     try {
-      const wrapper = vm.runInThisContext(source, {filename: FILENAME});
-      topLevel = wrapper.call(exports, exports, Module.createRequire('/' + FILENAME), module,
-                              FILENAME, '/');
+      const wrapper = vm.runInThisContext(source, {filename: filename});
+      topLevel = wrapper.call(exports, exports,
+                              Module.createRequire(inBundle ? filename : '/' + FILENAME), module,
+                              filename, inBundle ? path.dirname(filename) : '/');
     } catch (e) {
       return this.exceptionPayload(e);
     }
@@ -124,6 +130,10 @@ class Worker {
   call(request) {
     const env = request.env;
     const context = Object.assign({}, request.context, {env: Object.assign({}, env)});
+    // The platform's facilities, not enumerable: the context's keys stay the contract's.
+    const deadline = performance.now() + Number(request.context.deadline_ms || 0);
+    Object.defineProperty(context, 'fetch', {value: egress.fetchFor(deadline, this.memoryMb)});
+    Object.defineProperty(context, 'EgressError', {value: egress.EgressError});
     Object.assign(process.env, env);
     let result;
     try {
@@ -174,7 +184,38 @@ class Worker {
   }
 }
 
+// A bundle version's entry file, loaded from its real path: require resolves relative paths
+// from it and node_modules directories from its directory up to the bundle's root.
+function loadBundle(worker, root, handler) {
+  const entry = path.join(root, handler);
+  let code;
+  try {
+    code = fs.readFileSync(entry, 'utf8');
+  } catch (e) {
+    return errorPayload('HandlerNotFound',
+                        'cannot read the bundle\'s entry file ' + handler + ': ' + e.code);
+  }
+  return worker.load(code, entry);
+}
+
+// The sealed runtime: no module from node's global directories ($HOME/.node_modules,
+// $HOME/.node_libraries, <prefix>/lib/node, NODE_PATH). Node keeps them in a private list that
+// every bare require searches after the node_modules directories, so each lookup drops them.
+function sealGlobalPaths() {
+  const globalPaths = new Set(Module.globalPaths);
+  const lookup = Module._resolveLookupPaths;
+  Module._resolveLookupPaths = function(request, parent) {
+    const paths = lookup.call(this, request, parent);
+    return Array.isArray(paths) ? paths.filter((p) => !globalPaths.has(p)) : paths;
+  };
+  Module.globalPaths.length = 0;
+}
+
 function main() {
+  sealGlobalPaths();
+  // The fetch thread first (a sandbox with egress only), so that it is among the threads the
+  // executor counts at kHello and a call that uses it does not retire the worker.
+  egress.start();
   // Up, and nothing of a tool has run: the executor counts this process's threads now.
   writeFrame('H', Buffer.alloc(0), Buffer.alloc(0));
   const first = readFrame();
@@ -183,7 +224,8 @@ function main() {
   const worker = new Worker(init);
   const empty = Buffer.alloc(0);
   writeFrame('S', first.nonce, empty);  // the module's code runs now
-  const failure = worker.load(init.code);
+  const failure = init.bundle_root ? loadBundle(worker, init.bundle_root, init.handler) :
+                                     worker.load(init.code);
   if (failure !== null) {
     writeFrame('L', first.nonce, failure);
     process.exit(0);

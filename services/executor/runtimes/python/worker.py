@@ -7,12 +7,14 @@ there and never in a response. It serves one call at a time, for as long as the 
 it; the executor kills it at a deadline or when it recycles it.
 """
 
+import importlib.util
 import json
 import linecache
 import os
 import struct
 import sys
 import traceback
+import time
 import types
 
 REQUESTS = 3
@@ -50,8 +52,34 @@ def error_payload(error_type, message):
     return json.dumps({"errorType": error_type, "errorMessage": message}).encode()
 
 
+def load_toolgate():
+    """The `toolgate` module handlers import (toolgate.py beside this file), registered by name:
+    -I keeps this directory off sys.path, where nothing else of the runtime should be found."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "toolgate.py")
+    spec = importlib.util.spec_from_file_location("toolgate", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["toolgate"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+toolgate = load_toolgate()
+
+
 class Context(dict):
-    """The context of contract section 3: a dict whose keys also read as attributes."""
+    """The context of contract section 3: a dict whose keys also read as attributes, plus the
+    platform's facilities as methods (not keys, so the dict stays the contract's JSON)."""
+
+    EgressError = toolgate.EgressError
+
+    def __init__(self, fields, deadline):
+        super().__init__(fields)
+        self._deadline = deadline  # time.monotonic() at which the executor stops the call
+
+    def fetch(self, url, method="GET", headers=None, body=None, timeout_ms=None):
+        """toolgate.fetch, bounded by the call's deadline."""
+        return toolgate.fetch(url, method=method, headers=headers, body=body,
+                              timeout_ms=timeout_ms, deadline=self._deadline)
 
     def __getattr__(self, name):
         try:
@@ -67,15 +95,16 @@ class Worker:
         self.base_env = dict(os.environ)
         self.handler = None
 
-    def load(self, code):
+    def load(self, code, filename=FILENAME):
         """Runs the module's code as module "handler". Returns None, or a kError payload."""
         module = types.ModuleType("handler")
-        module.__file__ = FILENAME
+        module.__file__ = filename
         sys.modules["handler"] = module
-        # Tracebacks show the handler's source lines.
-        linecache.cache[FILENAME] = (len(code), None, code.splitlines(True), FILENAME)
+        if filename == FILENAME:
+            # Tracebacks show the handler's source lines (a bundle's are files linecache reads).
+            linecache.cache[FILENAME] = (len(code), None, code.splitlines(True), FILENAME)
         try:
-            exec(compile(code, FILENAME, "exec"), module.__dict__)
+            exec(compile(code, filename, "exec"), module.__dict__)
         except BaseException as e:  # noqa: B036 - SystemExit at import time is an error too
             return self.exception_payload(e)
         handler = module.__dict__.get("service_handler")
@@ -101,7 +130,8 @@ class Worker:
 
     def call(self, request):
         env = request["env"]
-        context = Context(request["context"])
+        deadline = time.monotonic() + request["context"].get("deadline_ms", 0) / 1000.0
+        context = Context(request["context"], deadline)
         context["env"] = dict(env)
         os.environ.update(env)
         try:
@@ -143,7 +173,33 @@ def reap():
         pass  # no children: the common case costs one system call
 
 
+def add_virtual_environment():
+    """-S keeps the host's site-packages off sys.path. A virtual environment given as the
+    interpreter (a GPU pool's libraries) is the operator's choice: its site-packages are added."""
+    home = os.path.dirname(os.path.dirname(sys.executable))
+    if os.path.exists(os.path.join(home, "pyvenv.cfg")):
+        import site
+        site.main()
+
+
+def load_bundle(worker, root, handler):
+    """Loads a bundle version's entry file from its real path, with the bundle's root and the
+    entry's directory first on sys.path, so that `import pkg` finds the packages it vendors."""
+    entry = os.path.join(root, handler)
+    for directory in (root, os.path.dirname(entry)):
+        if directory not in sys.path:
+            sys.path.insert(0, directory)
+    try:
+        with open(entry, "rb") as f:
+            code = f.read()
+    except OSError as e:
+        return error_payload("HandlerNotFound", "cannot read the bundle's entry file %s: %s"
+                             % (handler, e.strerror))
+    return worker.load(code, entry)
+
+
 def main():
+    add_virtual_environment()
     write_frame("H", b"")  # up, and nothing of a tool has run: the executor counts our threads
     kind, nonce, payload = read_frame()
     if kind != "I":
@@ -151,7 +207,10 @@ def main():
     init = json.loads(payload)
     worker = Worker(init)
     write_frame("S", nonce)  # the module's code runs now
-    failure = worker.load(init["code"])
+    if init.get("bundle_root"):
+        failure = load_bundle(worker, init["bundle_root"], init["handler"])
+    else:
+        failure = worker.load(init["code"])
     del init, payload
     if failure is not None:
         write_frame("L", nonce, failure)

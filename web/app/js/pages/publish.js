@@ -191,6 +191,7 @@ export async function renderVersion(container, { params, query }) {
   schema.value = detail.input_schema ? JSON.stringify(detail.input_schema, null, 2)
     : JSON.stringify({ type: 'object', properties: { name: { type: 'string' } } }, null, 2);
   const declared = h('input', { type: 'text', value: (detail.declared_keys || []).join(', ') });
+  const egress = h('input', { type: 'text', value: (detail.egress || []).join(', '), placeholder: 'none' });
   const timeout = h('input', { type: 'number', min: '1', max: '900000', placeholder: '30000' });
   const memory = h('input', { type: 'number', min: '1', max: '4096', placeholder: 'runtime default' });
 
@@ -217,6 +218,7 @@ export async function renderVersion(container, { params, query }) {
     h('div', { class: 'grid-2' },
       field('Compute type', computeType, { name: 'compute_type' }),
       field('Declared keys', declared, { name: 'declared_keys', hint: 'Comma-separated names of secrets callers map with X-Env-Keys, e.g. WEATHER_API_KEY.' })),
+    field('Network access', egress, { name: 'egress', hint: 'Comma-separated hosts the handler may connect to, e.g. api.open-meteo.com, *.example.com:8443, or * for any public host. Empty: no network.' }),
     field('Code', code, { name: 'code', hint: 'Must define service_handler(event, context).' }),
     field('Input schema (JSON Schema)', schema, { name: 'input_schema' }),
     h('div', { class: 'grid-2' },
@@ -236,6 +238,7 @@ export async function renderVersion(container, { params, query }) {
       compute_type: computeType.value,
       code: code.value,
       declared_keys: commaList(declared.value),
+      egress: commaList(egress.value),
       examples: [],
     };
     let bad = false;

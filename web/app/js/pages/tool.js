@@ -4,7 +4,7 @@
 
 import { ApiError, api, invokeWithSession, query as qs } from '../api.js';
 import { field, h, replace, select, uid } from '../dom.js';
-import { count, day, prettyJson, price, runtimeName, usd, when } from '../format.js';
+import { count, day, egressSummary, prettyJson, price, runtimeName, usd, when } from '../format.js';
 import { busy, clearErrors, errorNotice, fieldError, showOk, showProblem } from '../forms.js';
 import { renderMarkdown } from '../markdown.js';
 import { schemaForm } from '../schema_form.js';
@@ -144,6 +144,8 @@ export async function render(container, { params, query }) {
     h('dt', {}, 'Compute type'), h('dd', {}, detail.compute_type || '—'),
     h('dt', {}, 'Latest version'), h('dd', {}, detail.latest_version || 'none published yet'),
     h('dt', {}, 'Limits'), h('dd', {}, detail.timeout_ms ? `${detail.timeout_ms.toLocaleString('en-US')} ms timeout, ${detail.memory_mb} MB memory` : '—'),
+    detail.latest_version ? [h('dt', {}, 'Permissions'), h('dd', { data: { stat: 'egress' } }, egressSummary(detail.egress))] : null,
+    detail.bundle ? [h('dt', {}, 'Code'), h('dd', {}, `Bundle of ${count(detail.bundle.files, 'file')}, entry ${detail.handler}`)] : null,
     h('dt', {}, 'Creator'), h('dd', {}, detail.organization?.name || '—'),
     h('dt', {}, 'Category'), h('dd', {}, [detail.category, detail.sector].filter(Boolean).join(' · ') || '—'),
     detail.tags?.length ? [h('dt', {}, 'Tags'), h('dd', {}, detail.tags.join(', '))] : null,

@@ -24,8 +24,14 @@ class Flags {
   Flags(std::string program, std::string description);
 
   void Define(const std::string& name, const std::string& default_value, const std::string& help);
+  // A flag that may be given several times: each occurrence on the command line adds its value
+  // to a comma-separated list (read it with GetList); the environment variable, if set, holds
+  // the whole list and is replaced by the command line's occurrences.
+  void DefineRepeated(const std::string& name, const std::string& help);
   // Parses argv (flags only; positional arguments are returned). Prints help and exits 0 on
-  // --help; prints one line and exits 2 on an unknown flag or a missing value.
+  // --help; prints one line and exits 2 on an unknown flag or a missing value. A flag whose
+  // default is "true" or "false" may stand alone ("--no-egress"), meaning true, when it is last
+  // or the next argument is another flag.
   std::vector<std::string> Parse(int argc, char** argv);
 
   const std::string& Get(const std::string& name) const;
@@ -43,6 +49,8 @@ class Flags {
     std::string value;
     std::string default_value;
     std::string help;
+    bool repeated = false;
+    bool on_command_line = false;  // Parse: a repeated flag's first occurrence replaces
   };
   void PrintHelp() const;
   std::string program_;

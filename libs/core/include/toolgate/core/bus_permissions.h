@@ -22,6 +22,11 @@
 
 namespace toolgate::core {
 
+// nats-server's max_payload, in the launcher's configuration and deploy/nats.conf alike: one
+// message carries a whole published bundle (registry's --bundle-max-mb, at most 60 MiB, as the
+// request body or a CodeReply). 64 MiB is the most nats-server accepts.
+inline constexpr long kNatsMaxPayloadBytes = 64L << 20;
+
 struct BusUser {
   std::string name;                    // NATS user name; also the service's name
   std::vector<std::string> publish;    // subjects or wildcards it may publish to

@@ -64,10 +64,18 @@ struct ExecutionRecord {
   Charge charge;  // zero when the handler did not run
   std::string trace_id;
   std::string logs;  // valid UTF-8 without NUL (see SanitizeText)
+  // The handler's outbound requests as a JSON array of {method, host, port, address, status,
+  // bytes_sent, bytes_received, ms, refused} (never a path, query, header or body), and their
+  // bytes. "[]" and 0 when it made none.
+  std::string egress_json = "[]";
+  int64_t egress_bytes = 0;
   // The chain's hops as a JSON array [{name, start_unix_us, duration_us}] (HopsJson); read only
   // with one execution, empty in lists.
   std::string hops_json;
 };
+
+// The JSON array ExecutionRecord::egress_json holds for result's egress requests.
+std::string EgressJson(const v1::ExecutionResult& result);
 
 // Everything one ExecutionResult writes to the ledger database, in one transaction.
 struct Settlement {

@@ -66,6 +66,16 @@ struct CgroupMounts {
 // Mount points are taken as the kernel writes them (octal escapes decoded).
 CgroupMounts ParseCgroupMounts(std::string_view mountinfo, std::string_view self_cgroup);
 
+// Whether a cgroup.controllers (or cgroup.subtree_control) text names memory, pids and cpu.
+bool HasV2Controllers(std::string_view controllers);
+
+// Makes memory, pids and cpu available in own (a directory below the cgroup2 mount point
+// `mount`): writes "+memory +pids +cpu" to the cgroup.subtree_control of every cgroup from the
+// root down to own's parent that does not already hand all three down. The executor calls it
+// when its own cgroup lacks them. Fails (leaving what it enabled) where the kernel refuses, e.g.
+// at a cgroup that holds processes itself.
+Status DelegateV2Controllers(const std::string& mount, const std::string& own);
+
 class CgroupTree;
 
 // One sandbox's cgroup (a leaf). Owned by the worker whose sandbox it holds.
@@ -148,6 +158,11 @@ class CgroupTree {
   static std::string GroupFor(std::string_view org_id);
 
   CgroupVersion version() const { return version_; }
+  // The tree's directory: on v2 its only one; on v1 the freezer hierarchy's (every hierarchy
+  // holds the same groups).
+  const std::string& root() const {
+    return roots_.count("freezer") ? roots_.at("freezer") : roots_.begin()->second;
+  }
   // "v1 (memory, pids, cpu, cpuacct, freezer)" or "v2", for the start-up log line.
   std::string Describe() const;
 

@@ -13,6 +13,8 @@
 
 #include "toolgate/base/status.h"
 #include "toolgate/bus/bus.h"
+#include "toolgate/executor/bundle_cache.h"
+#include "toolgate/v1/toolgate.pb.h"
 
 namespace toolgate::executor {
 
@@ -28,15 +30,21 @@ class CodeSource {
                                     std::string_view traceparent) = 0;
 };
 
-// Asks the registry: CodeRequest on tg.registry.code, answered with a CodeReply.
-class RegistryCodeSource : public CodeSource {
+// Asks the registry: CodeRequest on tg.registry.code, answered with a CodeReply (its code, or
+// its bundle's bytes for a bundle version).
+class RegistryCodeSource : public CodeSource, public BundleSource {
  public:
   // bus must outlive this object.
   RegistryCodeSource(bus::Bus& bus, int timeout_ms) : bus_(bus), timeout_ms_(timeout_ms) {}
   Result<std::string> Fetch(const std::string& function_id, const std::string& version,
                             std::string_view traceparent) override;
+  Result<std::string> FetchBundle(const std::string& function_id, const std::string& version,
+                                  std::string_view traceparent) override;
 
  private:
+  Result<v1::CodeReply> Ask(const std::string& function_id, const std::string& version,
+                            std::string_view traceparent);
+
   bus::Bus& bus_;
   int timeout_ms_;
 };

@@ -1,11 +1,11 @@
 // JobExecutor: one InvokeJob in, one v1::ExecutionResult out.
 //
-// It gets the version's code, opens the call's sealed secrets, runs the version's runtime and
-// reports the outcome in billing's terms: handler_ran with the handler's response (its 500s
-// included, which are charged), or handler_ran=false with a problem, nothing charged: 408
-// timeout, or 502 executor_failure when the platform failed (no code in the registry, secrets
-// that do not open, a runtime this executor lacks). The secrets are wiped as soon as the runtime
-// returns.
+// It gets the version's code (or, for a bundle version, its unpacked bundle), opens the call's
+// sealed secrets, runs the version's runtime and reports the outcome in billing's terms:
+// handler_ran with the handler's response (its 500s included, which are charged), or
+// handler_ran=false with a problem, nothing charged: 408 timeout, or 502 executor_failure when the
+// platform failed (no code in the registry, secrets that do not open, a runtime this executor
+// lacks). The secrets are wiped as soon as the runtime returns.
 #pragma once
 
 #include <string>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "toolgate/bus/service.h"
+#include "toolgate/executor/bundle_cache.h"
 #include "toolgate/executor/code_store.h"
 #include "toolgate/executor/dispatch_notices.h"
 #include "toolgate/executor/executor_keys.h"
@@ -30,8 +31,10 @@ constexpr int64_t kDefaultMemoryMb = 128;
 class JobExecutor {
  public:
   // Every argument must outlive the executor. runtimes: the runtimes this executor serves.
-  JobExecutor(const ExecutorKeys& keys, CodeStore& code, std::vector<Runtime*> runtimes)
-      : keys_(keys), code_(code), runtimes_(std::move(runtimes)) {}
+  // bundles: where bundle versions' files come from (null: a bundle version is a 502).
+  JobExecutor(const ExecutorKeys& keys, CodeStore& code, std::vector<Runtime*> runtimes,
+              BundleCache* bundles = nullptr)
+      : keys_(keys), code_(code), runtimes_(std::move(runtimes)), bundles_(bundles) {}
 
   // The result of running job; job comes back in it without its sealed secrets. traceparent
   // goes with the registry request. Thread-safe.
@@ -45,6 +48,7 @@ class JobExecutor {
   const ExecutorKeys& keys_;
   CodeStore& code_;
   std::vector<Runtime*> runtimes_;
+  BundleCache* bundles_;
 };
 
 // The result of a job that waited waited_ms for an execution slot without getting one: 503

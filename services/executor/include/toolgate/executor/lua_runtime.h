@@ -9,11 +9,13 @@
 //   raises an error that unwinds the state; once past it every further instruction raises again,
 //   so pcall cannot swallow it. The outcome is a timeout (408), not a handler error.
 // - Libraries: base, string, table, math, utf8 and coroutine only. No dofile, loadfile,
-//   collectgarbage or string.dump; load accepts text chunks only; no io, package, require or
-//   debug; `os` holds only time, clock, date and getenv, which returns the caller's mapped
+//   collectgarbage or string.dump; load accepts text chunks only; no io or debug; no package
+//   or require, but for a bundle version (Invocation::bundle_root), whose require loads Lua
+//   modules of the bundle only (text, never C; package.path shows where, package.cpath is ""); `os` holds only time, clock, date and getenv, which returns the caller's mapped
 //   secrets and nil for anything else. setmetatable refuses __gc: Lua runs finalizers with
 //   hooks off, out of the deadline's reach. print appends to the execution's bounded log.
-//   `json` holds encode, decode and the null sentinel (see lua_json.h).
+//   `json` holds encode, decode and the null sentinel (see lua_json.h); `http` holds request,
+//   the outbound HTTP facility through the egress gateway (see lua_http.h and egress_fetch.h).
 // - Errors raised by the handler (error(), runtime errors, stack overflow) give 500 errorType
 //   "LuaError" with Lua's message ("handler.lua:LINE: message"); the traceback goes to the log.
 //   No global service_handler function gives "HandlerNotFound"; a return value JSON cannot
@@ -26,13 +28,20 @@
 // LuaRuntime inside a sandboxed worker process (lua_worker.h), which is killed at the deadline.
 #pragma once
 
+#include <utility>
+
+#include "toolgate/executor/egress_fetch.h"
 #include "toolgate/executor/runtime.h"
 
 namespace toolgate::executor {
 
 class LuaRuntime : public Runtime {
  public:
-  explicit LuaRuntime(RuntimeLimits limits) : limits_(limits) {}
+  // egress: how http.request reaches the egress gateway; without a proxy (the default, and
+  // the executor's in-process Lua) every request raises "egress is not available in this
+  // sandbox".
+  explicit LuaRuntime(RuntimeLimits limits, EgressConfig egress = {})
+      : limits_(limits), egress_(std::move(egress)) {}
 
   std::string_view name() const override { return "lua"; }
   // Thread-safe: each call owns its own lua_State.
@@ -40,6 +49,7 @@ class LuaRuntime : public Runtime {
 
  private:
   RuntimeLimits limits_;
+  EgressConfig egress_;
 };
 
 }  // namespace toolgate::executor

@@ -14,11 +14,14 @@
 // what the handler printed, and its traceback, go to fd 1, the execution log.
 #pragma once
 
+#include "toolgate/executor/egress_fetch.h"
+
 namespace toolgate::executor {
 
 // Serves one worker's life: reads frames from requests, answers on replies, writes logs to
-// log_fd. Returns the process exit code when the executor closes requests (0) or breaks the
-// protocol (2).
-int ServeLuaWorker(int requests, int replies, int log_fd);
+// log_fd. Handlers' http.request goes out as egress says (the worker's environment:
+// EgressConfigFromEnvironment). Returns the process exit code when the executor closes requests
+// (0) or breaks the protocol (2).
+int ServeLuaWorker(int requests, int replies, int log_fd, const EgressConfig& egress = {});
 
 }  // namespace toolgate::executor

@@ -40,6 +40,7 @@
 
 #include "toolgate/base/status.h"
 #include "toolgate/executor/cgroup.h"
+#include "toolgate/executor/egress_gateway.h"
 #include "toolgate/executor/sandbox.h"
 #include "toolgate/executor/worker_pool.h"
 
@@ -70,6 +71,9 @@ struct ProcessWorkerOptions {
   // with a handler's first use of the GPU); one that used CPU between calls still does, at the
   // next call, which then goes to another worker.
   bool allow_new_threads = false;
+  // The gateway that opens the sandbox's egress door at spawn (null: the sandbox gets no door
+  // and no network at all). Must outlive the worker.
+  EgressGateway* egress = nullptr;
 };
 
 class ProcessWorker : public Worker {
@@ -90,7 +94,7 @@ class ProcessWorker : public Worker {
 
  private:
   ProcessWorker(SandboxedProcess process, ProcessWorkerOptions options,
-                std::unique_ptr<Cgroup> cgroup);
+                std::unique_ptr<Cgroup> cgroup, std::unique_ptr<EgressDoor> door);
   // After an answer: stops what the handler left running and decides whether the worker may
   // serve again; notes what it did in log.
   void AfterAnswer(const Invocation& invocation, LogBuffer& log, WorkerReply& reply);
@@ -112,11 +116,12 @@ class ProcessWorker : public Worker {
 
   SandboxedProcess process_;
   ProcessWorkerOptions options_;
-  std::unique_ptr<Cgroup> cgroup_;  // destroyed after the process is killed
-  int64_t baseline_threads_ = 0;    // the interpreter's own threads, at its hello
-  int64_t idle_cpu_us_ = -1;        // the sandbox's CPU time when the last call ended
-  bool init_sent_ = false;          // the kInit frame went out, with the first call
-  bool ready_ = false;              // the module loaded
+  std::unique_ptr<Cgroup> cgroup_;    // destroyed after the process is killed
+  std::unique_ptr<EgressDoor> door_;  // the sandbox's way out; null without a gateway
+  int64_t baseline_threads_ = 0;      // the interpreter's own threads, at its hello
+  int64_t idle_cpu_us_ = -1;          // the sandbox's CPU time when the last call ended
+  bool init_sent_ = false;            // the kInit frame went out, with the first call
+  bool ready_ = false;                // the module loaded
   bool exited_ = false;
   int wait_status_ = 0;     // once exited_
   struct rusage usage_ {};  // once exited_

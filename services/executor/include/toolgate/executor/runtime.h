@@ -10,9 +10,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "toolgate/core/egress_policy.h"
+#include "toolgate/executor/egress_gateway.h"
 
 namespace toolgate::executor {
 
@@ -22,9 +26,28 @@ struct EnvVar {
   std::string_view value;
 };
 
+// A bundle unpacked on the host's disk (bundle_cache.h). The files stay there while a
+// reference lives: a worker that shows them in its sandbox holds one for its whole life.
+struct BundleFiles {
+  std::string digest;
+  std::string dir;  // host path of the bundle's root
+};
+using BundleRef = std::shared_ptr<const BundleFiles>;
+
+// The entry file of a bundle of runtime ("lua", "python", "javascript") that names none:
+// handler.lua, handler.py, handler.js.
+std::string DefaultBundleHandler(std::string_view runtime);
+
 // Everything a runtime needs to run one call. Views into the caller's memory, valid during Run.
 struct Invocation {
-  std::string_view code;        // the version's source text
+  std::string_view code;  // the version's source text; empty for a bundle version
+  // A bundle version: its files, and its entry file relative to their root. Null for a
+  // single-file version.
+  BundleRef bundle;
+  std::string_view handler;
+  // Where the runtime reads the bundle's files: the host directory for an in-process runtime,
+  // the sandbox's view of it inside a worker. Empty for a single-file version.
+  std::string_view bundle_root;
   std::string_view event_json;  // the raw JSON text of "event" (an object or a string)
   std::string_view execution_id;
   std::string_view function_id;
@@ -33,6 +56,9 @@ struct Invocation {
   int64_t timeout_ms = 30000;
   int64_t memory_mb = 128;
   std::vector<EnvVar> env;
+  // Where the handler may connect through the egress gateway; null or empty: nowhere. Owned by
+  // the caller, valid during Run.
+  const core::EgressList* egress = nullptr;
 };
 
 struct ExecutionOutcome {
@@ -49,6 +75,7 @@ struct ExecutionOutcome {
   int64_t memory_used_mb = 1;  // peak, rounded up to whole MiB, at least 1
   std::string logs;            // the handler's output and tracebacks, bounded, valid UTF-8
   std::string failure;         // kPlatformFailure only: what went wrong, for the operator's log
+  CallEgress egress;           // the handler's requests through the egress gateway
 };
 
 struct RuntimeLimits {

@@ -1,7 +1,8 @@
 // Sandbox: starting an untrusted program (a worker) in a box of its own.
 //
 // The process gets new user, PID, mount, IPC, UTS, network and cgroup namespaces: it sees no
-// other process, no network interface but a loopback that is down, and a file system built for
+// other process, no network interface but a loopback that is down (the executor's egress
+// gateway brings it up to put its door there: egress_gateway.h), and a file system built for
 // it: a read-only root holding only the system directories (bound read-only from the host), the
 // runtime's files, /proc of its own PID namespace (where the container allows it), a minimal
 // /dev, and a private /tmp of bounded size. The namespace's root (itself an unprivileged host
@@ -52,6 +53,12 @@ struct SandboxSpec {
   std::vector<std::string> system_paths = DefaultSystemPaths();
   // Host paths shown read-only elsewhere: {host path, sandbox path}.
   std::vector<std::pair<std::string, std::string>> read_only_binds;
+  // Host directories shown read-only elsewhere with nothing in them executable (noexec): a
+  // tool's bundle, which is data its interpreter reads. {host path, sandbox path}.
+  std::vector<std::pair<std::string, std::string>> data_binds;
+  // Directories of the system paths covered by an empty read-only tmpfs, so nothing in them
+  // can be read, even by absolute path; those the host lacks are skipped.
+  std::vector<std::string> hidden_paths = DefaultHiddenPaths();
   // Host device nodes shown read-write at the same path (GPU nodes); absent ones are skipped.
   std::vector<std::string> devices;
   // What kSandboxUid/gid is on the host. The namespace's root, which only builds the sandbox
@@ -63,8 +70,14 @@ struct SandboxSpec {
   SandboxLimits limits;
 
   // /usr, the /lib and /bin directories (or their symlinks) and the few files of /etc that
-  // programs need to start (the dynamic loader's cache, time zone, Python's site configuration).
+  // programs need to start (the dynamic loader's cache, time zone, Python's site configuration)
+  // or to make TLS connections (/etc/ssl/certs, OpenSSL's configuration; never /etc/ssl/private).
   static std::vector<std::string> DefaultSystemPaths();
+  // The host's package directories, which a sealed runtime must not see: Python's
+  // dist-packages (Debian's and /usr/local's), node's global module directories, Lua's module
+  // trees. A tool sees its runtime's standard library and its own bundle, nothing the host
+  // happens to have installed.
+  static std::vector<std::string> DefaultHiddenPaths();
 };
 
 // One step of building the sandbox's file system, run inside the new mount namespace. Paths
@@ -77,8 +90,8 @@ struct MountOp {
     kSymlink,       // target -> source
     kMount,         // mount(source, target, fstype, flags, data)
     kBindReadOnly,  // bind source (and the mounts under it) on target, then remount it
-                    // read-only (keeping the host mount's nosuid/nodev/noexec, which a user
-                    // namespace may not drop)
+                    // read-only with flags added (keeping the host mount's
+                    // nosuid/nodev/noexec, which a user namespace may not drop)
   };
   Kind kind;
   std::string source;

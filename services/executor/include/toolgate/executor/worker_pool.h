@@ -77,6 +77,7 @@ struct WorkerReply {
   bool started = false;
   bool reusable = false;  // the worker may serve another call
   std::string failure;    // kCrashed: how it died, for the operator's log
+  CallEgress egress;      // the call's requests through its sandbox's egress door
 };
 
 // One worker process, as the pool sees it. Destroying it stops the process.
@@ -89,6 +90,11 @@ class Worker {
   // False once the process has died. The pool asks its spares, under its lock, so it must be
   // cheap; never called during a Call.
   virtual bool Alive() { return true; }
+  // Shows bundle's files in the worker's sandbox (at /bundle) before its first call, for a
+  // worker started before its version was known (bundle_views.h). Internal when it cannot.
+  virtual Status ShowBundle(BundleRef) {
+    return Status::Internal("this worker cannot be shown a bundle");
+  }
 };
 
 struct WorkerPoolOptions {

@@ -8,7 +8,10 @@
 //   worker -> executor   kHello                 the interpreter is up, before anything else (no
 //                                               payload, no nonce): no tool code has run yet
 //   executor -> worker   kInit  {"code", "memory_mb", "max_result_bytes",
-//                                "max_response_bytes", "max_log_bytes"}    once, first
+//                                "max_response_bytes", "max_log_bytes",
+//                                "bundle_root", "handler"}    once, first; a bundle version
+//                                has no code but its files at bundle_root (as the worker sees
+//                                them) and its entry file at handler, relative to them
 //   worker -> executor   kStarted               the tool's code starts now (the module's, then
 //                                               the handler's): what fails before it is the
 //                                               platform's failure, not the tool's
@@ -94,9 +97,11 @@ class FrameReader {
   std::string buffer_;
 };
 
-// The kInit payload: the nonce, then the JSON.
+// The kInit payload: the nonce, then the JSON. bundle_root and handler are empty for a
+// single-file version.
 std::string InitPayload(std::string_view nonce, std::string_view code, int64_t memory_mb,
-                        size_t max_result_bytes, const RuntimeLimits& limits);
+                        size_t max_result_bytes, const RuntimeLimits& limits,
+                        std::string_view bundle_root = {}, std::string_view handler = {});
 // The kCall payload: the nonce, then the JSON of the event as sent, the context of contract section
 // 3 with deadline_ms left, and the secrets as "env". It holds secret values: wipe it once written.
 std::string CallPayload(std::string_view nonce, const Invocation& invocation, int64_t deadline_ms);

@@ -7,6 +7,7 @@
 
 #include "toolgate/bus/bus.h"
 #include "toolgate/core/http.h"
+#include "toolgate/registry/bundle_check.h"
 #include "toolgate/registry/function_cache.h"
 #include "toolgate/registry/store.h"
 #include "toolgate/registry/syntax_check.h"
@@ -18,7 +19,9 @@ class RegistryApi {
   // store, bus and cache must outlive the api. Thread-safe. cache is this replica's invoke
   // cache: a change drops its entries here before the answer, so that a call right after the
   // change never sees the old state on this replica (other replicas hear the broadcast event).
-  RegistryApi(RegistryStore& store, bus::Bus& bus, SyntaxChecker check, FunctionCache& cache);
+  // bundle_limits bound the bundles that versions publish.
+  RegistryApi(RegistryStore& store, bus::Bus& bus, SyntaxChecker check, FunctionCache& cache,
+              BundleLimits bundle_limits = {});
 
   // Adds POST/PATCH/GET /functions..., POST /functions/{id}/versions and /workspace/tools.
   // GET /functions/{id} also answers without authentication, for public functions (the
@@ -34,6 +37,8 @@ class RegistryApi {
   // mapping for a function of its workspace, which the workspace MCP endpoint applies.
   v1::HttpResponse SetToolEnvKeys(const core::Request& r);
   v1::HttpResponse ClearToolEnvKeys(const core::Request& r);
+  // POST /functions/{id}/versions: a JSON body, or multipart/form-data with the JSON fields in
+  // a part "metadata" and the bundle's archive in a part "bundle".
   v1::HttpResponse PublishVersion(const core::Request& r);
   v1::HttpResponse AddTool(const core::Request& r);
   v1::HttpResponse ListTools(const core::Request& r);
@@ -51,6 +56,7 @@ class RegistryApi {
   FunctionCache& cache_;
   bus::Bus& bus_;
   SyntaxChecker check_;
+  BundleCheck bundles_;
 };
 
 }  // namespace toolgate::registry

@@ -19,8 +19,9 @@ struct Card {
   std::string category;
   std::string sector;
   std::vector<std::string> tags;
-  std::string runtime;       // of the latest version; "" while none is published
-  std::string compute_type;  // likewise
+  std::string runtime;              // of the latest version; "" while none is published
+  std::string compute_type;         // likewise
+  std::vector<std::string> egress;  // the latest version's, as published; [] while none
   int64_t price_micro_usd = 0;
   int64_t rating_sum = 0;
   int64_t rating_count = 0;

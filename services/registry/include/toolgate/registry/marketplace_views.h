@@ -13,7 +13,8 @@
 namespace toolgate::registry {
 
 // A card: {function_id, name, description, organization {id, name}, category, sector, tags,
-// runtime, compute_type (null while no version is published), price_micro_usd,
+// runtime, compute_type (null while no version is published), egress (the latest version's,
+// [] while none), price_micro_usd,
 // rating {average, count}, executions, mcp, favorite}.
 std::string CardJson(const Card& card);
 

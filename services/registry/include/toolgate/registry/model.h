@@ -21,7 +21,10 @@ struct PublishedVersion {
   int32_t timeout_ms = 0;
   int32_t memory_mb = 0;
   std::vector<std::string> declared_keys;
-  int64_t price_micro_usd = 0;  // fixed when the version was published
+  int64_t price_micro_usd = 0;      // fixed when the version was published
+  std::vector<std::string> egress;  // as published
+  std::string bundle_digest;        // "" for single-file code
+  std::string handler;              // a bundle's entry file; "" for single-file code
   // The compiled input_schema every event is checked against (row 5); null accepts any event.
   std::shared_ptr<const core::JsonSchema> input_schema;
 };

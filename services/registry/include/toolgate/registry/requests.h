@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "toolgate/core/version.h"
+#include "toolgate/registry/bundle_check.h"
 #include "toolgate/registry/syntax_check.h"
 #include "toolgate/v1/toolgate.pb.h"
 
@@ -49,6 +50,8 @@ inline constexpr int64_t kMaxTimeoutMs = 900'000;
 inline constexpr int64_t kMaxMemoryMb = 4'096;
 inline constexpr size_t kMaxDeclaredKeys = 32;
 inline constexpr size_t kMaxExamples = 20;
+inline constexpr size_t kMaxEgressEntries = 100;
+inline constexpr size_t kMaxHandlerPathChars = 256;
 
 // A validated POST /functions/{id}/versions.
 struct VersionDraft {
@@ -56,7 +59,15 @@ struct VersionDraft {
   core::Version parsed;
   std::string runtime;       // "python" | "javascript" | "lua"
   std::string compute_type;  // "CPU" | "GPU"
-  std::string code;
+  std::string code;          // "" for a bundle
+  // Set for a bundle: the archive's bytes as uploaded, what BundleCheck found in it (its
+  // handler_code cleared) and the entry file, normalised ("src/main.py"; the runtime's default
+  // when the request named none).
+  std::string bundle;
+  BundleInfo bundle_info;
+  std::string handler;
+  // Where the handler may connect, exactly as published (checked by core::EgressList::Parse).
+  std::vector<std::string> egress;
   std::string input_schema_json;  // a JSON object; {"type":"object"} by default
   std::vector<std::string> declared_keys;
   int32_t timeout_ms = 0;
@@ -76,7 +87,16 @@ inline constexpr int kSyntaxCheckRetryAfterS = 1;
 // it): a compile error, or a check past its memory or time limit, is a 422 on "code" with the
 // check's message; a runtime whose toolchain is missing a 422 on "runtime"; no turn for the
 // check (Timeout) a 503 with Retry-After; a check that could not run a 503.
-std::variant<v1::Problem, VersionDraft> ParseVersionRequest(std::string_view body,
-                                                            const SyntaxChecker& check);
+//
+// The code is either "code" (one file) or a bundle: "bundle" (base64 of a .tar.gz) in body, or
+// uploaded_bundle (the raw archive of a multipart/form-data upload, body being its "metadata"
+// part), with an optional "handler". A bundle refused by bundles is a 422 on "bundle" naming the
+// entry and the reason; its handler is compiled like "code" when it is at most kMaxCodeBytes
+// (larger entry files are not checked), its errors reported on "handler". "egress" must be at
+// most kMaxEgressEntries entries that core::EgressList::Parse accepts; each bad one is a 422 on
+// "egress[i]".
+std::variant<v1::Problem, VersionDraft> ParseVersionRequest(
+    std::string_view body, const SyntaxChecker& check, const BundleCheck& bundles = BundleCheck(),
+    std::optional<std::string_view> uploaded_bundle = std::nullopt);
 
 }  // namespace toolgate::registry

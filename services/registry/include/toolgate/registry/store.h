@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "toolgate/pg/pg.h"
+#include "toolgate/registry/code_cache.h"
 #include "toolgate/registry/execution_counter.h"
 #include "toolgate/registry/function_cache.h"
 #include "toolgate/registry/requests.h"
@@ -52,7 +53,14 @@ struct VersionRecord {
   int32_t memory_mb = 0;
   std::string examples_json;
   int64_t published_at_ms = 0;
-  int64_t price_micro_usd = 0;  // fixed at publishing
+  int64_t price_micro_usd = 0;      // fixed at publishing
+  std::vector<std::string> egress;  // as published
+  // A bundle version's entry file, bundle digest, archive size and entry count; handler and
+  // bundle_digest are "" for single-file code. Filled by every method, ListVersions included.
+  std::string handler;
+  std::string bundle_digest;
+  int64_t bundle_size_bytes = 0;
+  int64_t bundle_files = 0;
 };
 
 // One line of GET /workspace/tools.
@@ -99,12 +107,14 @@ class RegistryStore : public FunctionSource {
   // One version with its schema, keys and examples; nullopt when not published.
   Result<std::optional<VersionRecord>> GetVersion(const std::string& function_id,
                                                   const std::string& version);
-  // Publishes draft; Conflict when a version comparing equal is already published.
+  // Publishes draft; Conflict when a version comparing equal is already published. A bundle is
+  // stored under its digest unless a row holds it already, in the same transaction as the
+  // version: a failed publish leaves neither.
   Result<VersionRecord> InsertVersion(const std::string& function_id, const VersionDraft& draft);
   // Whether a version comparing equal to parsed is published.
   Result<bool> HasEqualVersion(const std::string& function_id, const core::Version& parsed);
-  // The code of a published version; nullopt when not published.
-  Result<std::optional<std::string>> LoadCode(const std::string& function_id,
+  // The code or bundle of a published version; nullopt when not published.
+  Result<std::optional<VersionCode>> LoadCode(const std::string& function_id,
                                               const std::string& version);
 
   // Records that org_id added function_id at the returned time (ms); Conflict when it already
@@ -121,9 +131,9 @@ class RegistryStore : public FunctionSource {
   // False when org_id had none stored for function_id.
   Result<bool> ClearWorkspaceEnvKeys(const std::string& org_id, const std::string& function_id);
   // Deletes function_id, which org_id owns, with its versions and everything the registry keeps
-  // about it (workspace adds, favorites, ratings, run counts), in one transaction; returns the
-  // organizations that had added it. NotFound when org_id owns no such function. The billing
-  // records of its executions are billing's and stay.
+  // about it (workspace adds, favorites, ratings, run counts, bundles no other version
+  // publishes), in one transaction; returns the organizations that had added it. NotFound when
+  // org_id owns no such function. The billing records of its executions are billing's and stay.
   Result<std::vector<std::string>> DeleteFunction(const std::string& function_id,
                                                   const std::string& org_id);
   // The functions org_id owns, oldest first.

@@ -9,9 +9,11 @@
 namespace toolgate::registry {
 
 // GET /functions/{id}: the function's fields, organization {id, name}, versions (highest first,
-// as given) [{version, runtime, compute_type, published_at}], latest_version, and of the latest
-// version (latest, may be nullptr) runtime, compute_type, input_schema, declared_keys, examples,
-// timeout_ms and memory_mb: all null while no version is published. Also rating {average,
+// as given) [{version, runtime, compute_type, published_at, price_micro_usd, egress}],
+// latest_version, and of the latest version (latest, may be nullptr) runtime, compute_type,
+// input_schema, declared_keys, examples, timeout_ms, memory_mb, egress (as published), handler
+// and bundle {digest, size_bytes, files} (both null for single-file code): all null while no
+// version is published. Also rating {average,
 // count}, executions, and, with stats, last_7_days {executions, success_rate, p50_ms} (the
 // rates null without executions; p50_ms is the upper bound of the median's latency bucket).
 std::string FunctionDetailJson(const FunctionRecord& function,
@@ -19,7 +21,8 @@ std::string FunctionDetailJson(const FunctionRecord& function,
                                const VersionRecord* latest, const WeekStats* stats = nullptr);
 
 // POST /functions/{id}/versions: {function_id, version, runtime, compute_type, input_schema,
-// declared_keys, examples, timeout_ms, memory_mb, published_at}.
+// declared_keys, examples, timeout_ms, memory_mb, price_micro_usd, egress, handler, bundle,
+// published_at}.
 std::string VersionDetailJson(const VersionRecord& version);
 
 // GET /workspace/tools: {owned: [summary...], added: [summary...]}, a summary being

@@ -1,0 +1,3 @@
+function service_handler(event, context)
+  return event
+end

@@ -1,0 +1,1 @@
+exports.twice = (n) => n * 2;

@@ -1,0 +1,3 @@
+local M = {}
+function M.square(n) return n * n end
+return M

@@ -1,0 +1,1 @@
+"""A vendored pure-Python package."""
