@@ -94,7 +94,7 @@ class ComposeHealthTest(unittest.TestCase):
             self.assertIn("no-new-privileges:true", service["security_opt"], name)
             self.assertNotIn("privileged", service, name)
             if name == "executor":
-                self.assertEqual(set(service["cap_add"]), {"SETUID", "SETGID", "DAC_OVERRIDE"})
+                self.assertEqual(set(service["cap_add"]), {"SETUID", "SETGID", "DAC_OVERRIDE", "SYS_ADMIN"})
             else:
                 self.assertNotIn("cap_add", service, name)
                 self.assertNotIn("user", service, name)
@@ -272,7 +272,7 @@ class KubernetesOperabilityTest(unittest.TestCase):
             self.assertEqual(sc["capabilities"]["drop"], ["ALL"], name)
             if name == "toolgate-executor":
                 self.assertEqual(sc["runAsUser"], 0)
-                self.assertEqual(set(sc["capabilities"]["add"]), {"SETUID", "SETGID", "DAC_OVERRIDE"})
+                self.assertEqual(set(sc["capabilities"]["add"]), {"SETUID", "SETGID", "DAC_OVERRIDE", "SYS_ADMIN"})
                 continue
             self.assertNotIn("add", sc["capabilities"], name)
             self.assertTrue(pod["runAsNonRoot"], name)
