@@ -1056,6 +1056,12 @@ const std::vector<Command>& Commands() {
        .summary = "Revoke an API key.",
        .positional = 1,
        .run = KeysRevoke},
+      {.name = "keys init",
+       .usage = "keys init [--dir DIR]",
+       .summary = "Create a cluster's keys and credentials (compose, Kubernetes); existing files "
+                  "are kept.",
+       .options = {"dir"},
+       .words_run = RunKeysInit},
       {.name = "secrets create",
        .usage = "secrets create --name N (--value V | --value - | --value-file F)",
        .summary = "Store a secret (--value - reads stdin).",

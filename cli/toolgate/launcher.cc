@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <tuple>
@@ -945,6 +947,49 @@ int RunDown(const std::vector<std::string>& args) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // not our child: no waitpid
   }
   std::printf("Toolgate stopped (data in %s)\n", data.c_str());
+  return 0;
+}
+
+int RunKeysInit(const std::vector<std::string>& args) {
+  Flags flags("toolgate keys init",
+              "Create the keys and credentials of a cluster (compose or Kubernetes) in a "
+              "directory: what `toolgate up` creates in DATA/keys. Files that exist are kept.");
+  flags.Define("dir", "./keys", "where the files go (created 0700)");
+  std::vector<char*> argv = {const_cast<char*>("toolgate")};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  std::vector<std::string> extra = flags.Parse(static_cast<int>(argv.size()), argv.data());
+  if (!extra.empty()) {
+    std::fprintf(stderr, "toolgate keys init: unexpected argument '%s' (see --help)\n",
+                 extra[0].c_str());
+    return 2;
+  }
+  InitCrypto();
+  const fs::path dir = fs::absolute(flags.Get("dir")).lexically_normal();
+  std::set<std::string> before;
+  if (fs::is_directory(dir)) {
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      before.insert(entry.path().filename().string());
+    }
+  }
+  // The same functions as `toolgate up`: one definition of what a system's keys are.
+  EnsureKeys(dir);
+  EnsureCredentials(dir);
+  std::vector<std::string> files;
+  for (const auto& entry : fs::directory_iterator(dir)) files.push_back(entry.path().filename());
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    std::printf("%s %s\n", before.count(file) ? "kept   " : "created", (dir / file).c_str());
+  }
+  std::printf(
+      "\nFor Kubernetes (deploy/k8s/toolgate.yaml):\n"
+      "  kubectl create secret generic toolgate-keys --from-file=%1$s/master.key \\\n"
+      "    --from-file=%1$s/executor.key --from-file=%1$s/executor.pub "
+      "--from-file=%1$s/mcp_session.key\n"
+      "  kubectl create secret generic toolgate-credentials --from-file=%1$s/postgres.password \\\n"
+      "    --from-file=%1$s/redis.password $(for f in %1$s/nats-*.password; do printf -- "
+      "'--from-file=%%s ' \"$f\"; done)\n"
+      "For compose: run from the directory holding compose.yaml with --dir ./keys.\n",
+      dir.c_str());
   return 0;
 }
 

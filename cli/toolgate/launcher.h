@@ -20,4 +20,11 @@ int RunStatus(const std::vector<std::string>& args);
 // --detach`, or any other) and returns once it and every child are gone. 0 also when none ran.
 int RunDown(const std::vector<std::string>& args);
 
+// `toolgate keys init [--dir DIR]`: creates in DIR (default ./keys) what a cluster needs and
+// `toolgate up` keeps in DATA/keys: the secrets master key, the executor pool's key pair, the
+// edges' MCP session key, and the PostgreSQL, Redis and per-user NATS passwords (0600; the
+// public key 0644). Existing files are kept, so running it again is harmless. Prints each file
+// and how to load them into Kubernetes Secrets. Returns the process exit code.
+int RunKeysInit(const std::vector<std::string>& args);
+
 }  // namespace toolgate::cli

@@ -41,12 +41,13 @@ int main(int argc, char** argv) {
     core::Die("auth", "migration failed", s.ToString());
   }
 
-  // Readiness reads PostgreSQL through a connection of its own: a pool busy with work must not
-  // read as a store that is away.
-  pg::Pool ready_probe(flags.Get("postgres-url"), 1,
-                       core::SecretFromFlag("auth", flags, "postgres-password-file"));
+  // Readiness opens a connection of its own with a deadline: a pool busy with work must not read
+  // as a store that is away, and a stopped server must not hang the probe.
   core::ReadinessCheck postgres_ready(
-      "postgres", [&ready_probe] { return ready_probe.Exec("SELECT 1").status(); });
+      "postgres", [url = flags.Get("postgres-url"),
+                   password = core::SecretFromFlag("auth", flags, "postgres-password-file")] {
+        return pg::Ping(url, password, core::kReadinessTimeout);
+      });
   auth::AccountStore accounts(pool);
   auth::KeyStore keys(pool);
   auth::KeyCache cache(flags.GetInt("key-cache-ttl-ms") * 1000);

@@ -89,12 +89,13 @@ int main(int argc, char** argv) {
     core::Die(kName, "migration failed", s.ToString());
   }
   redis::Client redis(RedisOptions(flags));
-  // Readiness reads PostgreSQL through a connection of its own: a pool busy with work must not
-  // read as a store that is away.
-  pg::Pool ready_probe(flags.Get("postgres-url"), 1,
-                       core::SecretFromFlag(kName, flags, "postgres-password-file"));
+  // Readiness opens a connection of its own with a deadline: a pool busy with work must not read
+  // as a store that is away, and a stopped server must not hang the probe.
   core::ReadinessCheck postgres_ready(
-      "postgres", [&ready_probe] { return ready_probe.Exec("SELECT 1").status(); });
+      "postgres", [url = flags.Get("postgres-url"),
+                   password = core::SecretFromFlag(kName, flags, "postgres-password-file")] {
+        return pg::Ping(url, password, core::kReadinessTimeout);
+      });
   redis::Options probe_options = RedisOptions(flags);
   probe_options.pool_size = 1;
   redis::Client redis_probe(probe_options);

@@ -168,6 +168,13 @@ std::optional<std::string> OptionalHeader(const Http::Request& request, const st
   return HeaderValue(request, name);
 }
 
+// The answer's side of an invocation's server span; a server span fails only on a 5xx (the
+// caller's mistakes are not the server's errors).
+void AnnotateAnswer(trace::Span& span, int status) {
+  span.SetAttribute("http.response.status_code", static_cast<int64_t>(status));
+  if (status >= 500) span.SetError();
+}
+
 }  // namespace
 
 EdgeServer::EdgeServer(bus::Bus& bus, EdgeOptions options)
@@ -301,8 +308,15 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
                               const std::string& request_id, const std::string& function_id,
                               const std::string& version) {
   const int64_t start_us = MonotonicUs();
-  auto span = std::make_shared<trace::Span>(
-      trace::ContinueOrStart(HeaderValue(request, "traceparent")), "edge.invoke");
+  auto span =
+      std::make_shared<trace::Span>(trace::ContinueOrStart(HeaderValue(request, "traceparent")),
+                                    "edge.invoke", trace::SpanKind::kServer);
+  span->SetAttribute("http.request.method", std::string("POST"))
+      .SetAttribute("http.route",
+                    std::string(version.empty() ? "/api/v1/functions/{id}/invoke"
+                                                : "/api/v1/functions/{id}/{version}/invoke"))
+      .SetAttribute("faas.trigger", std::string("http"))
+      .SetAttribute("faas.invoked_name", function_id);
   std::string traceparent = span->traceparent();
   const std::string& body = request.body();
   // Refused before the chain, and counted like any other answer to an invocation.
@@ -312,6 +326,7 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
     HttpAnswer answer = RenderInvokeReply(reply, request_id, NowMs());
     invoke_metrics_.Record(function_id, version, reply, answer.status,
                            static_cast<double>(MonotonicUs() - start_us) / 1e6);
+    AnnotateAnswer(*span, answer.status);
     Send(*writer, answer, request_id, traceparent);
   };
   if (body.size() > options_.max_request_bytes) {
@@ -354,11 +369,13 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
     job.set_env_keys_header(HeaderValue(request, "X-Env-Keys"));
   }
   job.set_traceparent(traceparent);
+  span->SetAttribute("faas.invocation_id", job.execution_id());
   DispatchInvoke(std::move(job), [this, writer, span, request_id, traceparent, function_id, version,
                                   start_us](v1::InvokeReply reply) {
     HttpAnswer answer = RenderInvokeReply(reply, request_id, NowMs());
     invoke_metrics_.Record(function_id, version, reply, answer.status,
                            static_cast<double>(MonotonicUs() - start_us) / 1e6);
+    AnnotateAnswer(*span, answer.status);
     Send(*writer, answer, request_id, traceparent);
   });
 }

@@ -26,6 +26,14 @@ InvokeMetrics::InvokeMetrics(InvokeMetricsOptions options, metrics::Registry& re
       duration_(registry.Histogram("toolgate_invoke_duration_seconds",
                                    "Time from an invocation's request to its answer at the edge.",
                                    {"status_class"})),
+      function_duration_(
+          options.function_labels
+              ? &registry.Histogram("toolgate_function_duration_seconds",
+                                    "Time from an invocation's request to its answer at the edge, "
+                                    "by function (with --metrics-function-labels).",
+                                    {"function_id"}, metrics::DefaultLatencyBuckets(),
+                                    options.max_functions)
+              : nullptr),
       platform_errors_(registry.Counter(
           "toolgate_platform_errors_total",
           "Invocations the platform answered with a problem (not the handler's response), by "
@@ -48,6 +56,7 @@ void InvokeMetrics::Record(const std::string& function_id, const std::string& re
     invocations_.With({status_class, runtime}).Inc();
   }
   duration_.With({status_class}).Observe(seconds);
+  if (function_duration_ != nullptr) function_duration_->With({function_id}).Observe(seconds);
   if (reply.has_problem()) {
     platform_errors_.With({reply.problem().code().empty() ? "unknown" : reply.problem().code()})
         .Inc();

@@ -2,6 +2,8 @@
 //
 //   toolgate_invocations_total{[function_id, version,] status_class, runtime}
 //   toolgate_invoke_duration_seconds{status_class}       (histogram, request to answer)
+//   toolgate_function_duration_seconds{function_id}      (histogram, the same by function; only
+//                                                         with function labels)
 //   toolgate_platform_errors_total{code}                 (answers that are a problem, not the
 //                                                         handler's own response)
 //
@@ -41,6 +43,7 @@ class InvokeMetrics {
   InvokeMetricsOptions options_;
   metrics::CounterFamily& invocations_;
   metrics::HistogramFamily& duration_;
+  metrics::HistogramFamily* function_duration_;  // only with function labels
   metrics::CounterFamily& platform_errors_;
 };
 

@@ -233,6 +233,7 @@ std::unique_ptr<metrics::Collector> ExportMetrics(const WorkerPool& workers,
     metrics::Counter& idle_kills;
     metrics::Counter& evicted;
     metrics::Gauge& slots_busy;
+    metrics::Gauge& slots;
     metrics::Gauge& queued;
     metrics::Counter& expired;
   } s{state.With({"busy"}),
@@ -244,6 +245,7 @@ std::unique_ptr<metrics::Collector> ExportMetrics(const WorkerPool& workers,
       kills.With({"idle"}),
       kills.With({"evicted"}),
       r.Gauge("toolgate_executor_slots_busy", "Execution slots running a job.").With({}),
+      r.Gauge("toolgate_executor_slots", "Execution slots (jobs that may run at once).").With({}),
       r.Gauge("toolgate_executor_queue_length", "Jobs waiting for a slot.").With({}),
       r.Counter("toolgate_executor_jobs_expired_total",
                 "Jobs that waited --queue-timeout-ms without a slot and were refused.")
@@ -263,6 +265,7 @@ std::unique_ptr<metrics::Collector> ExportMetrics(const WorkerPool& workers,
         last = w;
         FairScheduler::Stats f = scheduler.stats();
         s.slots_busy.Set(static_cast<double>(f.running));
+        s.slots.Set(static_cast<double>(scheduler.options().slots));
         s.queued.Set(static_cast<double>(f.queued));
         s.expired.Inc(grown(f.expired, last_expired));
         last_expired = f.expired;

@@ -48,12 +48,13 @@ int main(int argc, char** argv) {
   if (Status s = pool.WaitReady(30000); !s.ok()) {
     core::Die(name, "cannot reach PostgreSQL", s.ToString());
   }
-  // Readiness reads PostgreSQL through a connection of its own: a pool busy with work must not
-  // read as a store that is away.
-  pg::Pool ready_probe(flags.Get("postgres-url"), 1,
-                       core::SecretFromFlag(name, flags, "postgres-password-file"));
+  // Readiness opens a connection of its own with a deadline: a pool busy with work must not read
+  // as a store that is away, and a stopped server must not hang the probe.
   core::ReadinessCheck postgres_ready(
-      "postgres", [&ready_probe] { return ready_probe.Exec("SELECT 1").status(); });
+      "postgres", [url = flags.Get("postgres-url"),
+                   password = core::SecretFromFlag(name, flags, "postgres-password-file")] {
+        return pg::Ping(url, password, core::kReadinessTimeout);
+      });
   registry::RegistryStore store(pool);
   if (Status s = store.Migrate(); !s.ok()) core::Die(name, "migration failed", s.ToString());
 

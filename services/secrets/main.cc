@@ -1,5 +1,8 @@
 // toolgate-secrets: secrets encrypted at rest, and their delivery, sealed, to executors. See
 // include/toolgate/secrets/*.h.
+#include <cstdio>
+
+#include "toolgate/base/crypto.h"
 #include "toolgate/base/flags.h"
 #include "toolgate/bus/service.h"
 #include "toolgate/core/admin_server.h"
@@ -14,10 +17,45 @@
 
 using namespace toolgate;
 
+namespace {
+
+// `toolgate-secrets rotate-master-key --new-master-key-file F`: re-encrypts every stored secret
+// from the current master key to F's in one transaction, then exits. Run it while no secrets
+// replica runs, and start them again with F as their master key (docs/operations.md).
+int RotateMasterKey(const Flags& flags) {
+  const std::string name = "secrets rotate-master-key";
+  InitCrypto();
+  const std::string new_path = flags.Get("new-master-key-file");
+  if (new_path.empty()) core::Die(name, "missing flag", "--new-master-key-file");
+  auto current = secrets::LoadMasterKey(flags.Get("master-key"), flags.Get("master-key-file"));
+  if (!current.ok()) core::Die(name, "bad master key", current.status().message());
+  auto next = secrets::LoadMasterKey("", new_path);
+  if (!next.ok()) core::Die(name, "bad new master key", next.status().message());
+  if (*current == *next) core::Die(name, "--new-master-key-file", "is the current master key");
+  secrets::SecretBox from(*current), to(*next);
+  secrets::Wipe(*current);
+  secrets::Wipe(*next);
+  pg::Pool pool(flags.Get("postgres-url"), 1,
+                core::SecretFromFlag(name, flags, "postgres-password-file"));
+  if (Status s = pool.WaitReady(10000); !s.ok()) {
+    core::Die(name, "cannot reach PostgreSQL", s.ToString());
+  }
+  auto rekeyed = secrets::SecretStore(pool, from).Rekey(to);
+  if (!rekeyed.ok()) core::Die(name, "failed", rekeyed.status().ToString());
+  std::printf(
+      "re-encrypted %lld secrets under %s; start the secrets service with it as its "
+      "master key\n",
+      static_cast<long long>(*rekeyed), new_path.c_str());
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   Flags flags("toolgate-secrets",
               "Secrets, encrypted at rest; resolves X-Env-Keys for invocations, sealed for the "
-              "executors.");
+              "executors.\nCommands: none runs the service; `rotate-master-key "
+              "--new-master-key-file F` re-encrypts every secret under F's key and exits.");
   core::DefineCommonFlags(flags);
   core::DefinePostgresFlags(flags);
   flags.Define("master-key", "",
@@ -26,8 +64,14 @@ int main(int argc, char** argv) {
                "file holding the master key in base64; created (mode 0600) when missing");
   flags.Define("executor-public-key-file", "./data/keys/executor.pub",
                "the executor pool's X25519 public key, base64 of 32 bytes");
-  flags.Parse(argc, argv);
+  flags.Define("new-master-key-file", "",
+               "rotate-master-key: the new master key's file (created, mode 0600, when missing)");
+  std::vector<std::string> commands = flags.Parse(argc, argv);
   const std::string name = "secrets";
+  if (commands.size() == 1 && commands[0] == "rotate-master-key") {
+    return RotateMasterKey(flags);
+  }
+  if (!commands.empty()) core::Die(name, "unknown command", commands[0] + " (see --help)");
   auto bus = core::StartService(name, flags);  // also initializes libsodium
 
   auto master = secrets::LoadMasterKey(flags.Get("master-key"), flags.Get("master-key-file"));
@@ -42,12 +86,13 @@ int main(int argc, char** argv) {
   if (Status s = pool.WaitReady(30000); !s.ok()) {
     core::Die(name, "cannot reach PostgreSQL", s.ToString());
   }
-  // Readiness reads PostgreSQL through a connection of its own: a pool busy with work must not
-  // read as a store that is away.
-  pg::Pool ready_probe(flags.Get("postgres-url"), 1,
-                       core::SecretFromFlag(name, flags, "postgres-password-file"));
+  // Readiness opens a connection of its own with a deadline: a pool busy with work must not read
+  // as a store that is away, and a stopped server must not hang the probe.
   core::ReadinessCheck postgres_ready(
-      "postgres", [&ready_probe] { return ready_probe.Exec("SELECT 1").status(); });
+      "postgres", [url = flags.Get("postgres-url"),
+                   password = core::SecretFromFlag(name, flags, "postgres-password-file")] {
+        return pg::Ping(url, password, core::kReadinessTimeout);
+      });
   secrets::SecretStore store(pool, box);
   if (Status s = store.Migrate(); !s.ok()) core::Die(name, "migration failed", s.ToString());
   secrets::SecretCache cache(

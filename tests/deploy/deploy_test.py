@@ -61,6 +61,115 @@ class ComposeTest(unittest.TestCase):
         self.assertIn("max_payload: 67108864", conf)
 
 
+class ComposeHealthTest(unittest.TestCase):
+    def setUp(self):
+        self.doc = yaml.safe_load((ROOT / "compose.yaml").read_text())
+        self.services = self.doc["services"]
+
+    def test_healthchecks_ask_each_services_admin_port_for_readiness(self):
+        for name in SERVICES:
+            service = self.services[name]
+            port = service["environment"]["TOOLGATE_ADMIN_PORT"]
+            self.assertEqual(service["environment"]["TOOLGATE_ADMIN_ADDRESS"], "0.0.0.0")
+            test = service["healthcheck"]["test"]
+            self.assertEqual(test[0], "CMD", name)
+            self.assertIn("http://127.0.0.1:%s/readyz" % port, test, name)
+
+    def test_services_start_once_what_they_need_is_healthy(self):
+        for name, service in self.services.items():
+            for dependency, condition in service.get("depends_on", {}).items():
+                self.assertEqual(condition, {"condition": "service_healthy"}, (name, dependency))
+                self.assertIn("healthcheck", self.services[dependency], dependency)
+        for name in SERVICES:
+            self.assertIn("nats", self.services[name]["depends_on"], name)
+        self.assertIn("postgres", self.services["billing"]["depends_on"])
+        self.assertIn("redis", self.services["billing"]["depends_on"])
+        # The edge opens to callers once the whole chain is ready.
+        self.assertEqual(set(self.services["edge"]["depends_on"]), set(SERVICES) - {"edge"} | {"nats"})
+
+    def test_only_the_executor_gets_capabilities(self):
+        for name in SERVICES:
+            service = self.services[name]
+            self.assertEqual(service["cap_drop"], ["ALL"], name)
+            self.assertIn("no-new-privileges:true", service["security_opt"], name)
+            self.assertNotIn("privileged", service, name)
+            if name == "executor":
+                self.assertEqual(set(service["cap_add"]), {"SETUID", "SETGID", "DAC_OVERRIDE", "SYS_ADMIN"})
+            else:
+                self.assertNotIn("cap_add", service, name)
+                self.assertNotIn("user", service, name)
+
+    def test_images_are_versioned(self):
+        for name in SERVICES:
+            image = self.services[name]["image"]
+            self.assertNotRegex(image, r":latest$|^[^:]*$", name)
+        for name, service in self.services.items():
+            self.assertNotRegex(service.get("image", "x:1"), r":latest$|^[^:]*$", name)
+
+    def test_the_observability_profile_runs_prometheus_with_the_rules_and_grafana_with_the_dashboard(self):
+        prometheus, grafana = self.services["prometheus"], self.services["grafana"]
+        self.assertEqual(prometheus["profiles"], ["observability"])
+        self.assertEqual(grafana["profiles"], ["observability"])
+        for name in SERVICES:
+            self.assertNotIn("profiles", self.services[name])
+        mounts = {m.split(":")[1]: m.split(":")[0] for m in prometheus["volumes"] if m.startswith("./")}
+        config_dir = ROOT / mounts["/etc/prometheus"]
+        config = yaml.safe_load((config_dir / "prometheus.yml").read_text())
+        for rule_file in config["rule_files"]:
+            self.assertTrue((config_dir / rule_file.split()[0]).exists(), rule_file)
+        # The scrape finds every service on its admin port and labels it as the dashboard expects.
+        job = config["scrape_configs"][0]
+        self.assertEqual(job["job_name"], "toolgate")
+        self.assertEqual(sorted(job["dns_sd_configs"][0]["names"]), SERVICES)
+        self.assertEqual(str(job["dns_sd_configs"][0]["port"]),
+                         self.services["edge"]["environment"]["TOOLGATE_ADMIN_PORT"])
+        self.assertEqual(job["relabel_configs"][0]["target_label"], "service")
+        gmounts = {m.split(":")[1]: ROOT / m.split(":")[0] for m in grafana["volumes"] if m.startswith("./")}
+        provider = yaml.safe_load(
+            (gmounts["/etc/grafana/provisioning"] / "dashboards" / "toolgate.yml").read_text())
+        path = provider["providers"][0]["options"]["path"]
+        self.assertTrue((gmounts[path] / "toolgate.json").exists())
+
+
+class ObservabilityFilesTest(unittest.TestCase):
+    """The dashboard and the rules name only metrics that some service exports."""
+
+    def test_the_kubernetes_scrape_labels_as_the_dashboard_expects(self):
+        directory = ROOT / "deploy/observability/prometheus"
+        config = yaml.safe_load((directory / "kubernetes.yml").read_text())
+        self.assertTrue((directory / config["rule_files"][0]).exists())
+        job = config["scrape_configs"][0]
+        self.assertEqual(job["job_name"], "toolgate")
+        targets = {r.get("target_label") for r in job["relabel_configs"]}
+        self.assertIn("service", targets)
+        # The pods' app labels are what the rule finds: toolgate-<service>.
+        docs = list(yaml.safe_load_all((ROOT / "deploy/k8s/toolgate.yaml").read_text()))
+        apps = {d["spec"]["template"]["metadata"]["labels"]["app"] for d in docs
+                if d["kind"] == "Deployment"}
+        rule = next(r for r in job["relabel_configs"] if r.get("target_label") == "service")
+        self.assertEqual({re.fullmatch(rule["regex"], a).group(1) for a in apps}, set(SERVICES))
+
+    def exported(self):
+        names = set()
+        for base in ("libs", "services"):
+            for path in (ROOT / base).rglob("*.cc"):
+                if not path.name.endswith("_test.cc"):
+                    names.update(re.findall(r'"(toolgate_[a-z0-9_]+)"', path.read_text()))
+        return names
+
+    def test_every_metric_named_is_exported(self):
+        exported = self.exported() | {"up"}
+        texts = [(ROOT / "deploy/observability/grafana/dashboards/toolgate.json").read_text(),
+                 (ROOT / "deploy/observability/prometheus/alerts.yml").read_text()]
+        named = set()
+        for text in texts:
+            named.update(re.findall(r"\b(toolgate_[a-z0-9_]+)", text))
+        self.assertGreater(len(named), 20)
+        for name in sorted(named):
+            base = re.sub(r"_(bucket|count|sum)$", "", name)
+            self.assertTrue(name in exported or base in exported, name)
+
+
 class KubernetesTest(unittest.TestCase):
     def test_one_deployment_per_service(self):
         docs = list(yaml.safe_load_all((ROOT / "deploy" / "k8s" / "toolgate.yaml").read_text()))
@@ -98,6 +207,87 @@ class KubernetesTest(unittest.TestCase):
             annotations = template["metadata"]["annotations"]
             self.assertEqual(annotations["prometheus.io/scrape"], "true")
             self.assertEqual(annotations["prometheus.io/port"], str(port))
+
+
+class KubernetesOperabilityTest(unittest.TestCase):
+    def setUp(self):
+        self.docs = list(yaml.safe_load_all((ROOT / "deploy" / "k8s" / "toolgate.yaml").read_text()))
+        self.deployments = {d["metadata"]["name"]: d for d in self.docs if d["kind"] == "Deployment"}
+
+    def containers(self):
+        for name, d in self.deployments.items():
+            for c in d["spec"]["template"]["spec"]["containers"]:
+                yield name, d, c
+
+    def test_every_service_has_a_deployment(self):
+        self.assertEqual(set(self.deployments), {"toolgate-" + n for n in SERVICES})
+
+    def test_every_deployment_has_probes_resources_and_a_versioned_image(self):
+        for name, _, c in self.containers():
+            self.assertEqual(c["readinessProbe"]["httpGet"]["path"], "/readyz", name)
+            self.assertEqual(c["livenessProbe"]["httpGet"]["path"], "/healthz", name)
+            # Longer than the readiness check's own deadline on a store (one second).
+            self.assertGreaterEqual(c["readinessProbe"].get("timeoutSeconds", 1), 2, name)
+            for kind in ("requests", "limits"):
+                self.assertIn("cpu", c["resources"][kind], name)
+                self.assertIn("memory", c["resources"][kind], name)
+            self.assertRegex(c["image"], r"^[^:]+:[^:]+$", name)
+            self.assertFalse(c["image"].endswith(":latest"), name)
+
+    def test_edge_and_executor_have_a_disruption_budget_and_an_autoscaler(self):
+        for kind in ("PodDisruptionBudget", "HorizontalPodAutoscaler"):
+            objects = {d["metadata"]["name"]: d for d in self.docs if d["kind"] == kind}
+            for name in ("toolgate-edge", "toolgate-executor"):
+                self.assertIn(name, objects, kind)
+                spec = objects[name]["spec"]
+                if kind == "PodDisruptionBudget":
+                    labels = self.deployments[name]["spec"]["template"]["metadata"]["labels"]
+                    self.assertEqual(spec["selector"]["matchLabels"], labels)
+                    self.assertGreaterEqual(spec["minAvailable"], 1)
+                else:
+                    self.assertEqual(spec["scaleTargetRef"]["name"], name)
+                    self.assertGreaterEqual(spec["maxReplicas"], spec["minReplicas"])
+                    # CPU utilisation needs CPU requests to be relative to.
+                    self.assertEqual(spec["metrics"][0]["resource"]["name"], "cpu")
+
+    def test_postgres_credentials_come_from_a_secret_and_configuration_from_the_configmap(self):
+        config = next(d for d in self.docs if d["kind"] == "ConfigMap")["data"]
+        self.assertNotRegex(config["TOOLGATE_POSTGRES_URL"], r"://[^/@]*:[^/@]*@")
+        path = config["TOOLGATE_POSTGRES_PASSWORD_FILE"]
+        for service in ("auth", "registry", "secrets", "billing"):
+            spec = self.deployments["toolgate-" + service]["spec"]["template"]["spec"]
+            container = spec["containers"][0]
+            self.assertEqual(container["envFrom"], [{"configMapRef": {"name": "toolgate"}}])
+            mount = next(m for m in container["volumeMounts"] if path.startswith(m["mountPath"] + "/"))
+            volume = next(v for v in spec["volumes"] if v["name"] == mount["name"])
+            items = {i["path"]: i["key"] for i in volume["secret"]["items"]}
+            self.assertEqual(items[path[len(mount["mountPath"]) + 1:]], "postgres.password")
+
+    def test_only_the_executor_has_privileges_and_they_are_listed(self):
+        for name, d, c in self.containers():
+            pod = d["spec"]["template"]["spec"].get("securityContext", {})
+            sc = c.get("securityContext", {})
+            self.assertFalse(sc.get("privileged", False), name)
+            self.assertIs(sc.get("allowPrivilegeEscalation"), False, name)
+            self.assertEqual(sc["capabilities"]["drop"], ["ALL"], name)
+            if name == "toolgate-executor":
+                self.assertEqual(sc["runAsUser"], 0)
+                self.assertEqual(set(sc["capabilities"]["add"]), {"SETUID", "SETGID", "DAC_OVERRIDE", "SYS_ADMIN"})
+                continue
+            self.assertNotIn("add", sc["capabilities"], name)
+            self.assertTrue(pod["runAsNonRoot"], name)
+            self.assertEqual(pod["seccompProfile"], {"type": "RuntimeDefault"}, name)
+            self.assertTrue(sc["readOnlyRootFilesystem"], name)
+
+
+class ImageTest(unittest.TestCase):
+    def test_the_image_carries_the_web_app_and_the_edge_serves_it(self):
+        dockerfile = (ROOT / "deploy" / "Dockerfile").read_text()
+        copy = re.search(r"^COPY --from=build /src/build/web (\S+)$", dockerfile, re.M)
+        self.assertIsNotNone(copy, "the web app is not copied into the image")
+        self.assertRegex(dockerfile, r"(?m)^ENV TOOLGATE_WEB_DIR=%s$" % re.escape(copy.group(1)))
+        # What compose's health checks run is installed.
+        self.assertRegex(dockerfile, r"install -y[^&]*\bcurl\b")
 
 
 def dockerignore_excludes(patterns, path):

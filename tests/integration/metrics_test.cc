@@ -1,7 +1,9 @@
 // Operability against a real system: every service's admin port (from the launcher's state file)
 // answers /healthz, /readyz and /metrics in the Prometheus text format; the edge counts a known
-// mix of invocations exactly; billing's readiness follows Redis; the public port serves neither
-// metrics nor HTML for what is not a page.
+// mix of invocations exactly; readiness follows Redis and PostgreSQL, and answers while they are
+// stopped; the public port serves neither metrics nor HTML for what is not a page. A real
+// Prometheus scrapes every admin port with the shipped alert rules loaded, and every expression
+// of the shipped Grafana dashboard returns data.
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -230,6 +232,56 @@ TEST(MetricsTest, BillingIsNotReadyWhileRedisIsAway) {
   EXPECT_TRUE(WaitReadiness("billing", 200, 30000));
 }
 
+// A stopped PostgreSQL accepts connections and never answers: readiness must say so within its
+// own deadline rather than hang the probe.
+TEST(MetricsTest, AStoppedPostgresMakesItsServicesNotReadyWithoutHangingTheProbe) {
+  ASSERT_TRUE(WaitReadiness("auth", 200, 30000));
+  g_system->Kill("postgres", SIGSTOP);
+  struct Resume {
+    ~Resume() { g_system->Kill("postgres", SIGCONT); }
+  } resume;
+  for (const auto& service : {"auth", "registry", "secrets", "billing"}) {
+    http::HttpClient client(AdminUrl(service));
+    client.SetTimeout(std::chrono::milliseconds(10000));  // a hung probe fails here, not later
+    auto r = client.Get("/readyz");
+    ASSERT_TRUE(r.ok()) << service << ": " << r.status().ToString();
+    EXPECT_EQ(r->status, 503) << service << ": " << r->body;
+    EXPECT_NE(r->body.find("postgres: "), std::string::npos) << r->body;
+    EXPECT_EQ(r->body.find("postgres: ok"), std::string::npos) << r->body;
+  }
+  EXPECT_EQ(Status(AdminUrl("edge"), "/readyz"), 200);  // the edge uses no PostgreSQL
+  g_system->Kill("postgres", SIGCONT);
+  for (const auto& service : {"auth", "registry", "secrets", "billing"}) {
+    EXPECT_TRUE(WaitReadiness(service, 200, 30000)) << service;
+  }
+}
+
+// A hung NATS (stopped: its port still accepts, nothing answers) is noticed by the clients' pings:
+// every service turns unready, and ready again once NATS resumes.
+TEST(MetricsTest, EveryServiceIsNotReadyWhileNatsIsStoppedAndReadyOnceItResumes) {
+  for (const auto& service : kServices) ASSERT_TRUE(WaitReadiness(service, 200, 30000)) << service;
+  g_system->Kill("nats", SIGSTOP);
+  struct Resume {
+    ~Resume() { g_system->Kill("nats", SIGCONT); }
+  } resume;
+  for (const auto& service : kServices) {
+    EXPECT_TRUE(WaitReadiness(service, 503, 60000)) << service;
+  }
+  http::HttpClient client(AdminUrl("auth"));
+  auto r = client.Get("/readyz");
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(r->body.find("nats: "), std::string::npos) << r->body;
+  EXPECT_EQ(r->body.find("nats: ok"), std::string::npos) << r->body;
+  EXPECT_EQ(Status(AdminUrl("auth"), "/healthz"), 200);
+  g_system->Kill("nats", SIGCONT);
+  for (const auto& service : kServices) {
+    EXPECT_TRUE(WaitReadiness(service, 200, 60000)) << service;
+  }
+  // And the chain works again.
+  Account owner(*g_system, "After Nats");
+  EXPECT_FALSE(owner.org_id().empty());
+}
+
 TEST(MetricsTest, ThePublicPortServesNoMetricsAndNoHtmlForUnknownApiPaths) {
   auto client = g_system->Client();
   auto metrics = client->Get("/metrics");
@@ -284,22 +336,85 @@ std::string QueryValue(http::HttpClient& prometheus, const std::string& encoded_
   return std::string(value);
 }
 
-// A real Prometheus (Debian's package) scrapes every admin port: its `up` is 1 only for a target
-// whose exposition it could parse.
+const std::filesystem::path kObservability =
+    std::filesystem::path(TOOLGATE_SOURCE_DIR) / "deploy" / "observability";
+
+// Runs a command, its output into *output; returns its exit status.
+int RunCommand(const std::string& command, std::string* output) {
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) output->append(buf, n);
+  int status = ::pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(MetricsTest, TheShippedAlertRulesAndPrometheusConfigAreValid) {
+  std::string out;
+  EXPECT_EQ(RunCommand("/usr/bin/promtool check rules " +
+                           (kObservability / "prometheus" / "alerts.yml").string(),
+                       &out),
+            0)
+      << out;
+  // (kubernetes.yml needs Kubernetes service discovery, which Debian's Prometheus leaves out.)
+  for (const char* config : {"prometheus.yml"}) {
+    out.clear();
+    EXPECT_EQ(RunCommand("/usr/bin/promtool check config " +
+                             (kObservability / "prometheus" / config).string(),
+                         &out),
+              0)
+        << config << ": " << out;
+  }
+}
+
+// Every "expr" of the shipped dashboard's panels.
+std::vector<std::string> DashboardExpressions() {
+  std::ifstream in(kObservability / "grafana" / "dashboards" / "toolgate.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto doc = Json(text);
+  std::vector<std::string> out;
+  simdjson::dom::array panels;
+  if (doc.root["panels"].get_array().get(panels) != simdjson::SUCCESS) return out;
+  for (auto panel : panels) {
+    simdjson::dom::array targets;
+    if (panel["targets"].get_array().get(targets) != simdjson::SUCCESS) continue;
+    for (auto target : targets) {
+      std::string_view expr;
+      if (target["expr"].get_string().get(expr) == simdjson::SUCCESS) out.emplace_back(expr);
+    }
+  }
+  return out;
+}
+
+// How many series an instant query returns (-1 when it fails).
+int QuerySeries(http::HttpClient& prometheus, const std::string& query) {
+  auto r = prometheus.Get("/api/v1/query?query=" + http::UrlEncode(query));
+  if (!r.ok() || r->status != 200) return -1;
+  auto doc = Json(r->body);
+  simdjson::dom::array result;
+  if (doc.root["data"]["result"].get_array().get(result) != simdjson::SUCCESS) return -1;
+  return static_cast<int>(result.size());
+}
+
+// A real Prometheus (Debian's package) scrapes every admin port, labelled as the shipped
+// configuration labels them, with the shipped alert rules: its `up` is 1 only for a target whose
+// exposition it could parse, every rule evaluates without error, and every expression of the
+// dashboard finds data after the mix of calls above.
 TEST(MetricsTest, APrometheusServerScrapesEveryAdminPort) {
   auto urls = AdminUrls();
   ASSERT_GE(urls.size(), kServices.size());
   std::filesystem::path dir = std::filesystem::path(g_system->data_dir()) / "prometheus";
   std::filesystem::create_directories(dir);
-  std::string targets;
+  std::ostringstream config;
+  config << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+         << "rule_files: [\"" << (kObservability / "prometheus" / "alerts.yml").string() << "\"]\n"
+         << "scrape_configs:\n  - job_name: toolgate\n    static_configs:\n";
   for (const auto& [name, url] : urls) {
-    targets +=
-        std::string(targets.empty() ? "" : ", ") + "\"" + url.substr(url.find("//") + 2) + "\"";
+    config << "      - targets: [\"" << url.substr(url.find("//") + 2) << "\"]\n"
+           << "        labels: {service: \"" << name << "\"}\n";
   }
-  std::ofstream(dir / "prometheus.yml")
-      << "global:\n  scrape_interval: 1s\n"
-      << "scrape_configs:\n  - job_name: toolgate\n"
-      << "    static_configs:\n      - targets: [" << targets << "]\n";
+  std::ofstream(dir / "prometheus.yml") << config.str();
   const std::string address = "127.0.0.1:" + std::to_string(FreePort());
   std::vector<std::string> args = {
       "/usr/bin/prometheus", "--config.file=" + (dir / "prometheus.yml").string(),
@@ -338,6 +453,49 @@ TEST(MetricsTest, APrometheusServerScrapesEveryAdminPort) {
   std::string log_text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
   EXPECT_EQ(up, want) << log_text;
   EXPECT_EQ(started, want);
+
+  // The shipped rules loaded, and each has been evaluated without error.
+  std::string rules_body;
+  std::map<std::string, std::string> health;
+  deadline = NowMs() + 60000;
+  while (NowMs() < deadline) {
+    auto r = prometheus.Get("/api/v1/rules");
+    health.clear();
+    if (r.ok() && r->status == 200) {
+      rules_body = r->body;
+      auto doc = Json(r->body);
+      simdjson::dom::array groups;
+      if (doc.root["data"]["groups"].get_array().get(groups) == simdjson::SUCCESS) {
+        for (auto group : groups) {
+          simdjson::dom::array rules;
+          if (group["rules"].get_array().get(rules) != simdjson::SUCCESS) continue;
+          for (auto rule : rules) {
+            health[std::string(std::string_view(rule["name"]))] =
+                std::string(std::string_view(rule["health"]));
+          }
+        }
+      }
+    }
+    bool all_ok = !health.empty();
+    for (const auto& [name, h] : health) all_ok = all_ok && h == "ok";
+    if (all_ok) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the next evaluation
+  }
+  EXPECT_GE(health.size(), 9u) << rules_body;
+  for (const auto& [name, h] : health) EXPECT_EQ(h, "ok") << name << ": " << rules_body;
+
+  // Every dashboard expression returns data: rates need two scrapes after the calls, so wait
+  // for each in turn.
+  auto expressions = DashboardExpressions();
+  EXPECT_GE(expressions.size(), 30u);
+  for (const std::string& expr : expressions) {
+    int series = -1;
+    deadline = NowMs() + 30000;
+    while ((series = QuerySeries(prometheus, expr)) <= 0 && NowMs() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the next scrape
+    }
+    EXPECT_GT(series, 0) << expr;
+  }
 }
 
 }  // namespace

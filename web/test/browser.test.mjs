@@ -565,7 +565,7 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await banner.getByText('“short-lived”').waitFor();
   });
 
-  step('lists executions with summary and cost; the owner sees logs', async () => {
+  step('lists executions with summary and cost; the owner sees logs and each stage\'s time', async () => {
     // Run the published tool once, so the owner has an execution with logs.
     await page.goto(`/tools/${publishedId}?tab=try`);
     await Promise.all([apiResponse('POST', '/functions/', 200), page.getByRole('button', { name: 'Run' }).click()]);
@@ -577,6 +577,15 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     await rows.first().getByRole('button', { name: /Details of execution/ }).click();
     await page.locator('tr.detail-row').getByText('Trace ID').waitFor();
     await page.locator('tr.detail-row', { hasText: /Logs|The handler wrote nothing/ }).waitFor();
+    // The chain's stages, in order, each with a duration.
+    const hops = page.locator('tr.detail-row tr[data-hop]');
+    await hops.first().waitFor();
+    const names = await hops.evaluateAll((trs) => trs.map((tr) => tr.dataset.hop));
+    // (secrets joins between registry and billing only for a tool that declares keys).
+    assert.deepEqual(names.slice(0, 2), ['auth', 'registry']);
+    assert.equal(names[names.length - 2], 'billing.hold');
+    assert.match(names[names.length - 1], /^executor\./);
+    for (const text of await hops.locator('td:nth-child(3)').allInnerTexts()) assert.match(text, /^\d+(\.\d+)? ms$/);
     await shot('16-executions');
   });
 

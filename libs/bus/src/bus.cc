@@ -80,6 +80,7 @@ void Bus::OnReconnected(natsConnection*, void* closure) {
 }
 
 Result<std::unique_ptr<Bus>> Bus::Connect(const BusOptions& options) {
+  Reconnects();  // registered at 0, so that a scrape shows it before the first reconnection
   natsOptions* opts = nullptr;
   if (natsOptions_Create(&opts) != NATS_OK) return Status::Internal("natsOptions_Create failed");
   std::unique_ptr<natsOptions, decltype(&natsOptions_Destroy)> guard(opts, natsOptions_Destroy);
@@ -101,6 +102,8 @@ Result<std::unique_ptr<Bus>> Bus::Connect(const BusOptions& options) {
   if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 100);
   if (s == NATS_OK) s = natsOptions_SetReconnectJitter(opts, 50, 50);
   if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, true);
+  if (s == NATS_OK) s = natsOptions_SetPingInterval(opts, options.ping_interval_ms);
+  if (s == NATS_OK) s = natsOptions_SetMaxPingsOut(opts, options.max_pings_out);
   if (s == NATS_OK) s = natsOptions_SetReconnectBufSize(opts, 64 * 1024 * 1024);
   if (s == NATS_OK && !options.user.empty()) {
     s = natsOptions_SetUserInfo(opts, options.user.c_str(), options.password.c_str());
@@ -204,10 +207,10 @@ void Bus::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* clos
 Status Bus::Subscribe(const std::string& subject, const std::string& queue, Handler handler) {
   auto sub = std::make_unique<Sub>();
   sub->handler = std::move(handler);
-  natsStatus s = queue.empty()
-                     ? natsConnection_Subscribe(&sub->sub, nc_, subject.c_str(), OnMessage, sub.get())
-                     : natsConnection_QueueSubscribe(&sub->sub, nc_, subject.c_str(), queue.c_str(),
-                                                     OnMessage, sub.get());
+  natsStatus s = queue.empty() ? natsConnection_Subscribe(&sub->sub, nc_, subject.c_str(),
+                                                          OnMessage, sub.get())
+                               : natsConnection_QueueSubscribe(&sub->sub, nc_, subject.c_str(),
+                                                               queue.c_str(), OnMessage, sub.get());
   // A burst must queue, not be dropped as a slow consumer.
   if (s == NATS_OK) s = natsSubscription_SetPendingLimits(sub->sub, 1 << 20, 1 << 30);
   if (s != NATS_OK) return FromNats(s, "subscribe " + subject);
@@ -233,6 +236,8 @@ void Bus::Drain(int timeout_ms) {
   natsConnection_FlushTimeout(nc_, timeout_ms);
 }
 
-bool Bus::connected() const { return natsConnection_Status(nc_) == NATS_CONN_STATUS_CONNECTED; }
+bool Bus::connected() const {
+  return natsConnection_Status(nc_) == NATS_CONN_STATUS_CONNECTED;
+}
 
 }  // namespace toolgate::bus

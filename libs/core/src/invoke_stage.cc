@@ -22,4 +22,16 @@ trace::TraceContext StageTrace(const bus::Message& m, const v1::InvokeJob& job) 
   return trace::ContinueOrStart(m.traceparent.empty() ? job.traceparent() : m.traceparent);
 }
 
+void AnnotateStageSpan(trace::Span& span, const v1::InvokeJob& job) {
+  span.SetAttribute("faas.invocation_id", job.execution_id());
+  span.SetAttribute("messaging.system", std::string("nats"));
+}
+
+void RecordHop(v1::InvokeJob& job, const trace::Span& span) {
+  v1::Hop* hop = job.add_hops();
+  hop->set_name(span.name());
+  hop->set_start_unix_us(span.start_unix_us());
+  hop->set_duration_us(span.elapsed_us());
+}
+
 }  // namespace toolgate::core

@@ -11,6 +11,7 @@
 #include "toolgate/core/admin_server.h"
 #include "toolgate/core/bus_permissions.h"
 #include "toolgate/metrics/metrics.h"
+#include "toolgate/trace/otlp_exporter.h"
 
 namespace toolgate::core {
 
@@ -24,6 +25,9 @@ void DefineCommonFlags(Flags& flags) {
                "port of the admin HTTP server (/metrics, /healthz, /readyz; 0: any free port)");
   flags.Define("admin-address", "127.0.0.1",
                "address of the admin HTTP server (loopback: metrics are the operator's)");
+  flags.Define("otlp-endpoint", "",
+               "OpenTelemetry collector base URL for spans, OTLP/HTTP JSON to <url>/v1/traces "
+               "(empty: spans are only logged)");
 }
 
 void DefinePostgresFlags(Flags& flags) {
@@ -61,6 +65,7 @@ std::unique_ptr<bus::Bus> StartService(const std::string& name, const Flags& fla
   bus::BusOptions options = BusOptionsFromFlags(name, flags);
   // Before connecting, so a probe sees "not ready" rather than nothing while NATS is awaited.
   StartAdmin(name, flags);
+  StartSpanExport(name, flags);
   // Read from the bus's own gauge, not the Bus: the check may outlive the connection.
   static ReadinessCheck nats("nats", [gauge = &bus::ConnectionGauge(options.name)] {
     return gauge->value() == 1 ? Status::Ok() : Status::Unavailable("not connected");
@@ -84,6 +89,26 @@ const std::string& StartAdmin(const std::string& name, const Flags& flags) {
   started.Set(static_cast<double>(NowMs()) / 1000);
   log::Info("admin listening").Str("url", g_admin->url());
   return g_admin->url();
+}
+
+void StartSpanExport(const std::string& name, const Flags& flags) {
+  static trace::OtlpExporter* exporter = nullptr;
+  const std::string endpoint = flags.Get("otlp-endpoint");
+  trace::RegisterExportMetrics();
+  if (exporter || endpoint.empty()) return;
+  if (Status s = trace::CheckOtlpEndpoint(endpoint); !s.ok()) {
+    Die(name, "bad --otlp-endpoint", s.message());
+  }
+  trace::OtlpOptions options;
+  options.endpoint = endpoint;
+  options.service_name = "toolgate-" + name;
+  options.service_version = TOOLGATE_VERSION;
+  // Never destroyed: a span may end on any thread until the process exits.
+  exporter = new trace::OtlpExporter(options, trace::HttpSpanTransport(options));
+  trace::SetSpanSink(exporter);
+  // The spans of the last second before a graceful stop still leave.
+  std::atexit([] { exporter->Shutdown(); });
+  log::Info("exporting spans").Str("endpoint", endpoint);
 }
 
 std::string SecretFromFlag(const std::string& name, const Flags& flags, const std::string& flag) {

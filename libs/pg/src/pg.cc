@@ -1,5 +1,7 @@
 #include "toolgate/pg/pg.h"
 
+#include <poll.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -280,6 +282,65 @@ Status Migrate(Pool& pool, std::string_view schema, const std::vector<std::strin
     }
     return Status::Ok();
   });
+}
+
+namespace {
+
+// Waits until the connection's socket is ready for events or the deadline passes.
+bool WaitSocket(PGconn* c, short events, std::chrono::steady_clock::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  if (left.count() <= 0) return false;
+  pollfd p{PQsocket(c), events, 0};
+  return ::poll(&p, 1, static_cast<int>(left.count())) > 0;
+}
+
+}  // namespace
+
+Status Ping(const std::string& conninfo, const std::string& password,
+            std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const char* keys[] = {"dbname", password.empty() ? nullptr : "password", nullptr};
+  const char* values[] = {conninfo.c_str(), password.c_str(), nullptr};
+  std::unique_ptr<PGconn, decltype(&PQfinish)> conn(PQconnectStartParams(keys, values, 1),
+                                                    PQfinish);
+  PGconn* c = conn.get();
+  if (c == nullptr || PQstatus(c) == CONNECTION_BAD) {
+    return Status::Unavailable(std::string("postgres connect: ") +
+                               (c ? PQerrorMessage(c) : "out of memory"));
+  }
+  // libpq's asynchronous connect: poll the socket in the direction it asks for.
+  for (PostgresPollingStatusType st = PGRES_POLLING_WRITING; st != PGRES_POLLING_OK;) {
+    if (st == PGRES_POLLING_FAILED) {
+      return Status::Unavailable(std::string("postgres connect: ") + PQerrorMessage(c));
+    }
+    if (!WaitSocket(c, st == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline)) {
+      return Status::Timeout("postgres did not accept a connection in time");
+    }
+    st = PQconnectPoll(c);
+  }
+  if (PQsetnonblocking(c, 1) != 0 || !PQsendQuery(c, "SELECT 1")) {
+    return Status::Unavailable(std::string("postgres: ") + PQerrorMessage(c));
+  }
+  while (PQflush(c) == 1) {
+    if (!WaitSocket(c, POLLOUT, deadline))
+      return Status::Timeout("postgres did not answer in time");
+  }
+  Status result = Status::Unavailable("postgres: no result");
+  for (;;) {
+    while (PQisBusy(c)) {
+      if (!WaitSocket(c, POLLIN, deadline))
+        return Status::Timeout("postgres did not answer in time");
+      if (!PQconsumeInput(c))
+        return Status::Unavailable(std::string("postgres: ") + PQerrorMessage(c));
+    }
+    PGresult* r = PQgetResult(c);
+    if (r == nullptr) return result;
+    result = PQresultStatus(r) == PGRES_TUPLES_OK
+                 ? Status::Ok()
+                 : Status::Unavailable(std::string("postgres: ") + PQresultErrorMessage(r));
+    PQclear(r);
+  }
 }
 
 }  // namespace toolgate::pg

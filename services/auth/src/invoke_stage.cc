@@ -2,6 +2,7 @@
 
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
+#include "toolgate/core/invoke_stage.h"
 #include "toolgate/core/problem.h"
 
 namespace toolgate::auth {
@@ -20,6 +21,7 @@ void InvokeStage::OnJob(bus::Message&& m) {
   // The NATS header is authoritative; the field is the copy kept for hops without headers.
   auto span = std::make_shared<trace::Span>(
       trace::ContinueOrStart(m.traceparent.empty() ? job.traceparent() : m.traceparent), "auth");
+  core::AnnotateStageSpan(*span, job);
   if (job.edge_reply().empty()) job.set_edge_reply(m.reply);
 
   if (job.api_key_sha256().empty() && !job.session_token_sha256().empty()) {
@@ -89,6 +91,7 @@ void InvokeStage::Forward(v1::InvokeJob& job, v1::Principal principal, const Sha
   *job.mutable_principal() = std::move(principal);
   const std::string traceparent = span->traceparent();
   job.set_traceparent(traceparent);
+  core::RecordHop(job, *span);
   Status s = service_.bus().Publish(kInvokeRegistrySubject, job.SerializeAsString(),
                                     job.edge_reply(), traceparent);
   if (!s.ok()) {

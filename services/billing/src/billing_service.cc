@@ -10,6 +10,7 @@ BillingService::BillingService(bus::Service& service, pg::Pool& pool, redis::Cli
       balances_(redis, config_.limits),
       settler_(service.bus(), ledger_, balances_, retries_, config_),
       reaper_(ledger_, balances_, config_),
+      reconcile_watch_(ledger_, balances_, config_.reconcile_check_interval_ms),
       stage_(service.bus(), balances_, ledger_, service.pool(), config_),
       api_(ledger_, balances_, retries_) {
   api_.AddRoutes(router_);
@@ -31,6 +32,7 @@ Status BillingService::Start() {
   }
   if (s.ok()) s = core::ServeHttp(service_, router_);
   if (s.ok()) reaper_.Start();
+  if (s.ok()) reconcile_watch_.Start();
   return s;
 }
 
@@ -38,6 +40,7 @@ void BillingService::Stop() {
   stage_.Stop();
   settler_.Stop();
   reaper_.Stop();
+  reconcile_watch_.Stop();
 }
 
 }  // namespace toolgate::billing

@@ -103,6 +103,20 @@ std::vector<LedgerEntry> LedgerEntriesFor(const v1::InvokeJob& job, const Charge
   return out;
 }
 
+std::string HopsJson(const v1::InvokeJob& job) {
+  JsonWriter w;
+  w.BeginArray();
+  for (const v1::Hop& hop : job.hops()) {
+    w.BeginObject()
+        .Field("name", hop.name())
+        .Field("start_unix_us", hop.start_unix_us())
+        .Field("duration_us", hop.duration_us())
+        .EndObject();
+  }
+  w.EndArray();
+  return w.Take();
+}
+
 std::string EgressJson(const v1::ExecutionResult& result) {
   JsonWriter w;
   w.BeginArray();
@@ -139,6 +153,7 @@ Settlement SettlementFor(const core::Rates& rates, const v1::ExecutionResult& re
   e.logs = SanitizeText(result.logs());
   e.egress_json = EgressJson(result);
   e.egress_bytes = result.egress_bytes();
+  e.hops_json = HopsJson(job);
   if (result.handler_ran()) {
     e.status_code = result.status_code();
     e.charge = ChargeFor(rates, job, result.runtime_ms(), result.cpu_ms());

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 namespace toolgate::billing {
 namespace {
 
@@ -37,6 +39,23 @@ v1::ExecutionResult Ran(const v1::InvokeJob& job, int64_t runtime_ms) {
   r.set_memory_used_mb(21);
   r.set_logs("Traceback ...");
   return r;
+}
+
+TEST(ChargeTest, TheExecutionRecordKeepsTheChainsHopsInOrder) {
+  v1::InvokeJob job = Job("org-a", "org-a", 0);
+  for (auto [name, start, duration] :
+       {std::tuple{"auth", 1000, 120}, {"registry", 1130, 80}, {"executor.lua", 1400, 5300}}) {
+    v1::Hop* hop = job.add_hops();
+    hop->set_name(name);
+    hop->set_start_unix_us(start);
+    hop->set_duration_us(duration);
+  }
+  Settlement s = SettlementFor(kRates, Ran(job, 5));
+  EXPECT_EQ(s.execution.hops_json,
+            R"([{"name":"auth","start_unix_us":1000,"duration_us":120},)"
+            R"({"name":"registry","start_unix_us":1130,"duration_us":80},)"
+            R"({"name":"executor.lua","start_unix_us":1400,"duration_us":5300}])");
+  EXPECT_EQ(HopsJson(Job("org-a", "org-a", 0)), "[]");
 }
 
 TEST(ChargeTest, OwnFunctionCostsComputeOnly) {

@@ -32,6 +32,9 @@ void DefineBillingFlags(Flags& flags) {
   flags.Define("hold-grace-ms", "60000",
                "a hold older than its timeout plus this is settled or released by the reaper");
   flags.Define("reaper-interval-ms", "5000", "how often abandoned holds are looked for");
+  flags.Define("reconcile-check-interval-ms", "60000",
+               "how often balances are compared with the ledger for the reconciliation metrics "
+               "(0: never)");
   flags.Define("settle-batch", "256",
                "settlements committed in one transaction, and holds placed in one Redis round "
                "trip, at most");
@@ -63,12 +66,13 @@ Result<Config> ConfigFromFlags(const Flags& flags) {
     int64_t* out;
   };
   int64_t batch = 0;
-  for (Count c :
-       {Count{"rate-limit-per-key", &config.limits.rate_per_key_per_s},
-        Count{"rate-limit-burst", &config.limits.rate_burst},
-        Count{"concurrency-per-org", &config.limits.concurrency_per_org},
-        Count{"hold-grace-ms", &config.hold_grace_ms},
-        Count{"reaper-interval-ms", &config.reaper_interval_ms}, Count{"settle-batch", &batch}}) {
+  for (Count c : {Count{"rate-limit-per-key", &config.limits.rate_per_key_per_s},
+                  Count{"rate-limit-burst", &config.limits.rate_burst},
+                  Count{"concurrency-per-org", &config.limits.concurrency_per_org},
+                  Count{"hold-grace-ms", &config.hold_grace_ms},
+                  Count{"reaper-interval-ms", &config.reaper_interval_ms},
+                  Count{"reconcile-check-interval-ms", &config.reconcile_check_interval_ms},
+                  Count{"settle-batch", &batch}}) {
     const std::string& text = flags.Get(c.flag);
     auto value = ParseCount(text);
     if (!value) return Bad(c.flag, text, "must be a non-negative integer");

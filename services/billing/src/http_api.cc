@@ -97,6 +97,8 @@ std::string ExecutionJson(const ExecutionItem& item, bool with_logs) {
     w.Field("logs", r.logs);
     w.Key("egress").Raw(r.egress_json);
   }
+  // Written by HopsJson: valid JSON.
+  if (!r.hops_json.empty()) w.Key("hops").Raw(r.hops_json);
   w.EndObject();
   return w.Take();
 }

@@ -4,6 +4,7 @@
 #include "toolgate/base/time.h"
 #include "toolgate/billing/balance_loader.h"
 #include "toolgate/billing/charge.h"
+#include "toolgate/core/invoke_stage.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/trace/trace.h"
 
@@ -78,6 +79,7 @@ void InvokeStage::Handle(bus::Message&& message) {
   call->span = std::make_unique<trace::Span>(
       trace::ContinueOrStart(message.traceparent.empty() ? job.traceparent() : message.traceparent),
       "billing.hold");
+  core::AnnotateStageSpan(*call->span, job);
   const std::string traceparent = call->span->traceparent();
   auto exec_subject = ExecSubject(job.function());
   if (!job.has_principal() || !job.has_function() || !exec_subject ||
@@ -174,6 +176,7 @@ void InvokeStage::Proceed(Call& call, const Result<HoldOutcome>& outcome) {
   job.mutable_hold()->set_amount_micro_usd(hold.amount_micro_usd);
   job.mutable_hold()->set_function_micro_usd(FeeFor(job));
   job.set_traceparent(traceparent);
+  core::RecordHop(job, *call.span);
   Status sent = bus_.Publish(call.exec_subject, job.SerializeAsString(),
                              UnservedSubject(job.execution_id()), traceparent);
   if (!sent.ok()) {

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "BillingMigrations.h"
+#include "toolgate/base/time.h"
 #include "toolgate/metrics/metrics.h"
 
 namespace toolgate::billing {
@@ -113,6 +114,11 @@ Result<std::vector<std::string>> LedgerStore::RecordSettlements(
                                       {1, 2, 4, 8, 16, 32, 64, 128, 256, 512})
                            .With({});
   sizes.Observe(static_cast<double>(batch.size()));
+  static auto& seconds = metrics::Registry::Global()
+                             .Histogram("toolgate_billing_ledger_batch_duration_seconds",
+                                        "Time to write one batch of settlements to the ledger.")
+                             .With({});
+  const int64_t start_us = MonotonicUs();
   // Rows in one global order, so that two replicas writing overlapping retries take their
   // locks in the same order and cannot deadlock.
   std::vector<const LedgerEntry*> entries;
@@ -164,11 +170,12 @@ Result<std::vector<std::string>> LedgerStore::RecordSettlements(
       column(executions, [](const R& r) { return r.logs; }),
       column(executions, [](const R& r) { return r.egress_json; }),
       column(executions, [](const R& r) { return std::to_string(r.egress_bytes); }),
+      column(executions, [](const R& r) { return r.hops_json.empty() ? "[]" : r.hops_json; }),
   };
 
   // One statement, so one round trip and one implicit transaction: a BEGIN, two INSERTs and a
   // COMMIT cost PostgreSQL four wakeups per batch, which under load was most of its CPU per call.
-  // The ledger's params come first ($1..$8), the executions' after ($9..$24).
+  // The ledger's params come first ($1..$8), the executions' after ($9..$25).
   pg::Params params = std::move(ledger_params);
   params.insert(params.end(), std::make_move_iterator(execution_params.begin()),
                 std::make_move_iterator(execution_params.end()));
@@ -181,12 +188,13 @@ Result<std::vector<std::string>> LedgerStore::RecordSettlements(
       "  ON CONFLICT (execution_id, type) DO NOTHING) "
       "INSERT INTO billing.executions (execution_id, org_id, owner_org_id, function_id, "
       "version, status_code, runtime_ms, memory_used_mb, compute_type, compute_micro_usd, "
-      "function_micro_usd, total_micro_usd, trace_id, logs, egress, egress_bytes) "
+      "function_micro_usd, total_micro_usd, trace_id, logs, egress, egress_bytes, hops) "
       "SELECT * FROM unnest($9::text[], $10::text[], $11::text[], $12::text[], $13::text[], "
       "$14::integer[], $15::bigint[], $16::bigint[], $17::text[], $18::bigint[], $19::bigint[], "
-      "$20::bigint[], $21::text[], $22::text[], $23::text[], $24::bigint[]) "
+      "$20::bigint[], $21::text[], $22::text[], $23::text[], $24::bigint[], $25::text[]) "
       "ON CONFLICT (execution_id) DO NOTHING RETURNING execution_id",
       params);
+  seconds.Observe(static_cast<double>(MonotonicUs() - start_us) / 1e6);
   if (!r.ok()) return r.status();
   std::vector<std::string> recorded;
   for (int i = 0; i < r->size(); ++i) recorded.push_back(r->Str(i, 0));
@@ -317,13 +325,14 @@ Result<std::optional<ExecutionItem>> LedgerStore::Execution(const std::string& o
                                                             const std::string& execution_id) {
   auto rows = pool_.Exec(
       std::string("SELECT ") + kExecutionColumns +
-          ", logs, egress FROM billing.executions WHERE execution_id = $1 AND org_id = $2",
+          ", logs, egress, hops FROM billing.executions WHERE execution_id = $1 AND org_id = $2",
       {execution_id, org_id});
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return std::optional<ExecutionItem>();
   ExecutionItem item = ExecutionAt(*rows, 0);
   item.record.logs = rows->Str(0, 16);
   item.record.egress_json = rows->Str(0, 17);
+  item.record.hops_json = rows->Str(0, 18);
   return std::optional<ExecutionItem>(std::move(item));
 }
 

@@ -1,11 +1,17 @@
 #include "toolgate/billing/reconcile.h"
 
+#include <chrono>
+#include <cstdlib>
+
 #include "toolgate/base/json_writer.h"
+#include "toolgate/base/log.h"
+#include "toolgate/metrics/metrics.h"
 
 namespace toolgate::billing {
 namespace {
 
 void WriteLine(std::FILE* out, const std::string& json) {
+  if (out == nullptr) return;
   std::fprintf(out, "%s\n", json.c_str());
   std::fflush(out);
 }
@@ -27,6 +33,7 @@ Result<ReconcileReport> Reconcile(LedgerStore& ledger, BalanceStore& balances, b
     }
     if (**redis == sum) continue;
     ++report.differences;
+    report.difference_micro_usd += std::llabs(**redis - sum);
     JsonWriter w;
     w.BeginObject().Field("org_id", org).Field("redis", **redis).Field("ledger", sum).EndObject();
     WriteLine(out, w.Take());
@@ -46,6 +53,72 @@ Result<ReconcileReport> Reconcile(LedgerStore& ledger, BalanceStore& balances, b
       .EndObject();
   WriteLine(out, w.Take());
   return report;
+}
+
+ReconcileWatch::ReconcileWatch(LedgerStore& ledger, BalanceStore& balances, int64_t interval_ms)
+    : ledger_(ledger), balances_(balances), interval_ms_(interval_ms) {}
+
+ReconcileWatch::~ReconcileWatch() {
+  Stop();
+}
+
+void ReconcileWatch::Start() {
+  if (interval_ms_ <= 0 || thread_.joinable()) return;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void ReconcileWatch::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+Result<ReconcileReport> ReconcileWatch::CheckOnce() {
+  static auto& registry = metrics::Registry::Global();
+  static metrics::Gauge& difference =
+      registry
+          .Gauge("toolgate_billing_reconciliation_difference_micro_usd",
+                 "Sum of |Redis balance - ledger sum| over organizations at the last comparison.")
+          .With({});
+  static metrics::Gauge& differing =
+      registry
+          .Gauge("toolgate_billing_reconciliation_organizations_differing",
+                 "Organizations whose Redis balance differed from the ledger at the last "
+                 "comparison.")
+          .With({});
+  static metrics::Counter& errors =
+      registry
+          .Counter("toolgate_billing_reconciliation_errors_total",
+                   "Comparisons of balances with the ledger that could not read the stores.")
+          .With({});
+  auto report = Reconcile(ledger_, balances_, /*dry_run=*/true, nullptr);
+  if (!report.ok()) {
+    errors.Inc();
+    return report;
+  }
+  difference.Set(static_cast<double>(report->difference_micro_usd));
+  differing.Set(static_cast<double>(report->differences));
+  return report;
+}
+
+void ReconcileWatch::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stopping_) {
+    lock.unlock();
+    auto report = CheckOnce();
+    if (!report.ok()) {
+      log::Warn("balances not compared with the ledger").Str("error", report.status().ToString());
+    } else if (report->differences > 0) {
+      log::Warn("balances differ from the ledger")
+          .Int("organizations", report->differences)
+          .Int("difference_micro_usd", report->difference_micro_usd);
+    }
+    lock.lock();
+    cv_.wait_for(lock, std::chrono::milliseconds(interval_ms_), [this] { return stopping_; });
+  }
 }
 
 }  // namespace toolgate::billing

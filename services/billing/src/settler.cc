@@ -7,6 +7,7 @@
 #include "toolgate/base/time.h"
 #include "toolgate/billing/balance_loader.h"
 #include "toolgate/billing/charge.h"
+#include "toolgate/core/invoke_stage.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/trace/trace.h"
 
@@ -64,6 +65,7 @@ void Settler::OnResult(bus::Message&& message) {
       message.traceparent.empty() ? job.traceparent() : message.traceparent;
   pending->span =
       std::make_unique<trace::Span>(trace::ContinueOrStart(traceparent), "billing.settle");
+  core::AnnotateStageSpan(*pending->span, job);
   pending->settlement = SettlementFor(config_.rates, pending->result);
   pending->ack_reply = std::move(message.reply);
   // Refused once stopping: unacked, the executor retries on another replica.
@@ -93,6 +95,7 @@ void Settler::OnNoResponders(const bus::Message& message) {
   }
   if (!*released) return;  // another replica answered it
   trace::Span span(trace::ContinueOrStart(h.traceparent), "billing.no_capacity");
+  span.SetAttribute("faas.invocation_id", execution_id);
   v1::InvokeReply reply;
   *reply.mutable_problem() =
       core::MakeProblem("no_capacity", "No executor serves " + h.runtime + " on " + h.compute_type +

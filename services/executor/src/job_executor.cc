@@ -1,6 +1,7 @@
 #include "toolgate/executor/job_executor.h"
 
 #include "toolgate/base/log.h"
+#include "toolgate/core/invoke_stage.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/trace/trace.h"
 
@@ -170,14 +171,19 @@ Status ServeJobs(bus::Service& service, const std::string& pool, JobExecutor& ex
               org,
               [&executor, &settler, &notices, span_name, q] {
                 trace::Span span(q->parent, span_name);
+                core::AnnotateStageSpan(span, q->job);
+                span.SetAttribute("faas.name", q->job.function_id());
+                span.SetAttribute("faas.version", q->job.function().version());
                 std::string traceparent = span.traceparent();
                 q->job.set_traceparent(traceparent);
                 v1::ExecutionResult result = executor.Execute(std::move(q->job), traceparent);
+                core::RecordHop(*result.mutable_job(), span);
                 notices.Done(q->ticket);
                 settler.Settle(q->reply, result, traceparent);
               },
               [&settler, &notices, q, timeout_ms] {
                 trace::Span span(q->parent, "executor.no_capacity");
+                core::AnnotateStageSpan(span, q->job);
                 std::string traceparent = span.traceparent();
                 log::Warn("a job waited too long for an execution slot")
                     .Str("execution_id", q->job.execution_id())

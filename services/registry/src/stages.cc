@@ -75,6 +75,7 @@ void RegistryStages::Resolve(core::StageInput in, const trace::TraceContext& par
   v1::InvokeJob& job = in.job;
   const std::string& reply = in.reply;
   trace::Span span(parent, "registry");
+  core::AnnotateStageSpan(span, job);
   const std::string traceparent = span.traceparent();
 
   const std::string id = NormalizeFunctionId(job.function_id());
@@ -99,6 +100,7 @@ void RegistryStages::Resolve(core::StageInput in, const trace::TraceContext& par
   }
   *job.mutable_function() = std::move(std::get<v1::FunctionVersion>(decision));
   job.set_traceparent(traceparent);
+  core::RecordHop(job, span);
   const char* next =
       job.function().declared_keys_size() > 0 ? kSecretsStageSubject : kBillingStageSubject;
   Status s = bus_.Publish(next, job.SerializeAsString(), reply, traceparent);

@@ -1,11 +1,11 @@
 #include "toolgate/secrets/stage.h"
 
 #include "toolgate/base/log.h"
+#include "toolgate/core/invoke_stage.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/secrets/env_resolver.h"
 #include "toolgate/secrets/store.h"
 #include "toolgate/secrets/subjects.h"
-#include "toolgate/core/invoke_stage.h"
 #include "toolgate/trace/trace.h"
 
 namespace toolgate::secrets {
@@ -40,6 +40,7 @@ void SecretsStage::HandleInvoke(bus::Message&& m) {
   v1::InvokeJob& job = in->job;
   const std::string& reply = in->reply;
   trace::Span span(core::StageTrace(m, job), "secrets");
+  core::AnnotateStageSpan(span, job);
   const std::string traceparent = span.traceparent();
 
   if (job.function().declared_keys_size() > 0) {
@@ -63,6 +64,7 @@ void SecretsStage::HandleInvoke(bus::Message&& m) {
     job.set_sealed_env(std::move(std::get<std::string>(sealed)));
   }
   job.set_traceparent(traceparent);
+  core::RecordHop(job, span);
   Status s = bus_.Publish(kNextStageSubject, job.SerializeAsString(), reply, traceparent);
   if (!s.ok()) {
     log::Error("cannot forward the invocation").Str("error", s.ToString());

@@ -113,4 +113,35 @@ Result<std::vector<EncryptedSecret>> SecretStore::Fetch(const std::vector<std::s
   return out;
 }
 
+Result<int64_t> SecretStore::Rekey(const SecretBox& to) {
+  int64_t rekeyed = 0;
+  Status s = pool_.Transaction([&](pg::Conn& conn) -> Status {
+    // FOR UPDATE: a value written meanwhile waits for the commit rather than being lost.
+    auto rows = conn.Exec(
+        "SELECT id::text, org_id, encode(nonce, 'hex'), encode(ciphertext, 'hex') "
+        "FROM secrets.secrets ORDER BY id FOR UPDATE");
+    if (!rows.ok()) return rows.status();
+    for (int r = 0; r < rows->size(); ++r) {
+      const std::string id = rows->Str(r, 0), org_id = rows->Str(r, 1);
+      auto plain = box_.Decrypt(org_id, id, FromHex(rows->Str(r, 2)), FromHex(rows->Str(r, 3)));
+      if (!plain.ok()) {
+        return Status::InvalidArgument("secret " + id +
+                                       " does not decrypt under the current master key; nothing "
+                                       "was changed");
+      }
+      SecretBox::Sealed sealed = to.Encrypt(org_id, id, *plain);
+      Wipe(*plain);
+      auto updated = conn.Exec(
+          "UPDATE secrets.secrets SET nonce = decode($2, 'hex'), ciphertext = decode($3, 'hex') "
+          "WHERE id = $1::uuid",
+          {id, HexEncode(sealed.nonce), HexEncode(sealed.ciphertext)});
+      if (!updated.ok()) return updated.status();
+      ++rekeyed;
+    }
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  return rekeyed;
+}
+
 }  // namespace toolgate::secrets

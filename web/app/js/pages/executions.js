@@ -1,5 +1,5 @@
-// Executions: the organization's runs with status, summary and cost; the owner of a tool also
-// sees each run's logs.
+// Executions: the organization's runs with status, summary and cost, and in each run's detail
+// the time every stage of the chain held it; the owner of a tool also sees each run's logs.
 
 import { api, query as qs } from '../api.js';
 import { h, replace, table } from '../dom.js';
@@ -7,6 +7,24 @@ import { usd, when } from '../format.js';
 import { errorNotice, skeleton } from '../forms.js';
 import { emptyState, setPageTitle } from '../components.js';
 import { functionLink } from '../names.js';
+
+// Milliseconds with enough precision for a stage that took a fraction of one.
+function ms(us) {
+  const v = us / 1000;
+  return `${v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : Math.round(v)} ms`;
+}
+
+// The chain's hops in order: each one's name, when it began after the first, and how long it
+// held the job (the API's `hops`, recorded as the job passed each stage).
+function hopsTable(hops) {
+  if (!hops?.length) return h('p', { class: 'muted small' }, 'No stage timings were recorded for this execution.');
+  const first = hops[0].start_unix_us;
+  return table('Stages of the execution', ['Stage', { label: 'Started after', num: true }, { label: 'Duration', num: true }],
+    hops.map((hop) => h('tr', { data: { hop: hop.name } },
+      h('td', {}, h('code', {}, hop.name)),
+      h('td', { class: 'num' }, `+${ms(hop.start_unix_us - first)}`),
+      h('td', { class: 'num' }, ms(hop.duration_us)))));
+}
 
 function statusBadge(code) {
   const kind = code >= 200 && code < 300 ? 'ok' : code >= 500 ? 'danger' : 'warn';
@@ -40,6 +58,7 @@ export async function render(container, { query }) {
           h('dt', {}, 'Execution ID'), h('dd', {}, h('code', {}, x.execution_id)),
           h('dt', {}, 'Trace ID'), h('dd', {}, x.trace_id ? h('code', {}, x.trace_id) : '—'),
           h('dt', {}, 'Cost'), h('dd', {}, `compute ${usd(x.cost?.compute_micro_usd)} + function ${usd(x.cost?.function_micro_usd)} = ${usd(x.cost?.total_micro_usd)}`)),
+        h('h3', {}, 'Stages'), hopsTable(x.hops),
         'logs' in x
           ? [h('h3', {}, 'Logs'), x.logs ? h('pre', { class: 'wrap logs' }, h('code', {}, x.logs)) : h('p', { class: 'muted' }, 'The handler wrote nothing.')]
           : h('p', { class: 'muted small' }, 'Logs are shown only to the organization that owns the tool.'));

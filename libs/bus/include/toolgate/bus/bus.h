@@ -44,6 +44,11 @@ struct BusOptions {
   std::string url = "nats://127.0.0.1:4222";  // comma-separated list for a cluster
   std::string name;                           // shown by the server's monitoring
   int connect_timeout_ms = 30000;             // how long Connect keeps retrying at start-up
+  // A server that answers no PING for ping_interval_ms * max_pings_out is taken for gone: the
+  // connection is dropped and re-established (and /readyz says so meanwhile). The client's
+  // default, 2 minutes twice, would keep a replica "ready" on a hung server for four minutes.
+  int ping_interval_ms = 5000;
+  int max_pings_out = 2;
   // Credentials; empty user: none (or those in the URL, nats://user:password@host:port).
   std::string user;
   std::string password;
@@ -99,7 +104,7 @@ class Bus {
 
   natsConnection* nc_ = nullptr;
   std::string inbox_prefix_ = "_INBOX";
-  std::atomic<bool> closing_{false};  // set before teardown: a disconnect then is expected
+  std::atomic<bool> closing_{false};     // set before teardown: a disconnect then is expected
   metrics::Gauge* connected_ = nullptr;  // this connection's series; lives for the process
   std::mutex mu_;
   std::vector<std::unique_ptr<Sub>> subs_;  // guarded by mu_

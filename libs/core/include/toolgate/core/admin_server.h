@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -24,6 +25,10 @@
 #include "toolgate/base/status.h"
 
 namespace toolgate::core {
+
+// The longest a readiness check of a store should take: below a probe's usual timeout, so that
+// a store that does not answer reads as "not ready", not as a probe that failed.
+inline constexpr std::chrono::milliseconds kReadinessTimeout{1000};
 
 // Registers a named readiness check for as long as it lives. The check runs on the admin thread
 // on each GET /readyz and should answer within a few seconds (a store's own timeout bounds it).

@@ -20,7 +20,7 @@
 namespace toolgate::core {
 
 // --nats-url, --nats-user, --nats-password-file, --log-level, --threads, --admin-port,
-// --admin-address.
+// --admin-address, --otlp-endpoint.
 void DefineCommonFlags(Flags& flags);
 // --postgres-url (libpq URI), --postgres-password-file, --pg-pool.
 void DefinePostgresFlags(Flags& flags);
@@ -28,7 +28,8 @@ void DefinePostgresFlags(Flags& flags);
 void DefineRedisFlags(Flags& flags);
 
 // Blocks shutdown signals, starts logging and libsodium, starts the admin server (StartAdmin)
-// with a readiness check of the NATS connection, and connects to NATS. Exits the process with
+// with a readiness check of the NATS connection, starts span export (StartSpanExport), and
+// connects to NATS. Exits the process with
 // one clear line when NATS cannot be reached or the admin port cannot be bound. A service adds
 // readiness checks of its stores with core::ReadinessCheck (admin_server.h).
 std::unique_ptr<bus::Bus> StartService(const std::string& name, const Flags& flags);
@@ -38,6 +39,11 @@ std::unique_ptr<bus::Bus> StartService(const std::string& name, const Flags& fla
 // server runs until the process exits. Exits with one line when the port cannot be bound. Call
 // from main's thread, before others start.
 const std::string& StartAdmin(const std::string& name, const Flags& flags);
+
+// With --otlp-endpoint set, installs an OTLP exporter (trace/otlp_exporter.h) for the rest of
+// the process, its resource named "toolgate-<name>"; once only. Exits with one line when the
+// endpoint is not one (trace::CheckOtlpEndpoint).
+void StartSpanExport(const std::string& name, const Flags& flags);
 
 // How service `name` connects to NATS: the URL, the user (--nats-user, default name) with the
 // password of --nats-password-file when set, and the user's inbox prefix. Exits with one line

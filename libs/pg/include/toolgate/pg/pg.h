@@ -13,6 +13,7 @@
 
 #include <libpq-fe.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -95,6 +96,14 @@ class Pool {
   std::vector<Session*> idle_;  // guarded by mu_
   size_t open_ = 0;             // guarded by mu_
 };
+
+// Opens a connection of its own, runs SELECT 1 and closes it, all within timeout: for a
+// readiness probe, which must answer even when the server accepts connections but never replies
+// (a stopped process, a full backlog), where a pooled connection would wait forever. Timeout
+// when the server did not answer in time, Unavailable when it cannot be reached or refuses.
+// Thread-safe. password as for Pool.
+Status Ping(const std::string& conninfo, const std::string& password,
+            std::chrono::milliseconds timeout);
 
 // Applies the numbered migrations of a schema once each, in order, under an advisory lock so
 // replicas starting together do not race. steps[i] is migration i+1.

@@ -13,6 +13,7 @@
 #include "toolgate/billing/invoke_stage.h"
 #include "toolgate/billing/ledger_store.h"
 #include "toolgate/billing/reaper.h"
+#include "toolgate/billing/reconcile.h"
 #include "toolgate/billing/retry_queue.h"
 #include "toolgate/billing/settler.h"
 #include "toolgate/bus/service.h"
@@ -43,6 +44,7 @@ class BillingService {
   RetryQueue retries_;
   Settler settler_;
   Reaper reaper_;
+  ReconcileWatch reconcile_watch_;
   InvokeStage stage_;
   HttpApi api_;
   core::Router router_;

@@ -69,6 +69,9 @@ struct ExecutionRecord {
   // bytes. "[]" and 0 when it made none.
   std::string egress_json = "[]";
   int64_t egress_bytes = 0;
+  // The chain's hops as a JSON array [{name, start_unix_us, duration_us}] (HopsJson); read only
+  // with one execution, empty in lists.
+  std::string hops_json;
 };
 
 // The JSON array ExecutionRecord::egress_json holds for result's egress requests.
@@ -85,6 +88,8 @@ struct Settlement {
 // The ledger entries of a run that cost `charge` (a charge, and revenue when the fee is not 0).
 std::vector<LedgerEntry> LedgerEntriesFor(const v1::InvokeJob& job, const Charge& charge);
 Settlement SettlementFor(const core::Rates& rates, const v1::ExecutionResult& result);
+// job.hops as the JSON array an execution record keeps.
+std::string HopsJson(const v1::InvokeJob& job);
 
 // The edge's answer to a settled result: the handler's result with its summary and cost, or
 // the executor's problem (408, 502) when the handler did not run.

@@ -25,13 +25,16 @@ struct Config {
   // never delivered); the reaper then settles or releases it.
   int64_t hold_grace_ms = 60'000;
   int64_t reaper_interval_ms = 5'000;
+  // How often balances are compared with the ledger for the reconciliation metrics; 0: never.
+  int64_t reconcile_check_interval_ms = 60'000;
   // Settlements written in one PostgreSQL transaction at most (group commit), and holds placed
   // in one pipelined Redis round trip at most.
   size_t settle_batch = 256;
 };
 
 // Defines --cpu-rate, --gpu-rate, --commission-percent, --rate-limit-per-key, --rate-limit-burst,
-// --concurrency-per-org, --hold-grace-ms, --reaper-interval-ms and --settle-batch.
+// --concurrency-per-org, --hold-grace-ms, --reaper-interval-ms, --reconcile-check-interval-ms and
+// --settle-batch.
 void DefineBillingFlags(Flags& flags);
 
 // Reads the flags defined above. InvalidArgument names the first bad flag and why, for a one-line

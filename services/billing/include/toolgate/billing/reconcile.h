@@ -8,8 +8,11 @@
 // repair is a compare-and-set) and counted as failed.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
+#include <thread>
 
 #include "toolgate/billing/balance_store.h"
 #include "toolgate/billing/ledger_store.h"
@@ -21,11 +24,47 @@ struct ReconcileReport {
   int64_t differences = 0;
   int64_t repaired = 0;
   int64_t not_loaded = 0;
+  int64_t difference_micro_usd = 0;  // the sum of |redis - ledger| over the differences
 };
 
-// Writes one JSON line {"org_id", "redis", "ledger"} per difference to out, repairs each unless
-// dry_run, and writes a summary line. A non-OK status when the ledger or Redis cannot be read.
+// Writes one JSON line {"org_id", "redis", "ledger"} per difference to out (nullptr: nothing is
+// written), repairs each unless dry_run, and writes a summary line. A non-OK status when the
+// ledger or Redis cannot be read.
 Result<ReconcileReport> Reconcile(LedgerStore& ledger, BalanceStore& balances, bool dry_run,
                                   std::FILE* out);
+
+// ReconcileWatch: the reconciliation as a metric. Every interval it compares balances with the
+// ledger (a dry run: it repairs nothing, that stays an operator's decision) and sets
+// toolgate_billing_reconciliation_difference_micro_usd and
+// toolgate_billing_reconciliation_organizations_differing; a failed comparison counts in
+// toolgate_billing_reconciliation_errors_total and leaves the gauges as they were. A charge
+// committed but not yet captured shows as a difference for a moment: alert on a difference that
+// lasts. Thread-safe.
+class ReconcileWatch {
+ public:
+  // ledger and balances must outlive the watch. interval_ms 0: never runs.
+  ReconcileWatch(LedgerStore& ledger, BalanceStore& balances, int64_t interval_ms);
+  // Stop().
+  ~ReconcileWatch();
+  ReconcileWatch(const ReconcileWatch&) = delete;
+  ReconcileWatch& operator=(const ReconcileWatch&) = delete;
+
+  // Compares at once, then every interval, on a thread of its own.
+  void Start();
+  void Stop();
+  // One comparison; sets the gauges. Returns the report, or why the stores could not be read.
+  Result<ReconcileReport> CheckOnce();
+
+ private:
+  void Loop();
+
+  LedgerStore& ledger_;
+  BalanceStore& balances_;
+  const int64_t interval_ms_;
+  std::mutex mu_;
+  std::condition_variable cv_;  // stopping_ was set
+  bool stopping_ = false;       // guarded by mu_
+  std::thread thread_;
+};
 
 }  // namespace toolgate::billing

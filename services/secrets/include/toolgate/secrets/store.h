@@ -57,6 +57,11 @@ class SecretStore {
   // The rows with these ids, whatever their organization (the caller checks); ids must be
   // UUIDs. Missing ids are simply absent from the result.
   Result<std::vector<EncryptedSecret>> Fetch(const std::vector<std::string>& ids);
+  // Re-encrypts every stored value from this store's box to `to` (a new master key), in one
+  // transaction: either every row is under the new key afterwards, or none changed. Returns
+  // how many rows were re-encrypted; InvalidArgument, changing nothing, when a row does not
+  // decrypt under this store's key (it is not the key the values were stored under).
+  Result<int64_t> Rekey(const SecretBox& to);
 
  private:
   pg::Pool& pool_;
