@@ -61,19 +61,26 @@ std::string FormatHostPort(const std::string& host, int port) {
   return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
+// A port free on the loopback now, and not one this process handed out before: the children
+// bind theirs later, and the kernel may offer a port it just offered again (it is free until
+// then), which once gave Redis and PostgreSQL the same port.
 int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    Fail("cannot find a free port");
+  static std::set<int> handed_out;
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      Fail("cannot find a free port");
+    }
+    int port = ntohs(addr.sin_port);
+    ::close(fd);
+    if (handed_out.insert(port).second) return port;
   }
-  int port = ntohs(addr.sin_port);
-  ::close(fd);
-  return port;
+  Fail("cannot find a free port");
 }
 
 // Whether another program listens on host:port (an IPv4 literal; false for a name, which the
@@ -318,8 +325,9 @@ void SetPostgresPassword(const fs::path& pg_dir, const fs::path& keys, const PgU
 
 // Connects as the cluster's superuser and creates the database on first run.
 void EnsureDatabase(int port, const std::string& password, int timeout_ms, Supervisor& supervisor) {
+  // connect_timeout: whatever listens there must answer, or the loop below would wait forever.
   std::string conninfo = "host=127.0.0.1 port=" + std::to_string(port) +
-                         " user=toolgate dbname=postgres password=" + password;
+                         " user=toolgate dbname=postgres connect_timeout=2 password=" + password;
   int64_t deadline = NowMs() + timeout_ms;
   PGconn* conn = nullptr;
   for (;;) {

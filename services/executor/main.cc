@@ -134,10 +134,11 @@ ProcessRuntimeConfig ProcessConfigFromFlags(const Flags& flags, bool gpu) {
   return config;
 }
 
-// --run-file: one event through a file's handler in this pool's sandbox, printed as JSON; no
-// NATS, keys or other service. For checking what a machine can run (a GPU pool's drivers).
-std::unique_ptr<EgressGateway> StartEgressGateway(const Flags& flags) {
+// The egress gateway of the executor's sandboxes. resolver_threads: one per sandbox that can be
+// in a call at once (each door has at most one name on them), so no sandbox waits for another's.
+std::unique_ptr<EgressGateway> StartEgressGateway(const Flags& flags, size_t resolver_threads) {
   EgressOptions options;
+  options.resolver_threads = std::clamp<size_t>(resolver_threads, 2, 64);
   options.enabled = !flags.GetBool("no-egress");
   for (const char* name : {"egress-allow-cidr", "egress-deny-cidr"}) {
     for (const std::string& text : flags.GetList(name)) {
@@ -162,6 +163,8 @@ std::unique_ptr<EgressGateway> StartEgressGateway(const Flags& flags) {
   return std::move(*gateway);
 }
 
+// --run-file: one event through a file's handler in this pool's sandbox, printed as JSON; no
+// NATS, keys or other service. For checking what a machine can run (a GPU pool's drivers).
 int RunFileOnce(const Flags& flags, const std::vector<Runtime*>& runtimes, bool gpu) {
   const std::string path = flags.Get("run-file");
   const std::string ext = std::filesystem::path(path).extension().string();
@@ -420,7 +423,7 @@ int main(int argc, char** argv) {
   process.sandbox_cpus = CoresFlag(flags, "sandbox-cpus");
   // The egress gateway: every sandbox's one way out (egress_gateway.h). Declared before the
   // worker pool, whose workers hold its doors, so that it outlives them.
-  std::unique_ptr<EgressGateway> egress = StartEgressGateway(flags);
+  std::unique_ptr<EgressGateway> egress = StartEgressGateway(flags, slots.slots);
   process.egress = egress.get();
   int64_t spares = flags.GetInt("spare-workers");
   if (spares < 0 || spares > max_workers) {

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <future>
 #include <map>
@@ -37,6 +38,7 @@ namespace {
 constexpr size_t kMaxHeadBytes = 16 << 10;  // request line and headers
 constexpr size_t kBufferBytes = 64 << 10;   // per direction, before reading pauses
 constexpr size_t kMaxAddresses = 16;        // of one name
+constexpr int kResolutionsPerDoor = 1;      // names of one sandbox on the resolver threads
 constexpr size_t kMaxHostInRecord = 255;
 constexpr int kMaxWaitMs = 1000;
 
@@ -604,7 +606,7 @@ class EgressGateway::Loop {
     }
     c.phase = Conn::Phase::kResolving;
     Watch(c);
-    Resolve(c.id, c.host);
+    Resolve(c);
   }
 
   // The request line and headers to send upstream: origin form, no hop-by-hop headers, the
@@ -665,8 +667,39 @@ class EgressGateway::Loop {
     return refusal;
   }
 
-  void Resolve(uint64_t id, const std::string& host) {
-    resolver_->Submit([this, id, name = Unbracketed(host)] {
+  // Names wait for a resolver thread per door: at most kResolutionsPerDoor of one sandbox's
+  // names are on the threads at once and the rest queue behind them, so a handler asking for
+  // names that resolve slowly (or never) holds up its own requests, not another sandbox's.
+  void Resolve(const Conn& c) {
+    DoorResolutions& queue = resolutions_[c.door];
+    if (queue.running >= kResolutionsPerDoor) {
+      queue.waiting.emplace_back(c.id, c.host);
+      return;
+    }
+    ++queue.running;
+    SubmitResolution(c.door, c.id, c.host);
+  }
+
+  // A resolution of door's is over: its next waiting name (of a connection still waiting) goes.
+  void ResolutionDone(const std::shared_ptr<EgressDoor::State>& door) {
+    auto it = resolutions_.find(door);
+    if (it == resolutions_.end()) return;
+    DoorResolutions& queue = it->second;
+    --queue.running;
+    while (!queue.waiting.empty() && queue.running < kResolutionsPerDoor) {
+      auto [id, host] = std::move(queue.waiting.front());
+      queue.waiting.pop_front();
+      Conn* c = Find(id);
+      if (c == nullptr || c->phase != Conn::Phase::kResolving) continue;
+      ++queue.running;
+      SubmitResolution(door, id, host);
+    }
+    if (queue.running == 0 && queue.waiting.empty()) resolutions_.erase(it);
+  }
+
+  void SubmitResolution(const std::shared_ptr<EgressDoor::State>& door, uint64_t id,
+                        const std::string& host) {
+    resolver_->Submit([this, door, id, name = Unbracketed(host)] {
       auto found = options_.resolve ? options_.resolve(name) : ResolveWithSystem(name);
       std::vector<IpAddress> addresses;
       std::string error;
@@ -676,7 +709,8 @@ class EgressGateway::Loop {
       } else {
         error = found.status().message();
       }
-      Post([this, id, addresses = std::move(addresses), error = std::move(error)] {
+      Post([this, door, id, addresses = std::move(addresses), error = std::move(error)] {
+        ResolutionDone(door);
         Conn* c = Find(id);
         if (c == nullptr || c->phase != Conn::Phase::kResolving) return;
         if (!Current(*c)) return Close(id);
@@ -961,6 +995,12 @@ class EgressGateway::Loop {
   std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns_;
   uint64_t next_id_ = 1;
   std::unique_ptr<ThreadPool> resolver_;  // getaddrinfo blocks: never on the loop thread
+  struct DoorResolutions {
+    int running = 0;                                       // on the resolver threads
+    std::deque<std::pair<uint64_t, std::string>> waiting;  // connection id, host
+  };
+  // Loop thread only. A door's entry lives while it has names running or waiting.
+  std::map<std::shared_ptr<EgressDoor::State>, DoorResolutions> resolutions_;
 };
 
 // ---------------------------------------------------------------------------------------------

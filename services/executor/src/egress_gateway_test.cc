@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <future>
 #include <thread>
@@ -327,6 +328,60 @@ TEST(EgressGatewayTest, AnUnresolvableNameIs502) {
                         "not known\r\n"),
             std::string::npos)
       << answer;
+}
+
+// A hostile handler asks for names that never resolve, more of them than there are resolver
+// threads: they queue behind each other, and another sandbox's name still resolves at once.
+TEST(EgressGatewayTest, ASandboxsSlowNamesDoNotHoldUpAnothersResolution) {
+  std::mutex mu;
+  std::condition_variable changed;
+  bool released = false;
+  int slow_started = 0;
+  EgressOptions options;
+  options.resolver_threads = 2;
+  options.resolve = [&](const std::string& name) -> Result<std::vector<IpAddress>> {
+    if (name == "fast.test") return Status::Unavailable("answered");
+    std::unique_lock lock(mu);
+    ++slow_started;
+    changed.notify_all();
+    // Held until the other sandbox has its answer (or, when the gateway is unfair and that
+    // never comes, until the test gives up, so that it fails instead of hanging).
+    changed.wait_for(lock, std::chrono::seconds(30), [&] { return released; });
+    return Status::Unavailable("slow");
+  };
+  auto gateway = Gateway(options);
+  auto hostile = gateway->OpenDoorOnLoopback();
+  auto other = gateway->OpenDoorOnLoopback();
+  ASSERT_TRUE(hostile.ok() && other.ok());
+  (*hostile)->BeginCall(List({"*"}), Later(60000));
+  (*other)->BeginCall(List({"*"}), Later(60000));
+
+  std::vector<int> slow;
+  for (int i = 0; i < 3; ++i) {
+    slow.push_back(ConnectTo((*hostile)->port()));
+    WriteAll(slow.back(), "GET http://slow" + std::to_string(i) + ".test/ HTTP/1.1\r\n\r\n");
+  }
+  {
+    std::unique_lock lock(mu);
+    changed.wait_for(lock, std::chrono::seconds(30), [&] { return slow_started >= 1; });
+  }
+  std::string answer = Exchange(**other, "GET http://fast.test/ HTTP/1.1\r\n\r\n");
+  bool answered_while_held;
+  {
+    std::lock_guard lock(mu);
+    answered_while_held = !released;
+    EXPECT_EQ(slow_started, 1) << "a door has one name on the resolver threads at a time";
+    released = true;
+  }
+  changed.notify_all();
+  EXPECT_TRUE(answered_while_held);
+  EXPECT_NE(answer.find("cannot resolve fast.test: answered"), std::string::npos) << answer;
+  for (int fd : slow) {
+    EXPECT_NE(ReadAll(fd).find("cannot resolve slow"), std::string::npos);
+    ::close(fd);
+  }
+  (*hostile)->EndCall();
+  (*other)->EndCall();
 }
 
 TEST(EgressGatewayTest, RefusalOrderPlatformThenDenyThenAllowThenClasses) {
