@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -121,6 +122,14 @@ class Upstream : public ::testing::Environment {
     ca_pem_ = ReadText(dir_ + "/cert.pem");
     server_ = ::fork();
     if (server_ == 0) {
+      // Gone with the test, however it ends, and off the test's output (whose reader waits for
+      // every writer to close it).
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      int log = ::open((dir_ + "/upstream.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (log >= 0) {
+        ::dup2(log, STDOUT_FILENO);
+        ::dup2(log, STDERR_FILENO);
+      }
       const std::string script =
           std::string(TOOLGATE_SOURCE_DIR) + "/tests/integration/egress_upstream.py";
       const std::string ready = dir_ + "/ready";
