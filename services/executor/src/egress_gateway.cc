@@ -256,6 +256,7 @@ struct EgressDoor::State {
   core::EgressList list;          // guarded by mu
   int64_t deadline_us = 0;        // guarded by mu
   int64_t bytes = 0;              // guarded by mu: this call's, both directions
+  bool cut_at_deadline = false;   // guarded by mu: this call's deadline cut a request
   std::vector<Request> requests;  // guarded by mu: this call's
 };
 
@@ -911,6 +912,12 @@ class EgressGateway::Loop {
       if (c == nullptr) continue;
       c->deadline_us = 0;
       CountRequest("failed");
+      {
+        std::lock_guard lock(c->door->mu);
+        if (c->door->in_call && c->door->generation == c->generation) {
+          c->door->cut_at_deadline = true;
+        }
+      }
       if (!c->answered && c->phase != Conn::Phase::kHead) {
         AnswerAndClose(*c, Failure(504, "the call's deadline passed"));
       } else {
@@ -1019,6 +1026,7 @@ void EgressDoor::BeginCall(const core::EgressList& list, int64_t deadline_us) {
   state_->list = list;
   state_->deadline_us = deadline_us;
   state_->bytes = 0;
+  state_->cut_at_deadline = false;
   state_->requests.clear();
 }
 
@@ -1033,6 +1041,7 @@ CallEgress EgressDoor::EndCall() {
       out.requests.push_back(std::move(request.record));
     }
     out.bytes = state_->bytes;
+    out.cut_at_deadline = state_->cut_at_deadline;
     had_requests = !state_->requests.empty();
     state_->requests.clear();
     state_->in_call = false;

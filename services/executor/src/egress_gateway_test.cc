@@ -467,6 +467,11 @@ TEST(EgressGatewayTest, DeadlineAnswers504) {
   EXPECT_TRUE(answer.starts_with("HTTP/1.1 504 Gateway Timeout\r\n")) << answer;
   EXPECT_NE(answer.find("X-Toolgate-Egress-Error: the call's deadline passed\r\n"),
             std::string::npos);
+  // The call learns that its deadline cut a request (it is a timeout, whatever the handler
+  // answers next); the next call starts clean.
+  EXPECT_TRUE((*door)->EndCall().cut_at_deadline);
+  (*door)->BeginCall(List({authority}), Later(10000));
+  EXPECT_FALSE((*door)->EndCall().cut_at_deadline);
 }
 
 TEST(EgressGatewayTest, ByteLimitCutsTheCall) {

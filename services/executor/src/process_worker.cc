@@ -553,6 +553,14 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
       log.Append("[toolgate] the process running the handler " + reply.failure + "\n");
     }
   }
+  if (reply.egress.cut_at_deadline &&
+      (reply.kind == WorkerReply::Kind::kValue || reply.kind == WorkerReply::Kind::kError)) {
+    // The deadline cut one of the handler's requests, and the handler answered in the moment
+    // it had left (a caught 504): the call has timed out all the same, and is not charged. The
+    // worker answered cleanly, so it may serve again.
+    reply.kind = WorkerReply::Kind::kTimeout;
+    log.Append("[toolgate] the call's deadline cut an outbound request\n");
+  }
   reply.memory_used_mb = MemoryUsedMb(static_cast<size_t>(peak_kb) * 1024);
   reply.logs = log.Take();
   return reply;

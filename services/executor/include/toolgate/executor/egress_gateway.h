@@ -108,6 +108,9 @@ struct EgressRecord {
 struct CallEgress {
   std::vector<EgressRecord> requests;
   int64_t bytes = 0;  // sent and received, all requests
+  // The call's deadline cut one of its requests (answered 504): the call has timed out, whatever
+  // its handler made of that answer in the moment it had left.
+  bool cut_at_deadline = false;
 };
 
 class EgressGateway;
