@@ -201,6 +201,11 @@ TEST_F(InvokeTest, AnExpiringKeyIsFlaggedOnRefusalsToo) {
   r = Invoke(*g_system, key, fn, "9", R"({"event": {}})");
   EXPECT_EQ(r.status, 404) << r.body;
   EXPECT_EQ(r.Header("x-api-key-expires-at"), expires);
+  // And from auth's: a key without the invoke scope.
+  std::string manage_only = broke.CreateKey(R"(["manage"])", expires);
+  r = Invoke(*g_system, manage_only, fn, "1", R"({"event": {}})");
+  EXPECT_EQ(r.status, 403) << r.body;
+  EXPECT_EQ(r.Header("x-api-key-expires-at"), expires);
 }
 
 TEST_F(InvokeTest, Row2KeyExpiringTwoSecondsAfterCreation) {

@@ -60,7 +60,7 @@ void InvokeStage::OnJob(bus::Message&& m) {
 void InvokeStage::Decide(v1::InvokeJob& job, const KeyRecord* record, const SharedSpan& span) {
   int64_t now_ms = NowMs();
   if (auto problem = CheckKeyForInvoke(record, now_ms)) {
-    Reject(job, std::move(*problem), span);
+    Reject(job, std::move(*problem), span, record != nullptr ? record->expires_at_ms : 0);
     return;
   }
   usage_.Record(record->key_id, now_ms);
@@ -101,12 +101,14 @@ void InvokeStage::Forward(v1::InvokeJob& job, v1::Principal principal, const Sha
   }
 }
 
-void InvokeStage::Reject(const v1::InvokeJob& job, v1::Problem problem, const SharedSpan& span) {
+void InvokeStage::Reject(const v1::InvokeJob& job, v1::Problem problem, const SharedSpan& span,
+                         int64_t key_expires_at_ms) {
   if (job.edge_reply().empty()) {
     log::Warn("invoke job without a reply subject dropped").Str("code", problem.code());
     return;
   }
   v1::InvokeReply reply;
+  reply.set_key_expires_at_ms(key_expires_at_ms);
   *reply.mutable_problem() = std::move(problem);
   Status s =
       service_.bus().Publish(job.edge_reply(), reply.SerializeAsString(), {}, span->traceparent());

@@ -49,7 +49,10 @@ class InvokeStage {
   void DecideSession(v1::InvokeJob& job, const SharedSpan& span);
   // Sets the principal and publishes the job to the registry stage.
   void Forward(v1::InvokeJob& job, v1::Principal principal, const SharedSpan& span);
-  void Reject(const v1::InvokeJob& job, v1::Problem problem, const SharedSpan& span);
+  // Answers the edge with problem. key_expires_at_ms: the key's expiry when the key is known
+  // (a refused scope), so that an expiring key is flagged on this answer too.
+  void Reject(const v1::InvokeJob& job, v1::Problem problem, const SharedSpan& span,
+              int64_t key_expires_at_ms = 0);
 
   bus::Service& service_;
   KeyDirectory& keys_;
