@@ -1,5 +1,6 @@
 #include "dev_command.h"
 
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -7,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "bundle_pack.h"
 #include "human_output.h"
 #include "toolgate/base/json.h"
 
@@ -26,6 +28,29 @@ Result<std::string> ReadText(const fs::path& path) {
   text << in.rdbuf();
   return text.str();
 }
+
+// A file under /tmp, removed when destroyed; empty path until written.
+class TempFile {
+ public:
+  TempFile() = default;
+  ~TempFile() {
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  bool Write(const std::string& bytes) {
+    char name[] = "/tmp/toolgate-dev-XXXXXX.tar.gz";
+    int fd = ::mkstemps(name, 7);
+    if (fd < 0) return false;
+    path_ = name;
+    bool ok = ::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
+    return ::close(fd) == 0 && ok;
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
 
 // Runs argv with stdout read into *out (stderr passes through: the executor's own messages).
 // Returns the child's exit status, or -1 when it could not be run.
@@ -94,14 +119,20 @@ Result<std::vector<DevEvent>> DevEvents(const Manifest& manifest,
 }
 
 std::vector<std::string> DevExecutorArgs(const fs::path& executor, const fs::path& dir,
-                                         const Manifest& manifest, std::string_view event_json) {
-  std::vector<std::string> args = {executor.string(),
-                                   "--pool",
-                                   manifest.compute_type == "GPU" ? "gpu" : "cpu",
-                                   "--run-file",
-                                   (dir / manifest.handler).string(),
-                                   "--run-event",
-                                   std::string(event_json)};
+                                         const Manifest& manifest, std::string_view event_json,
+                                         const fs::path& bundle_file) {
+  std::vector<std::string> args = {executor.string(), "--pool",
+                                   manifest.compute_type == "GPU" ? "gpu" : "cpu"};
+  if (bundle_file.empty()) {
+    args.insert(args.end(), {"--run-file", (dir / manifest.handler).string()});
+  } else {
+    args.insert(args.end(), {"--run-bundle", bundle_file.string(), "--run-runtime",
+                             manifest.runtime, "--run-handler", manifest.handler});
+  }
+  args.insert(args.end(), {"--run-event", std::string(event_json)});
+  for (const std::string& host : manifest.egress.value_or(std::vector<std::string>{})) {
+    args.insert(args.end(), {"--run-egress", host});
+  }
   if (manifest.timeout_ms) {
     args.insert(args.end(), {"--run-timeout-ms", std::to_string(*manifest.timeout_ms)});
   }
@@ -142,19 +173,12 @@ int RunDev(const std::vector<std::string>& words) {
       std::fprintf(stderr, "  %s: %s\n", e.field.c_str(), e.message.c_str());
     return kFailed;
   }
-  // --run-file runs one file; a bundle's handler would miss the modules beside it.
-  if (manifest.bundle) {
-    std::fprintf(stderr,
-                 "error: toolgate dev runs single-file tools; a bundle tool (\"bundle\": true) "
-                 "runs only once published\n");
-    return kUsage;
-  }
   // The executor's --run-file picks the runtime by the file's extension; the manifest's must
   // agree, or dev would run what publishing would not.
   const std::string expected = manifest.runtime == "python"       ? ".py"
                                : manifest.runtime == "javascript" ? ".js"
                                                                   : ".lua";
-  if (fs::path(manifest.handler).extension() != expected) {
+  if (!manifest.bundle && fs::path(manifest.handler).extension() != expected) {
     std::fprintf(stderr, "error: the handler of a %s tool must be a %s file for toolgate dev\n",
                  manifest.runtime.c_str(), expected.c_str());
     return kUsage;
@@ -179,10 +203,29 @@ int RunDev(const std::vector<std::string>& words) {
                  executor.c_str());
     return kFailed;
   }
+  // A bundle tool runs as `toolgate publish` would send it: the directory packed (its npm
+  // dependencies installed first), checked and unpacked by the executor.
+  TempFile bundle_file;
+  if (manifest.bundle) {
+    if (manifest.runtime == "javascript") {
+      if (Status s = InstallNodeModules(dir); !s.ok()) {
+        std::fprintf(stderr, "error: %s\n", s.message().c_str());
+        return kFailed;
+      }
+    }
+    auto packed = PackBundle(dir);
+    if (!packed.ok() || !bundle_file.Write(*packed)) {
+      std::fprintf(
+          stderr, "error: cannot pack %s: %s\n", dir.c_str(),
+          packed.ok() ? "cannot write a temporary file" : packed.status().message().c_str());
+      return kFailed;
+    }
+  }
   int rc = kOk;
   for (const DevEvent& event : *events) {
     std::string out;
-    int status = RunCapturing(DevExecutorArgs(executor, dir, manifest, event.event_json), &out);
+    int status = RunCapturing(
+        DevExecutorArgs(executor, dir, manifest, event.event_json, bundle_file.path()), &out);
     if (status != 0) rc = kFailed;
     if (json) {
       std::fputs(out.c_str(), stdout);  // the executor's JSON, one object a line

@@ -29,11 +29,13 @@ Result<std::vector<DevEvent>> DevEvents(const Manifest& manifest,
                                         const std::optional<std::string>& event_file_text);
 
 // The executor's command line for one event of the tool in dir: the pool of its compute type,
-// --run-file with its handler, the event, and its timeout and memory when the manifest sets
-// them (the executor's defaults otherwise). Pure.
+// --run-file with its handler (or, for a bundle tool, --run-bundle with bundle_file, the packed
+// directory, and its runtime and handler), the event, its egress list, and its timeout and
+// memory when the manifest sets them (the executor's defaults otherwise). Pure.
 std::vector<std::string> DevExecutorArgs(const std::filesystem::path& executor,
                                          const std::filesystem::path& dir, const Manifest& manifest,
-                                         std::string_view event_json);
+                                         std::string_view event_json,
+                                         const std::filesystem::path& bundle_file = {});
 
 // The command itself; words are what follows "dev". Returns the exit code: 0 when every run
 // completed below status 500, 1 otherwise, 2 for a usage error (a handler whose extension is

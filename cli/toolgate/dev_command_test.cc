@@ -54,6 +54,15 @@ TEST(DevCommandTest, ExecutorArgsCarryTheManifestsLimits) {
   EXPECT_EQ(args[2], "gpu");
 }
 
+TEST(DevCommandTest, ABundleToolRunsItsPackedDirectoryWithItsEgress) {
+  Manifest m = ManifestWith(R"(, "bundle": true, "egress": ["api.example.com", "*.x.org:8443"])");
+  auto args = DevExecutorArgs("/x", "tools/t", m, "{}", "/tmp/b.tar.gz");
+  EXPECT_EQ(args, (std::vector<std::string>{"/x", "--pool", "cpu", "--run-bundle", "/tmp/b.tar.gz",
+                                            "--run-runtime", "lua", "--run-handler", "handler.lua",
+                                            "--run-event", "{}", "--run-egress", "api.example.com",
+                                            "--run-egress", "*.x.org:8443"}));
+}
+
 TEST(DevCommandTest, UsageErrors) {
   EXPECT_EQ(RunDev({}), 2);
   EXPECT_EQ(RunDev({"dir", "--evnt", "f"}), 2);

@@ -18,6 +18,7 @@
 #include "toolgate/base/process.h"
 #include "toolgate/bus/service.h"
 #include "toolgate/core/service_main.h"
+#include "toolgate/executor/bundle_cache.h"
 #include "toolgate/executor/ca_bundle.h"
 #include "toolgate/executor/code_store.h"
 #include "toolgate/executor/egress_fetch.h"
@@ -163,27 +164,92 @@ std::unique_ptr<EgressGateway> StartEgressGateway(const Flags& flags, size_t res
   return std::move(*gateway);
 }
 
-// --run-file: one event through a file's handler in this pool's sandbox, printed as JSON; no
-// NATS, keys or other service. For checking what a machine can run (a GPU pool's drivers).
-int RunFileOnce(const Flags& flags, const std::vector<Runtime*>& runtimes, bool gpu) {
-  const std::string path = flags.Get("run-file");
+// A directory under /tmp that others may pass through (the sandboxes bind from it), removed
+// with everything in it when destroyed. Empty path when not wanted.
+class ScratchDir {
+ public:
+  explicit ScratchDir(bool wanted) {
+    if (!wanted) return;
+    char dir[] = "/tmp/toolgate-run-XXXXXX";
+    if (::mkdtemp(dir) == nullptr || ::chmod(dir, 0711) != 0) {
+      core::Die(kName, "--run-bundle", "cannot make a directory under /tmp");
+    }
+    path_ = dir;
+  }
+  ~ScratchDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A bundle for --run-bundle, from its file, as the registry would serve it.
+class FileBundleSource : public BundleSource {
+ public:
+  explicit FileBundleSource(std::string bytes) : bytes_(std::move(bytes)) {}
+  Result<std::string> FetchBundle(const std::string&, const std::string&,
+                                  std::string_view) override {
+    return bytes_;
+  }
+
+ private:
+  const std::string bytes_;
+};
+
+std::string ReadWholeFile(const std::string& path, const std::string& flag) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) core::Die(kName, "--" + flag, "cannot read " + path);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+// --run-file / --run-bundle: one event through a handler in this pool's sandbox, printed as
+// JSON; no NATS, keys or other service. For checking what a machine can run (a GPU pool's
+// drivers) and for `toolgate dev`. A bundle goes the way a published one does: checked and
+// unpacked by a BundleCache (in a directory of its own, removed afterwards) and shown to the
+// worker at /bundle through views.
+int RunFileOnce(const Flags& flags, const std::vector<Runtime*>& runtimes, bool gpu,
+                BundleCache* bundles, const std::string& digest) {
+  const bool bundled = bundles != nullptr;
+  const std::string path = bundled ? flags.Get("run-bundle") : flags.Get("run-file");
   const std::string ext = std::filesystem::path(path).extension().string();
-  const std::string language = ext == ".py" ? "python" : ext == ".js" ? "javascript" : "lua";
+  const std::string language = bundled        ? flags.Get("run-runtime")
+                               : ext == ".py" ? "python"
+                               : ext == ".js" ? "javascript"
+                                              : "lua";
   Runtime* runtime = nullptr;
   for (Runtime* r : runtimes) {
     if (r->name() == language) runtime = r;
   }
-  if (runtime == nullptr) core::Die(kName, "--run-file", "this pool runs no " + language);
-  std::ifstream in(path);
-  if (!in) core::Die(kName, "--run-file", "cannot read " + path);
-  std::stringstream code;
-  code << in.rdbuf();
-  std::string text = code.str();
+  if (runtime == nullptr) {
+    core::Die(kName, bundled ? "--run-runtime" : "--run-file", "this pool runs no " + language);
+  }
   const std::string event = flags.Get("run-event");
   const std::string execution_id = NewUuid();
-
   Invocation inv;
-  inv.code = text;
+  std::string text;
+  std::string handler;
+  if (bundled) {
+    auto bundle = bundles->Get(digest, "run-file", "1", "");
+    if (!bundle.ok()) core::Die(kName, "--run-bundle", bundle.status().message());
+    inv.bundle = std::move(*bundle);
+    inv.bundle_root = inv.bundle->dir;
+    handler = flags.Get("run-handler").empty() ? DefaultBundleHandler(language)
+                                               : flags.Get("run-handler");
+    inv.handler = handler;
+  } else {
+    text = ReadWholeFile(path, "run-file");
+    inv.code = text;
+  }
+  auto egress = core::EgressList::Parse(flags.GetList("run-egress"));
+  if (!egress.ok()) core::Die(kName, "--run-egress", egress.status().message());
+  inv.egress = &*egress;
   inv.event_json = event;
   inv.execution_id = execution_id;
   inv.function_id = "run-file";
@@ -358,6 +424,17 @@ int main(int argc, char** argv) {
   flags.Define("run-file", "",
                "run one event through this file's service_handler (.py, .js or .lua) in this "
                "pool's sandbox, print the outcome as JSON and exit; needs no other service");
+  flags.Define("run-bundle", "",
+               "like --run-file, for a bundle (.tar.gz, as `toolgate publish` packs it): "
+               "checked and unpacked as a published bundle is; with --run-runtime and "
+               "--run-handler");
+  flags.Define("run-runtime", "python", "--run-bundle: the runtime (python, javascript, lua)");
+  flags.Define("run-handler", "",
+               "--run-bundle: the entry file in the bundle (default handler.py, handler.js or "
+               "handler.lua)");
+  flags.DefineRepeated("run-egress",
+                       "--run-file, --run-bundle: an entry of the egress list the handler gets "
+                       "(as a version declares it; repeatable); none: no egress");
   flags.Define("run-event", "{}", "--run-file: the event, as JSON");
   flags.Define("run-timeout-ms", "30000", "--run-file: the handler's timeout");
   flags.Define("run-memory-mb", "256", "--run-file: the handler's memory limit");
@@ -430,14 +507,35 @@ int main(int argc, char** argv) {
     core::Die(kName, "--spare-workers", "must be 0..--max-workers");
   }
 
+  // --run-file and --run-bundle make one call and exit. A --run-bundle bundle is checked,
+  // unpacked and shown the way a published one is, from a scratch directory of its own that
+  // goes at exit (declared first, so that it outlives the views and cache inside it).
+  const bool run_once = !flags.Get("run-file").empty() || !flags.Get("run-bundle").empty();
+  ScratchDir run_scratch(!flags.Get("run-bundle").empty());
+  std::unique_ptr<FileBundleSource> run_source;
+  std::string run_digest;
+
   // Every worker's /bundle view (bundle_views.h), so bundle versions take spares too. Declared
   // before the pool: its workers' views go before it.
   std::unique_ptr<BundleViews> views;
-  if (flags.Get("run-file").empty()) {
-    auto opened = BundleViews::Open(BundleCacheDir(flags) + "/.views");
+  std::unique_ptr<BundleCache> run_bundles;
+  if (!run_once || !run_scratch.path().empty()) {
+    const std::string dir =
+        run_scratch.path().empty() ? BundleCacheDir(flags) : run_scratch.path() + "/bundles";
+    auto opened = BundleViews::Open(dir + "/.views");
     if (!opened.ok()) core::Die(kName, "--bundle-cache-dir", opened.status().message());
     views = std::move(*opened);
     process.bundle_views = views.get();
+  }
+  if (!run_scratch.path().empty()) {
+    std::string bytes = ReadWholeFile(flags.Get("run-bundle"), "run-bundle");
+    run_digest = HexEncode(Sha256(bytes));
+    run_source = std::make_unique<FileBundleSource>(std::move(bytes));
+    BundleCacheOptions options = BundleCacheOptionsFromFlags(flags);
+    options.dir = run_scratch.path() + "/bundles";
+    auto opened = BundleCache::Open(options, *run_source);
+    if (!opened.ok()) core::Die(kName, "--run-bundle", opened.status().message());
+    run_bundles = std::move(*opened);
   }
 
   RuntimeLimits limits;
@@ -448,7 +546,7 @@ int main(int argc, char** argv) {
   pool_options.max_calls_per_worker = flags.GetInt("worker-max-calls");
   pool_options.max_idle_ms = flags.GetInt("worker-idle-ms");
   // --run-file makes one call: spares would only be started to be stopped.
-  pool_options.spares_per_shape = flags.Get("run-file").empty() ? static_cast<size_t>(spares) : 0;
+  pool_options.spares_per_shape = run_once ? 0 : static_cast<size_t>(spares);
   WorkerPool workers(pool_options);
   // The runtimes of each pool. GPU work is Python only (contract section 6).
   std::vector<std::unique_ptr<Runtime>> owned;
@@ -466,10 +564,10 @@ int main(int argc, char** argv) {
   }
   std::vector<Runtime*> runtimes;
   for (auto& r : owned) runtimes.push_back(r.get());
-  if (!flags.Get("run-file").empty()) {
+  if (run_once) {
     log::Init(kName, log::ParseLevel(flags.Get("log-level")));
     InitCrypto();
-    return RunFileOnce(flags, runtimes, pool == "gpu");
+    return RunFileOnce(flags, runtimes, pool == "gpu", run_bundles.get(), run_digest);
   }
 
   InitCrypto();

@@ -404,6 +404,29 @@ TEST(CliTest, DevRunsAToolLocallyWithItsExamples) {
   EXPECT_EQ(r.status, 1) << r.out;
 }
 
+// A bundle tool runs as it would once published: its directory packed, checked and unpacked by
+// the executor, its modules found beside the entry file.
+TEST(CliTest, DevRunsABundleToolWithItsModules) {
+  fs::path dir = fs::path(g_system->data_dir()) / ("cli-dev-bundle-" + HexEncode(RandomBytes(4)));
+  fs::create_directories(dir / "src" / "lib");
+  std::ofstream(dir / "toolgate.json") << R"({
+  "name": "dev bundle", "description": "d", "category": "Testing",
+  "visibility": "private", "price_micro_usd": 0, "bundle": true,
+  "version": "1.0.0", "runtime": "lua", "compute_type": "CPU", "handler": "src/main.lua",
+  "examples": [{"title": "greet", "event": {"name": "dev"}}]
+})";
+  std::ofstream(dir / "src" / "lib" / "greet.lua")
+      << "local M = {}\nfunction M.hello(name) return 'hello ' .. name end\nreturn M\n";
+  std::ofstream(dir / "src" / "main.lua")
+      << "local greet = require('lib.greet')\n"
+         "function service_handler(event, context) return {message = greet.hello(event.name)} "
+         "end\n";
+  std::string config = (dir / "config").string();
+  CliRun r = ToolgateWithProfile(config, "dev " + dir.string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find(R"(\"message\":\"hello dev\")"), std::string::npos) << r.out;
+}
+
 TEST(CliTest, CompletionScriptCompletesInBash) {
   std::string bin = std::string(TOOLGATE_BIN_DIR) + "/toolgate";
   std::string cmd = "bash -c 'source <(" + bin +
