@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "toolgate/core/bundle_paths.h"
+
 namespace toolgate::executor {
 namespace {
 
@@ -39,12 +41,7 @@ class Fd {
 };
 
 std::string Join(const Parts& parts, size_t n) {
-  std::string out;
-  for (size_t i = 0; i < n && i < parts.size(); ++i) {
-    if (i > 0) out += '/';
-    out += parts[i];
-  }
-  return out;
+  return core::JoinBundlePath(parts, n);
 }
 
 Status EntryError(std::string_view path, std::string_view reason) {
@@ -55,27 +52,10 @@ std::string MiB(uint64_t bytes) {
   return std::to_string(bytes >> 20) + " MiB";
 }
 
-// The components of an entry's path ("./a//b/" is {a, b}; "." is {}), or why it is refused.
+// The components of an entry's path (core::SplitBundlePath), or why it is refused, named.
 Result<Parts> SplitPath(std::string_view path) {
-  if (!path.empty() && path.front() == '/') {
-    return EntryError(path, "an absolute path is not allowed");
-  }
-  Parts parts;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t slash = path.find('/', start);
-    if (slash == std::string_view::npos) slash = path.size();
-    std::string_view part = path.substr(start, slash - start);
-    start = slash + 1;
-    if (part.empty() || part == ".") continue;
-    if (part == "..") return EntryError(path, "a path may not leave the bundle");
-    for (char c : part) {
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-        return EntryError(path, "a path may not hold control characters");
-      }
-    }
-    parts.emplace_back(part);
-  }
+  auto parts = core::SplitBundlePath(path);
+  if (!parts.ok()) return EntryError(path, parts.status().message());
   return parts;
 }
 
@@ -113,30 +93,12 @@ class TreeWriter {
   int root_;
 };
 
-// The target of a symbolic link at link (its components), resolved lexically from the link's
-// directory: every path the resolution passes through, the target last (a link among them
-// could lead elsewhere than the text says), or why it is refused.
+// The paths a symbolic link's target passes through (core::ResolveBundleLink), or why it is
+// refused, named.
 Result<std::vector<std::string>> ResolveLink(const Parts& link, std::string_view target,
                                              std::string_view entry) {
-  if (target.empty()) return EntryError(entry, "a link needs a target");
-  if (target.front() == '/') return EntryError(entry, "a link may not point to an absolute path");
-  Parts resolved(link.begin(), link.end() - 1);
-  std::vector<std::string> visited;
-  size_t start = 0;
-  while (start <= target.size()) {
-    size_t slash = target.find('/', start);
-    if (slash == std::string_view::npos) slash = target.size();
-    std::string_view part = target.substr(start, slash - start);
-    start = slash + 1;
-    if (part.empty() || part == ".") continue;
-    if (part == "..") {
-      if (resolved.empty()) return EntryError(entry, "a link may not point out of the bundle");
-      resolved.pop_back();
-      continue;
-    }
-    resolved.emplace_back(part);
-    visited.push_back(Join(resolved, resolved.size()));
-  }
+  auto visited = core::ResolveBundleLink(link, target);
+  if (!visited.ok()) return EntryError(entry, visited.status().message());
   return visited;
 }
 

@@ -31,12 +31,6 @@ void CompleteWithError(std::string_view type, std::string_view message, Executio
   out->body = core::ErrorBody(type, text);
 }
 
-std::string DefaultBundleHandler(std::string_view runtime) {
-  if (runtime == "python") return "handler.py";
-  if (runtime == "javascript") return "handler.js";
-  return "handler.lua";
-}
-
 int64_t MemoryUsedMb(size_t peak_bytes) {
   constexpr size_t kMiB = size_t{1} << 20;
   size_t mb = (peak_bytes + kMiB - 1) / kMiB;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "toolgate/base/crypto.h"
+#include "toolgate/core/bundle_paths.h"
 
 namespace toolgate::registry {
 namespace {
@@ -18,27 +19,6 @@ using ArchivePtr = std::unique_ptr<archive, decltype(&archive_read_free)>;
 
 std::string MiB(uint64_t bytes) {
   return std::to_string(bytes >> 20) + " MiB";
-}
-
-std::vector<std::string_view> Components(std::string_view path) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  while (start <= path.size()) {
-    size_t slash = path.find('/', start);
-    if (slash == std::string_view::npos) slash = path.size();
-    out.push_back(path.substr(start, slash - start));
-    start = slash + 1;
-  }
-  return out;
-}
-
-std::string Join(const std::vector<std::string_view>& parts, size_t n) {
-  std::string out;
-  for (size_t i = 0; i < n; ++i) {
-    if (i > 0) out += '/';
-    out += parts[i];
-  }
-  return out;
 }
 
 Status EntryError(std::string_view path, std::string_view reason) {
@@ -67,29 +47,20 @@ struct Entries {
   std::unordered_map<std::string, std::string> symlinks;  // path -> target as written
 };
 
-// The target of the symbolic link at link_path, resolved lexically from the link's directory;
-// InvalidArgument when it is absolute, climbs above the bundle's root, or passes through a link
-// (whose own target could climb further than the text shows).
+// The target of the symbolic link at link_path, resolved lexically from the link's directory
+// (core::ResolveBundleLink); InvalidArgument when it is absolute, climbs above the bundle's
+// root, or passes through a link (whose own target could climb further than the text shows).
 Status CheckSymlink(const std::string& link_path, const std::string& target,
                     const Entries& entries) {
-  if (target.empty()) return EntryError(link_path, "a link needs a target");
-  if (target.front() == '/')
-    return EntryError(link_path, "a link may not point to an absolute path");
-  std::vector<std::string_view> resolved = Components(link_path);
-  resolved.pop_back();  // the link's directory
-  for (std::string_view part : Components(target)) {
-    if (part.empty() || part == ".") continue;
-    if (part == "..") {
-      if (resolved.empty()) return EntryError(link_path, "a link may not point out of the bundle");
-      resolved.pop_back();
-      continue;
-    }
-    resolved.push_back(part);
-    std::string prefix = Join(resolved, resolved.size());
-    if (entries.symlinks.count(prefix) > 0 && prefix != link_path) {
+  auto link = core::SplitBundlePath(link_path);
+  if (!link.ok()) return EntryError(link_path, link.status().message());
+  auto visited = core::ResolveBundleLink(*link, target);
+  if (!visited.ok()) return EntryError(link_path, visited.status().message());
+  for (const std::string& prefix : *visited) {
+    if (prefix == link_path) return EntryError(link_path, "a link may not point to itself");
+    if (entries.symlinks.count(prefix) > 0) {
       return EntryError(link_path, "a link may not point through another link");
     }
-    if (prefix == link_path) return EntryError(link_path, "a link may not point to itself");
   }
   return Status::Ok();
 }
@@ -100,25 +71,14 @@ Result<std::string> CheckBundlePath(std::string_view path) {
   while (path.size() >= 2 && path.substr(0, 2) == "./") path.remove_prefix(2);
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
   if (path.empty()) return Status::InvalidArgument("a path may not be empty");
-  if (path.front() == '/') return Status::InvalidArgument("a path may not be absolute");
-  for (char c : path) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      return Status::InvalidArgument("a path may not hold control characters");
-    }
+  auto parts = core::SplitBundlePath(path);
+  if (!parts.ok()) return parts.status();
+  // One spelling per entry, so that "a//b" and "a/./b" cannot pass as two entries.
+  std::string canonical = core::JoinBundlePath(*parts, parts->size());
+  if (canonical != path) {
+    return Status::InvalidArgument("a path may not have empty or \".\" components");
   }
-  for (std::string_view part : Components(path)) {
-    if (part == "..") return Status::InvalidArgument("a path may not leave the bundle");
-    if (part.empty() || part == ".") {
-      return Status::InvalidArgument("a path may not have empty or \".\" components");
-    }
-  }
-  return std::string(path);
-}
-
-std::string DefaultHandler(std::string_view runtime) {
-  if (runtime == "python") return "handler.py";
-  if (runtime == "javascript") return "handler.js";
-  return "handler.lua";
+  return canonical;
 }
 
 Result<BundleInfo> BundleCheck::Check(std::string_view bytes, std::string_view handler) const {
@@ -206,9 +166,9 @@ Result<BundleInfo> BundleCheck::Check(std::string_view bytes, std::string_view h
   if (archive_filter_code(a.get(), 0) != ARCHIVE_FILTER_GZIP) return not_tar_gz;
   // Nothing may be placed under a link, whichever comes first: unpacking would follow it.
   for (const auto& [path, type] : entries.kinds) {
-    std::vector<std::string_view> parts = Components(path);
+    std::vector<std::string> parts = *core::SplitBundlePath(path);  // canonical already
     for (size_t n = 1; n < parts.size(); ++n) {
-      if (entries.symlinks.count(Join(parts, n)) > 0) {
+      if (entries.symlinks.count(core::JoinBundlePath(parts, n)) > 0) {
         return EntryError(path, "a path may not pass through a link");
       }
     }

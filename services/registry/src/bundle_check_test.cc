@@ -179,9 +179,9 @@ TEST(BundleCheckPathTest, NormalisesAndRefuses) {
 }
 
 TEST(BundleCheckPathTest, DefaultHandlers) {
-  EXPECT_EQ(DefaultHandler("python"), "handler.py");
-  EXPECT_EQ(DefaultHandler("javascript"), "handler.js");
-  EXPECT_EQ(DefaultHandler("lua"), "handler.lua");
+  EXPECT_EQ(DefaultBundleHandler("python"), "handler.py");
+  EXPECT_EQ(DefaultBundleHandler("javascript"), "handler.js");
+  EXPECT_EQ(DefaultBundleHandler("lua"), "handler.lua");
 }
 
 }  // namespace

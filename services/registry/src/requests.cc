@@ -179,7 +179,7 @@ std::optional<std::string> ReadHandler(FieldReader& in, bool bundle,
                                        const std::optional<std::string>& runtime) {
   if (!in.Has("handler")) {
     if (!runtime) return std::nullopt;
-    return bundle ? DefaultHandler(*runtime) : std::string();
+    return bundle ? DefaultBundleHandler(*runtime) : std::string();
   }
   auto text = in.String("handler", false, 1, kMaxHandlerPathChars);
   if (!text) return std::nullopt;

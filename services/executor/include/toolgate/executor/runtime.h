@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "toolgate/core/bundle_paths.h"
 #include "toolgate/core/egress_policy.h"
 #include "toolgate/executor/egress_gateway.h"
 
@@ -34,9 +35,8 @@ struct BundleFiles {
 };
 using BundleRef = std::shared_ptr<const BundleFiles>;
 
-// The entry file of a bundle of runtime ("lua", "python", "javascript") that names none:
-// handler.lua, handler.py, handler.js.
-std::string DefaultBundleHandler(std::string_view runtime);
+// The entry file of a bundle whose version names none (core/bundle_paths.h).
+using core::DefaultBundleHandler;
 
 // Everything a runtime needs to run one call. Views into the caller's memory, valid during Run.
 struct Invocation {

@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "toolgate/base/status.h"
+#include "toolgate/core/bundle_paths.h"
 
 namespace toolgate::registry {
 
@@ -71,7 +72,7 @@ class BundleCheck {
 // or holding a control character.
 Result<std::string> CheckBundlePath(std::string_view path);
 
-// The entry file of a runtime when a version names none: handler.py, handler.js, handler.lua.
-std::string DefaultHandler(std::string_view runtime);
+// The entry file of a runtime when a version names none (core/bundle_paths.h).
+using core::DefaultBundleHandler;
 
 }  // namespace toolgate::registry
