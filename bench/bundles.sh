@@ -7,10 +7,9 @@
 #   - bundle: the executor's test bundles (services/executor/testdata/bundles: a vendored Python
 #     package, a JavaScript node_modules, two Lua modules), each version with a file of its own
 #     so that its digest is new: the call fetches the bundle from the registry, checks its
-#     SHA-256, unpacks it, and starts a worker with the bundle bound into its sandbox (bundle
-#     versions have no spares);
+#     SHA-256, unpacks it, and mounts it on a spare worker's /bundle view;
 #   - bundle, same bytes: a new version whose bundle some earlier version already had (the
-#     executor's cache holds it): the worker start alone.
+#     executor's cache holds it): the spare and its view alone.
 # Prints min, median and max per series; exits non-zero when a call failed.
 #
 #   bench/bundles.sh [versions=5]
@@ -20,13 +19,8 @@ versions=${1:-5}
 bin=build/bin
 [ -x $bin/toolgate ] || scripts/build.sh >/dev/null
 
-data=$(mktemp -d /tmp/toolgate-bench-XXXXXX)
-cleanup() {
-  [ -n "${up_pid:-}" ] && kill "$up_pid" 2>/dev/null && wait "$up_pid" 2>/dev/null || true
-  rm -rf "$data"
-}
-trap cleanup EXIT
 source bench/system.sh
+system_data_dir
 start_system "$data"
 export TOOLGATE_URL=$url TOOLGATE_API_KEY=$key
 

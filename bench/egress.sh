@@ -31,13 +31,8 @@ wait "$SERVE_PID" 2>/dev/null || true
 echo "curl, $curl_requests requests each way: p50 direct ${direct} µs, through the gateway ${proxied} µs, added $((proxied - direct)) µs"
 
 # Through the whole system: a Lua tool with and without its one outbound request.
-data=$(mktemp -d /tmp/toolgate-bench-XXXXXX)
-cleanup() {
-  [ -n "${up_pid:-}" ] && kill "$up_pid" 2>/dev/null && wait "$up_pid" 2>/dev/null || true
-  rm -rf "$data"
-}
-trap cleanup EXIT
 source bench/system.sh
+system_data_dir
 start_system "$data"
 export TOOLGATE_URL=$url TOOLGATE_API_KEY=$key
 weather=127.0.0.1:$(cat "$data/run/demo-weather.port")

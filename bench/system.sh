@@ -27,3 +27,14 @@ start_system() {
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
+
+# A fresh data directory under /tmp for start_system, stopped and removed when the script exits
+# (however it exits). Sets data.
+system_data_dir() {
+  data=$(mktemp -d /tmp/toolgate-bench-XXXXXX)
+  trap 'stop_system_data' EXIT
+}
+stop_system_data() {
+  [ -n "${up_pid:-}" ] && kill "$up_pid" 2>/dev/null && wait "$up_pid" 2>/dev/null || true
+  rm -rf "$data"
+}
