@@ -340,6 +340,11 @@ int BatchStageMain(const std::string& url, int index, int hops, const sigset_t& 
   if (s == NATS_OK) s = natsOptions_SetURL(opts, url.c_str());
   // As libs/bus: no 1 ms coalescing delay in the client's flusher.
   if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, true);
+  // As Bus::Connect: the server may still be starting. Without a callback, Connect blocks until
+  // it is up (every 100 ms, 300 times).
+  if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, 300);
+  if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 100);
+  if (s == NATS_OK) s = natsOptions_SetRetryOnFailedConnect(opts, true, nullptr, nullptr);
   if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
   BatchStage stage(nc, index, hops);
   if (s == NATS_OK) {
