@@ -20,12 +20,23 @@
 // handled what it holds (natsSubscription_GetPending reaches 0), so a batch is what the load
 // made of it. The last stage answers each reply subject once per batch.
 //
+//   bench_bus_chain loop-stage NATS_URL I HOPS   # batched, read and forwarded on one thread
+//
+// The same batched stage, with the connection driven by an epoll loop of its own
+// (natsOptions_SetEventLoop) and each message taken on that loop thread as the client library
+// parses it, through the library's message filter (exported by libnats, declared only in its
+// private conn.h, hence the declaration below): one read of the socket is one batch, and no
+// message crosses to a delivery thread. Its fronts are batch-front.
+//
 // With HOPS stages a request is HOPS + 1 bus hops. The warm invoke path of the batched design
 // is edge -> billing (hold) -> executor -> billing (settlement) -> edge: HOPS=3, without any of
 // its work (no key lookup, no Redis, no PostgreSQL, no worker).
 #include <nats/nats.h>
 #include <pistache/endpoint.h>
 #include <pistache/http.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdint>
@@ -282,76 +293,82 @@ class BatchHandler : public Http::Handler {
 };
 
 // A stage of the batched design on NATS.c directly: libs/bus does not expose how many messages
-// wait behind the one being handled, which is what ends a batch here.
+// wait behind the one being handled, which is what ends a batch here. Not thread-safe: one
+// thread (the subscription's delivery thread, or the loop's) adds and flushes.
 class BatchStage {
  public:
-  BatchStage(natsConnection* nc, int index, int hops)
-      : nc_(nc), next_(index < hops ? BatchSubject(index + 1) : "") {}
+  BatchStage(int index, int hops) : next_(index < hops ? BatchSubject(index + 1) : "") {}
 
-  static void OnMessage(natsConnection*, natsSubscription* sub, natsMsg* msg, void* closure) {
-    static_cast<BatchStage*>(closure)->Handle(sub, msg);
-  }
-
- private:
-  // Runs on the subscription's delivery thread only.
-  void Handle(natsSubscription* sub, natsMsg* msg) {
-    std::string_view data(natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg)));
+  // Takes one job batch in; Flush sends what was taken in since the last Flush.
+  void Add(std::string_view data) {
     if (!next_.empty()) {
       forward_.append(data);  // a concatenation of batches is a batch
-    } else {
-      ForEachJob(data, [this](std::string_view reply, std::string_view body) {
-        std::string& answer = answers_[std::string(reply)];
-        PutInt(answer, static_cast<uint32_t>(body.size()));
-        answer.append(body);
-        answer_bytes_ += body.size();
-      });
+      return;
     }
-    natsMsg_Destroy(msg);
-    int msgs = 0, bytes = 0;
-    natsSubscription_GetPending(sub, &msgs, &bytes);
-    if (msgs == 0 || forward_.size() >= kMaxBatchBytes || answer_bytes_ >= kMaxBatchBytes) Flush();
+    ForEachJob(data, [this](std::string_view reply, std::string_view body) {
+      std::string& answer = answers_[std::string(reply)];
+      PutInt(answer, static_cast<uint32_t>(body.size()));
+      answer.append(body);
+      answer_bytes_ += body.size();
+    });
   }
+  bool Full() const { return forward_.size() >= kMaxBatchBytes || answer_bytes_ >= kMaxBatchBytes; }
 
-  void Flush() {
+  // Publishes the forwarded batch, or (the last stage) one answer per reply subject.
+  void Flush(natsConnection* nc) {
     if (!forward_.empty()) {
-      natsConnection_Publish(nc_, next_.c_str(), forward_.data(),
-                             static_cast<int>(forward_.size()));
+      natsConnection_Publish(nc, next_.c_str(), forward_.data(), static_cast<int>(forward_.size()));
       forward_.clear();
     }
     for (const auto& [reply, answer] : answers_) {
-      natsConnection_Publish(nc_, reply.c_str(), answer.data(), static_cast<int>(answer.size()));
+      natsConnection_Publish(nc, reply.c_str(), answer.data(), static_cast<int>(answer.size()));
     }
     answers_.clear();
     answer_bytes_ = 0;
   }
 
-  natsConnection* nc_;
+  // natsMsgHandler for the async design: a batch ends when nothing waits behind this message.
+  static void OnMessage(natsConnection* nc, natsSubscription* sub, natsMsg* msg, void* closure) {
+    auto* self = static_cast<BatchStage*>(closure);
+    self->Add({natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))});
+    natsMsg_Destroy(msg);
+    int msgs = 0, bytes = 0;
+    natsSubscription_GetPending(sub, &msgs, &bytes);
+    if (msgs == 0 || self->Full()) self->Flush(nc);
+  }
+
+ private:
   const std::string next_;  // empty: the last stage, which answers
   std::string forward_;
   std::map<std::string, std::string> answers_;  // reply subject -> answer batch
   size_t answer_bytes_ = 0;
 };
 
+// Options shared by both batched stages: as Bus::Connect, no 1 ms coalescing delay in the
+// client's flusher, and a server that may still be starting (without a callback, Connect
+// blocks until it is up: every 100 ms, 300 times).
+natsStatus BatchStageOptions(const std::string& url, natsOptions** opts) {
+  natsStatus s = natsOptions_Create(opts);
+  if (s == NATS_OK) s = natsOptions_SetURL(*opts, url.c_str());
+  if (s == NATS_OK) s = natsOptions_SetSendAsap(*opts, true);
+  if (s == NATS_OK) s = natsOptions_SetMaxReconnect(*opts, 300);
+  if (s == NATS_OK) s = natsOptions_SetReconnectWait(*opts, 100);
+  if (s == NATS_OK) s = natsOptions_SetRetryOnFailedConnect(*opts, true, nullptr, nullptr);
+  return s;
+}
+
 int BatchStageMain(const std::string& url, int index, int hops, const sigset_t& signals) {
   natsOptions* opts = nullptr;
   natsConnection* nc = nullptr;
   natsSubscription* sub = nullptr;
-  natsStatus s = natsOptions_Create(&opts);
-  if (s == NATS_OK) s = natsOptions_SetURL(opts, url.c_str());
-  // As libs/bus: no 1 ms coalescing delay in the client's flusher.
-  if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, true);
-  // As Bus::Connect: the server may still be starting. Without a callback, Connect blocks until
-  // it is up (every 100 ms, 300 times).
-  if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, 300);
-  if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 100);
-  if (s == NATS_OK) s = natsOptions_SetRetryOnFailedConnect(opts, true, nullptr, nullptr);
+  BatchStage stage(index, hops);
+  natsStatus s = BatchStageOptions(url, &opts);
   if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
-  BatchStage stage(nc, index, hops);
+  // A subscription's default limit (65,536 messages) is far above what one front keeps queued.
   if (s == NATS_OK) {
     s = natsConnection_QueueSubscribe(&sub, nc, BatchSubject(index).c_str(), "bench",
                                       &BatchStage::OnMessage, &stage);
   }
-  // A subscription's default limit (65,536 messages) is far above what one front keeps queued.
   if (s != NATS_OK) {
     std::fprintf(stderr, "batch stage %d: %s\n", index, natsStatus_GetText(s));
     return 1;
@@ -360,6 +377,148 @@ int BatchStageMain(const std::string& url, int index, int hops, const sigset_t& 
   std::fflush(stdout);
   WaitForSignal(signals);
   natsSubscription_Unsubscribe(sub);
+  natsSubscription_Destroy(sub);
+  natsConnection_Destroy(nc);
+  natsOptions_Destroy(opts);
+  return 0;
+}
+
+}  // namespace
+
+// libnats's message filter (src/conn.h, src/natsp.h): called on the thread that parses the
+// socket's bytes, for every message, before any subscription sees it; a filter that sets *msg
+// to NULL keeps the message (and must destroy it).
+extern "C" {
+typedef void (*natsMsgFilter)(natsConnection* nc, natsMsg** msg, void* closure);
+void natsConn_setFilterWithClosure(natsConnection* nc, natsMsgFilter f, void* closure);
+}
+
+namespace {
+
+// One epoll loop for one NATS connection, as natsOptions_SetEventLoop wants it: the library
+// says which of read and write to poll for; the loop calls ProcessReadEvent and
+// ProcessWriteEvent. The callbacks come from the library's threads (connect, reconnect, the
+// ping timer), hence the mutex.
+class EpollLoop {
+ public:
+  EpollLoop() : epoll_(epoll_create1(EPOLL_CLOEXEC)) {}
+  ~EpollLoop() { close(epoll_); }
+  EpollLoop(const EpollLoop&) = delete;
+  EpollLoop& operator=(const EpollLoop&) = delete;
+
+  natsStatus Install(natsOptions* opts) {
+    return natsOptions_SetEventLoop(opts, this, &EpollLoop::Attach, &EpollLoop::Read,
+                                    &EpollLoop::Write, &EpollLoop::Detach);
+  }
+
+  // Runs until one of signals arrives; after_read runs after each read of the socket.
+  template <typename AfterRead>
+  void Run(const sigset_t& signals, AfterRead&& after_read) {
+    int sfd = signalfd(-1, &signals, SFD_CLOEXEC);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = sfd;
+    epoll_ctl(epoll_, EPOLL_CTL_ADD, sfd, &ev);
+    epoll_event events[4];
+    for (;;) {
+      int n = epoll_wait(epoll_, events, 4, -1);
+      for (int i = 0; i < n; ++i) {
+        if (events[i].data.fd == sfd) {
+          close(sfd);
+          return;
+        }
+        natsConnection* nc;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          nc = nc_;
+        }
+        if (nc == nullptr) continue;
+        if (events[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) {
+          natsConnection_ProcessReadEvent(nc);
+          after_read(nc);
+        }
+        if (events[i].events & EPOLLOUT) natsConnection_ProcessWriteEvent(nc);
+      }
+    }
+  }
+
+ private:
+  static natsStatus Attach(void** user, void* loop, natsConnection* nc, natsSock fd) {
+    auto* self = static_cast<EpollLoop*>(loop);
+    std::lock_guard<std::mutex> lock(self->mu_);
+    if (self->fd_ >= 0) epoll_ctl(self->epoll_, EPOLL_CTL_DEL, self->fd_, nullptr);  // reconnect
+    self->nc_ = nc;
+    self->fd_ = fd;
+    self->events_ = EPOLLIN;
+    epoll_event ev{};
+    ev.events = self->events_;
+    ev.data.fd = fd;
+    *user = self;
+    return epoll_ctl(self->epoll_, EPOLL_CTL_ADD, fd, &ev) == 0 ? NATS_OK : NATS_SYS_ERROR;
+  }
+  static natsStatus Read(void* user, bool add) {
+    return static_cast<EpollLoop*>(user)->Poll(EPOLLIN, add);
+  }
+  static natsStatus Write(void* user, bool add) {
+    return static_cast<EpollLoop*>(user)->Poll(EPOLLOUT, add);
+  }
+  static natsStatus Detach(void* user) {
+    auto* self = static_cast<EpollLoop*>(user);
+    std::lock_guard<std::mutex> lock(self->mu_);
+    if (self->fd_ >= 0) epoll_ctl(self->epoll_, EPOLL_CTL_DEL, self->fd_, nullptr);
+    self->fd_ = -1;
+    self->nc_ = nullptr;
+    return NATS_OK;
+  }
+  natsStatus Poll(uint32_t event, bool add) {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_ = add ? (events_ | event) : (events_ & ~event);
+    if (fd_ < 0) return NATS_OK;
+    epoll_event ev{};
+    ev.events = events_;
+    ev.data.fd = fd_;
+    return epoll_ctl(epoll_, EPOLL_CTL_MOD, fd_, &ev) == 0 ? NATS_OK : NATS_SYS_ERROR;
+  }
+
+  const int epoll_;
+  std::mutex mu_;
+  natsConnection* nc_ = nullptr;  // guarded by mu_
+  int fd_ = -1;                   // guarded by mu_
+  uint32_t events_ = 0;           // guarded by mu_
+};
+
+void TakeInline(natsConnection*, natsMsg** msg, void* closure) {
+  static_cast<BatchStage*>(closure)->Add(
+      {natsMsg_GetData(*msg), static_cast<size_t>(natsMsg_GetDataLength(*msg))});
+  natsMsg_Destroy(*msg);
+  *msg = nullptr;
+}
+
+int LoopStageMain(const std::string& url, int index, int hops, const sigset_t& signals) {
+  natsOptions* opts = nullptr;
+  natsConnection* nc = nullptr;
+  natsSubscription* sub = nullptr;
+  EpollLoop loop;
+  BatchStage stage(index, hops);
+  natsStatus s = BatchStageOptions(url, &opts);
+  if (s == NATS_OK) s = loop.Install(opts);
+  if (s == NATS_OK) s = natsConnection_Connect(&nc, opts);
+  if (s == NATS_OK) natsConn_setFilterWithClosure(nc, &TakeInline, &stage);
+  // The subscription tells the server what to send; the filter takes every message before it.
+  if (s == NATS_OK) {
+    s = natsConnection_QueueSubscribe(
+        &sub, nc, BatchSubject(index).c_str(), "bench",
+        [](natsConnection*, natsSubscription*, natsMsg* msg, void*) { natsMsg_Destroy(msg); },
+        nullptr);
+  }
+  if (s != NATS_OK) {
+    std::fprintf(stderr, "loop stage %d: %s\n", index, natsStatus_GetText(s));
+    return 1;
+  }
+  std::printf("loop stage %d ready\n", index);
+  std::fflush(stdout);
+  loop.Run(signals, [&stage](natsConnection* c) { stage.Flush(c); });
+  natsConn_setFilterWithClosure(nc, nullptr, nullptr);
   natsSubscription_Destroy(sub);
   natsConnection_Destroy(nc);
   natsOptions_Destroy(opts);
@@ -419,8 +578,11 @@ int main(int argc, char** argv) {
   if (mode == "batch-stage" && argc == 5) {
     return BatchStageMain(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), signals);
   }
+  if (mode == "loop-stage" && argc == 5) {
+    return LoopStageMain(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), signals);
+  }
   std::fprintf(stderr,
                "usage: bench_bus_chain front|batch-front PORT THREADS NATS_URL\n"
-               "       bench_bus_chain stage|batch-stage NATS_URL I HOPS\n");
+               "       bench_bus_chain stage|batch-stage|loop-stage NATS_URL I HOPS\n");
   return 2;
 }

@@ -8,9 +8,11 @@
 #   start_chain HOPS [DESIGN]   # sets chain_url (POST it) and chain_pids
 #   stop_chain
 #
-# DESIGN is per-message (the default: one bus message per request per hop) or batched (the
+# DESIGN is per-message (the default: one bus message per request per hop), batched (the
 # front sends what queued while its previous batch was in flight as one message, each stage
-# forwards what piled up as one message; bench/bus_chain.cc says how).
+# forwards what piled up as one message) or batched-inline (the same, with each stage reading
+# its connection on an epoll loop of its own and taking messages on that thread);
+# bench/bus_chain.cc says how.
 #
 # The chain runs on a nats-server of its own (the same binary, loopback only): the system's NATS
 # lets each service's user reach only that service's subjects, and no user of it may use the
@@ -21,11 +23,12 @@
 chain_pids=()
 
 start_chain() {
-  local hops=$1 design=${2:-per-message} nats port i prefix
+  local hops=$1 design=${2:-per-message} nats port i front stage
   case "$design" in
-    per-message) prefix= ;;
-    batched) prefix=batch- ;;
-    *) echo "start_chain: unknown design $design (per-message or batched)" >&2; return 1 ;;
+    per-message) front=front stage=stage ;;
+    batched) front=batch-front stage=batch-stage ;;
+    batched-inline) front=batch-front stage=loop-stage ;;
+    *) echo "start_chain: unknown design $design" >&2; return 1 ;;
   esac
   chain_pids=()
   port=$(free_port)
@@ -33,12 +36,11 @@ start_chain() {
   chain_pids+=($!)
   nats="nats://127.0.0.1:$port"
   for i in $(seq 1 "$hops"); do
-    build/bin/bench_bus_chain "${prefix}stage" "$nats" "$i" "$hops" >/dev/null &
+    build/bin/bench_bus_chain "$stage" "$nats" "$i" "$hops" >/dev/null &
     chain_pids+=($!)
   done
   port=$(free_port)
-  build/bin/bench_bus_chain "${prefix}front" "$port" "${TOOLGATE_CHAIN_FRONT_THREADS:-2}" "$nats" \
-    >/dev/null &
+  build/bin/bench_bus_chain "$front" "$port" "${TOOLGATE_CHAIN_FRONT_THREADS:-2}" "$nats" >/dev/null &
   chain_pids+=($!)
   chain_url="http://127.0.0.1:$port/echo"
   # Stages subscribe before they print "ready", but the front may be up first: wait for an answer.

@@ -5,7 +5,8 @@
 #     (read from the running edge), the cost of HTTP alone;
 #   - the floor of each bus design, HOPS no-op stages (default 3: edge -> billing's hold ->
 #     executor -> billing's settlement -> edge, the warm call's shape): one message per request
-#     per hop ("per-message") and batches of what piled up ("batched"); bench/bus_chain.cc;
+#     per hop ("per-message"), batches of what piled up ("batched"), and batches with each
+#     stage reading its connection on its own epoll loop ("batched, inline"); bench/bus_chain.cc;
 #   - toolgate: the Lua echo tool through the whole system as `toolgate up --demo` starts it
 #     (rate and concurrency limits off), each call's charge committed before its answer.
 # For each: req/s at CONNECTIONS connections and its ratio to bare, CPU and context switches per
@@ -47,9 +48,10 @@ source bench/chain.sh
 data=$(mktemp -d /tmp/toolgate-bench-XXXXXX)
 permsg_pids=()
 batched_pids=()
+inline_pids=()
 cleanup() {
   [ -n "${bare_pid:-}" ] && kill "$bare_pid" 2>/dev/null && wait "$bare_pid" 2>/dev/null || true
-  chain_pids=("${permsg_pids[@]}" "${batched_pids[@]}")
+  chain_pids=("${permsg_pids[@]}" "${batched_pids[@]}" "${inline_pids[@]}")
   stop_chain
   [ -n "${up_pid:-}" ] && kill "$up_pid" 2>/dev/null && wait "$up_pid" 2>/dev/null || true
   rm -rf "$data"
@@ -88,15 +90,18 @@ permsg_pids=("${chain_pids[@]}")
 start_chain "$hops" batched
 batched_url=$chain_url
 batched_pids=("${chain_pids[@]}")
+start_chain "$hops" batched-inline
+inline_url=$chain_url
+inline_pids=("${chain_pids[@]}")
 chain_pids=()
 
-runs=(bare permsg batched toolgate)
+runs=(bare permsg batched inline toolgate)
 declare -A url_of pids_of key_of
 url_of=([bare]="http://127.0.0.1:$bare_port/echo" [permsg]=$permsg_url [batched]=$batched_url
-        [toolgate]=$invoke_url)
+        [inline]=$inline_url [toolgate]=$invoke_url)
 pids_of=([bare]=$bare_pid [permsg]="${permsg_pids[*]}" [batched]="${batched_pids[*]}"
-         [toolgate]=$up_pid)
-key_of=([bare]="" [permsg]="" [batched]="" [toolgate]=$key)
+         [inline]="${inline_pids[*]}" [toolgate]=$up_pid)
+key_of=([bare]="" [permsg]="" [batched]="" [inline]="" [toolgate]=$key)
 
 declare -A result  # "<run> <load>" -> wrk's RESULT line (bench/post.lua)
 failed=0

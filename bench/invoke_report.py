@@ -5,7 +5,7 @@
 
 The lines (one record each, space-separated key=value pairs after the record's kind):
   BENCH    the run's settings (cores, duration_s, connections, edge_http_threads, floor_hops, ...)
-  RESULT   run=bare|permsg|batched|toolgate load=throughput|one|paced, then wrk's figures
+  RESULT   run=bare|permsg|batched|inline|toolgate load=throughput|one|paced, then wrk's figures
            (rps, p50_ms, p90_ms, p99_ms, requests, non2xx, errors); the throughput load adds
            ratio_to_bare, cpu_us and switches (per call, every process of that peer)
   CPU      process=NAME cpu_us voluntary involuntary: toolgate's, per call, by process
@@ -14,7 +14,7 @@ The lines (one record each, space-separated key=value pairs after the record's k
 """
 import sys
 
-RUNS = ["bare", "permsg", "batched", "toolgate"]
+RUNS = ["bare", "permsg", "batched", "inline", "toolgate"]
 
 
 def parse(stream):
@@ -43,7 +43,9 @@ def main():
     results = {(r["run"], r["load"]): r for k, r in records if k == "RESULT"}
     hops = bench.get("floor_hops", "3")
     titles = {"bare": "bare Pistache echo", "permsg": f"floor, {hops} hops, per-message",
-              "batched": f"floor, {hops} hops, batched", "toolgate": "toolgate invoke, Lua echo"}
+              "batched": f"floor, {hops} hops, batched",
+              "inline": f"floor, {hops} hops, batched, inline reads",
+              "toolgate": "toolgate invoke, Lua echo"}
     paced = int(bench.get("paced_rate", "1000"))
     print(f"wrk -t1, keep-alive, {bench.get('duration_s', '?')} s a run;"
           f" edge HTTP threads: {bench.get('edge_http_threads', '?')} (the bare route's and the"
