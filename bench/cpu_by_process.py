@@ -16,8 +16,8 @@ those; adding it again would count the leader twice).
 Names group the processes of one kind (every PostgreSQL backend is "postgres", every Lua worker
 "toolgate-lua-worker"). A process that exited between the snapshots (a worker recycled
 mid-run) leaves its CPU time in its parent's count of reaped children: that shows as
-"(exited)". Its context switches, and those of threads that exited, are lost,
-so the switch counts are a lower bound.
+"(exited:PARENT)", PARENT being the name of the process that reaped it. Its context switches,
+and those of threads that exited, are lost, so the switch counts are a lower bound.
 
 report prints a table; --lines prints one line per process for docs and scripts
 (`CPU process=NAME cpu_us=.. voluntary=.. involuntary=..`, per call, then `CPU process=total`);
@@ -27,7 +27,7 @@ import os
 import sys
 
 TICK = os.sysconf("SC_CLK_TCK")
-EXITED = "(exited)"
+EXITED = "(exited:{})"
 
 
 def context_switches(pid):
@@ -90,36 +90,45 @@ def snapshot(roots):
             seen.add(pid)
             stack.extend(children.get(pid, []))
     for pid in sorted(seen):
-        _, name, ticks, reaped = procs[pid]
+        ppid, name, ticks, reaped = procs[pid]
         voluntary, involuntary = context_switches(pid)
-        print(pid, ticks, reaped, voluntary, involuntary, name)
+        print(pid, ppid, ticks, reaped, voluntary, involuntary, name)
 
 
 def load(path):
-    """pid -> (ticks, reaped ticks, voluntary, involuntary, name)."""
+    """pid -> (ppid, ticks, reaped ticks, voluntary, involuntary, name)."""
     out = {}
     with open(path) as f:
         for line in f:
-            pid, ticks, reaped, voluntary, involuntary, name = line.rstrip("\n").split(" ", 5)
-            out[int(pid)] = (int(ticks), int(reaped), int(voluntary), int(involuntary), name)
+            pid, ppid, ticks, reaped, voluntary, involuntary, name = \
+                line.rstrip("\n").split(" ", 6)
+            out[int(pid)] = (int(ppid), int(ticks), int(reaped), int(voluntary),
+                             int(involuntary), name)
     return out
 
 
 def per_name(before, after):
-    """name -> [ticks, voluntary, involuntary] over the interval, EXITED included."""
+    """name -> [ticks, voluntary, involuntary] over the interval, exited processes included."""
     rows = {}
-    for pid, (ticks, _, voluntary, involuntary, name) in after.items():
-        old = before.get(pid, (0, 0, 0, 0, name))
+    for pid, (_, ticks, _, voluntary, involuntary, name) in after.items():
+        old = before.get(pid, (0, 0, 0, 0, 0, name))
         row = rows.setdefault(name, [0, 0, 0])
-        row[0] += ticks - old[0]
-        row[1] += voluntary - old[2]
-        row[2] += involuntary - old[3]
-    # Processes that exited were reaped by one still running: their whole lifetime's CPU is now
-    # in that parent's reaped count; what they had used before the interval is taken off.
-    reaped = sum(r - before.get(pid, (0, 0))[1] for pid, (_, r, _, _, _) in after.items())
-    reaped -= sum(t + r for pid, (t, r, _, _, _) in before.items() if pid not in after)
-    if reaped > 0:
-        rows[EXITED] = [reaped, 0, 0]
+        row[0] += ticks - old[1]
+        row[1] += voluntary - old[3]
+        row[2] += involuntary - old[4]
+    # A process that exited was reaped by one still running: its whole lifetime's CPU is now in
+    # that reaper's count of reaped children, less what it had used before the interval.
+    reaped = {pid: r - before.get(pid, (0, 0, 0))[2] for pid, (_, _, r, _, _, _) in after.items()}
+    for pid, (ppid, t, r, _, _, _) in before.items():
+        if pid in after:
+            continue
+        while ppid in before and ppid not in after:  # reaped, in the end, by a live ancestor
+            ppid = before[ppid][0]
+        if ppid in reaped:
+            reaped[ppid] -= t + r
+    for pid, ticks in reaped.items():
+        if ticks > 0:
+            rows.setdefault(EXITED.format(after[pid][5]), [0, 0, 0])[0] += ticks
     return rows
 
 
@@ -141,7 +150,8 @@ def report(before_path, after_path, calls, mode):
           f" {'involuntary':>11} |")
     print(f"|{'-' * 28}|{'-' * 8}:|{'-' * 9}:|{'-' * 10}:|{'-' * 12}:|")
     for name, (ticks, voluntary, involuntary) in ordered:
-        switches = f"{(voluntary + involuntary) / calls:8.1f}" if name != EXITED else f"{'-':>8}"
+        exited = name.startswith("(exited:")
+        switches = f"{(voluntary + involuntary) / calls:8.1f}" if not exited else f"{'-':>8}"
         print(f"| {name:<26} | {micros(ticks):7.0f} | {switches} |"
               f" {voluntary / calls:9.1f} | {involuntary / calls:11.1f} |")
 

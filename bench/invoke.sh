@@ -73,7 +73,7 @@ edge_http_threads() {
                      sed -n '/--http-threads/,/default:/ s/.*default: .\([0-9]*\).*/\1/p' | head -1)
   echo "$n"
 }
-edge_pid=$(bench/cpu_by_process.py snapshot "$up_pid" | awk '$6 == "toolgate-edge" {print $1; exit}')
+edge_pid=$(bench/cpu_by_process.py snapshot "$up_pid" | awk '$7 == "toolgate-edge" {print $1; exit}')
 [ -n "$edge_pid" ] || { echo "no toolgate-edge process under the launcher" >&2; exit 1; }
 threads=$(edge_http_threads "$edge_pid")
 [ -n "$threads" ] || { echo "cannot tell the edge's --http-threads" >&2; exit 1; }

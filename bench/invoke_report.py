@@ -85,7 +85,7 @@ def main():
         rows = []
         for r in cpu:
             voluntary, involuntary = float(r["voluntary"]), float(r["involuntary"])
-            exited = r["process"] == "(exited)"  # processes gone before the run's end
+            exited = r["process"].startswith("(exited:")  # gone before the run's end
             rows.append([r["process"], f"{float(r['cpu_us']):,.0f}",
                          "-" if exited else f"{voluntary + involuntary:.1f}",
                          "-" if exited else f"{voluntary:.1f}",
