@@ -3,7 +3,7 @@
 // thread count, same Bus and ReplyMux as the edge, and stages that forward the body unchanged,
 // the way the invoke chain forwards a job (one-way, the edge's reply subject riding along).
 //
-// Two designs, the same no-op hops:
+// Two designs on the same no-op hops, the batched one with two kinds of stage:
 //
 //   bench_bus_chain front PORT THREADS NATS_URL   # per message: POST /echo -> bench.hop.1 ->
 //   bench_bus_chain stage NATS_URL I HOPS         # ... -> bench.hop.HOPS -> the front's reply
