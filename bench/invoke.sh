@@ -108,7 +108,8 @@ failed=0
 wrk_run() {  # run load connections [rate]
   local out
   out=$(TOOLGATE_BENCH_KEY=${key_of[$1]} TOOLGATE_BENCH_RATE=${4:-} \
-        wrk -t1 -c"$3" -d"${duration}s" --latency -s bench/post.lua "${url_of[$1]}" | grep '^RESULT')
+        wrk -t1 -c"$3" -d"${duration}s" --latency -s bench/post.lua "${url_of[$1]}" |
+        grep '^RESULT') || { echo "wrk gave no result for $1 ($2)" >&2; exit 1; }
   result["$1 $2"]=${out#RESULT }
   if [ "$(field "$1 $2" non2xx)" != 0 ] || [ "$(field "$1 $2" errors)" != 0 ]; then failed=1; fi
 }
