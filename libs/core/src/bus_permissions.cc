@@ -1,5 +1,7 @@
 #include "toolgate/core/bus_permissions.h"
 
+#include "toolgate/bus/bus.h"
+
 namespace toolgate::core {
 namespace {
 
@@ -52,7 +54,7 @@ std::vector<BusUser> MakeUsers() {
 
 bool AnyMatches(const std::vector<std::string>& patterns, std::string_view subject) {
   for (const auto& p : patterns) {
-    if (SubjectMatches(p, subject)) return true;
+    if (bus::SubjectMatches(p, subject)) return true;
   }
   return false;
 }
@@ -81,22 +83,6 @@ const BusUser* FindBusUser(std::string_view name) {
 
 std::string InboxPrefix(std::string_view user) {
   return "_INBOX." + std::string(user);
-}
-
-bool SubjectMatches(std::string_view pattern, std::string_view subject) {
-  for (;;) {
-    size_t pd = pattern.find('.');
-    size_t sd = subject.find('.');
-    std::string_view pt = pattern.substr(0, pd);
-    std::string_view st = subject.substr(0, sd);
-    if (pt == ">") return !st.empty();
-    if (st.empty() || (pt != "*" && pt != st)) return false;
-    bool p_last = pd == std::string_view::npos;
-    bool s_last = sd == std::string_view::npos;
-    if (p_last || s_last) return p_last && s_last;
-    pattern.remove_prefix(pd + 1);
-    subject.remove_prefix(sd + 1);
-  }
 }
 
 bool MayPublish(const BusUser& user, std::string_view subject) {

@@ -122,8 +122,12 @@ void Settler::Settle(const std::string& subject, const v1::ExecutionResult& resu
 }
 
 void Settler::Send(const PendingSettlements::Attempt& attempt) {
-  Status s = bus_->Publish(attempt.subject, attempt.payload, prefix_ + std::to_string(attempt.id),
-                           attempt.traceparent);
+  // Coalesced: results finishing while another is being written leave with it in one message
+  // (billing subscribes to tg.billing.settle.*). One that fails inside a batch is logged by the
+  // bus and sent again when its ack times out.
+  Status s = bus_->PublishCoalesced(bus::SiblingDestination(attempt.subject),
+                                    {attempt.subject, attempt.payload,
+                                     prefix_ + std::to_string(attempt.id), attempt.traceparent});
   if (!s.ok()) Failed(attempt.id, s.ToString());
 }
 
