@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "toolgate/bus/bus.h"
+#include "toolgate/metrics/metrics.h"
 #include "toolgate/v1/toolgate.pb.h"
 
 namespace toolgate::bus {
@@ -322,6 +323,45 @@ TEST_F(BatchTest, CoalescedMessagesFromManyThreadsArriveOnceInOrder) {
     EXPECT_EQ(i, next[t]) << "thread " << t << " out of order";
     next[t] = i + 1;
   }
+}
+
+double ReadInlineCount() {
+  std::string text = metrics::Registry::Global().Expose();
+  size_t at = text.find("\ntoolgate_nats_messages_read_inline_total ");
+  if (at == std::string::npos) return 0;
+  return std::stod(text.substr(at + strlen("\ntoolgate_nats_messages_read_inline_total ")));
+}
+
+TEST_F(BatchTest, AReaderThreadSubscriptionIsHandledWhereItIsRead) {
+  Inbox inline_inbox;
+  Inbox delivered_inbox;
+  ASSERT_TRUE(
+      receiver_->Subscribe("on.reader", "", inline_inbox.handler(), Delivery::kReaderThread).ok());
+  Subscribe("on.delivery", delivered_inbox, *receiver_);
+  double before = ReadInlineCount();
+  ASSERT_TRUE(sender_->Publish("on.delivery", "d").ok());
+  ASSERT_EQ(delivered_inbox.Wait(1).size(), 1u);
+  EXPECT_EQ(ReadInlineCount(), before);
+  std::vector<Outgoing> out = {{"on.reader", "1"}, {"on.reader", "2"}};
+  ASSERT_TRUE(sender_->PublishBatch("on.reader", std::move(out)).ok());
+  auto got = inline_inbox.Wait(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[1].data, "2");
+  EXPECT_EQ(ReadInlineCount(), before + 1);  // one envelope read, two messages handled
+}
+
+// Where two subscriptions of one connection match a subject the server sends a copy to each;
+// the reader thread cannot tell them apart, so it leaves both to the library's routing.
+TEST_F(BatchTest, OverlappingSubscriptionsEachGetTheirCopy) {
+  Inbox narrow;
+  Inbox wide;
+  ASSERT_TRUE(receiver_->Subscribe("over.lap", "", narrow.handler(), Delivery::kReaderThread).ok());
+  ASSERT_TRUE(receiver_->Subscribe("over.*", "", wide.handler(), Delivery::kReaderThread).ok());
+  // A round trip on the subscribing connection: the server has both subscriptions.
+  ASSERT_FALSE(receiver_->Request("nobody.serves.this", "", 2000).ok());
+  ASSERT_TRUE(sender_->Publish("over.lap", "x").ok());
+  EXPECT_EQ(narrow.Wait(1).size(), 1u);
+  EXPECT_EQ(wide.Wait(1).size(), 1u);
 }
 
 }  // namespace

@@ -8,6 +8,14 @@
 #include "toolgate/metrics/metrics.h"
 #include "toolgate/v1/toolgate.pb.h"
 
+// libnats's message filter (declared in its private src/conn.h; the build checks the symbol):
+// called on the thread that parses the socket, for every message, with no lock held; a filter
+// that sets *msg to NULL has taken the message (and destroys it).
+extern "C" {
+typedef void (*natsMsgFilter)(natsConnection* nc, natsMsg** msg, void* closure);
+void natsConn_setFilterWithClosure(natsConnection* nc, natsMsgFilter f, void* closure);
+}
+
 namespace toolgate::bus {
 
 Bus::Sub::~Sub() {
@@ -47,6 +55,14 @@ metrics::Counter& BatchedEntries() {
           .Counter("toolgate_nats_batched_messages_total",
                    "Messages this process sent inside batch envelopes (each envelope is also "
                    "counted once in toolgate_nats_messages_published_total).")
+          .With({});
+  return c;
+}
+metrics::Counter& ReadInline() {
+  static metrics::Counter& c =
+      metrics::Registry::Global()
+          .Counter("toolgate_nats_messages_read_inline_total",
+                   "Messages handled on the thread that read them (no delivery thread hand-off).")
           .With({});
   return c;
 }
@@ -176,6 +192,7 @@ Result<std::unique_ptr<Bus>> Bus::Connect(const BusOptions& options) {
     if (s == NATS_OK) {
       bus->nc_ = nc;
       bus->connected_->Set(1);
+      natsConn_setFilterWithClosure(nc, &Bus::OnReaderThread, bus.get());
       return bus;
     }
     // Wrong credentials will not become right by retrying.
@@ -188,6 +205,7 @@ Result<std::unique_ptr<Bus>> Bus::Connect(const BusOptions& options) {
 
 Bus::~Bus() {
   closing_ = true;
+  draining_ = true;
   connected_->Set(0);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -377,6 +395,26 @@ void Bus::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* clos
   sub->handler(std::move(m));
 }
 
+void Bus::OnReaderThread(natsConnection* nc, natsMsg** msg, void* closure) {
+  auto* bus = static_cast<Bus*>(closure);
+  if (bus->draining_.load(std::memory_order_relaxed)) return;
+  const char* subject = natsMsg_GetSubject(*msg);
+  Sub* target = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(bus->mu_);
+    for (const auto& sub : bus->subs_) {
+      if (!SubjectMatches(sub->pattern, subject)) continue;
+      if (target != nullptr) return;  // the server sent one copy per subscription: let it route
+      target = sub.get();
+    }
+  }
+  if (target == nullptr || target->delivery != Delivery::kReaderThread) return;
+  ReadInline().Inc();
+  natsMsg* taken = *msg;
+  *msg = nullptr;
+  OnMessage(nc, target->sub, taken, target);  // destroys taken
+}
+
 void Bus::DeliverBatch(Sub& sub, natsMsg* msg) {
   v1::BusBatch batch;
   const char* data = natsMsg_GetData(msg);
@@ -418,9 +456,11 @@ bool Bus::FanOutNoResponders(Sub& sub, const std::string& subject) {
   return true;
 }
 
-Status Bus::Subscribe(const std::string& subject, const std::string& queue, Handler handler) {
+Status Bus::Subscribe(const std::string& subject, const std::string& queue, Handler handler,
+                      Delivery delivery) {
   auto sub = std::make_unique<Sub>();
   sub->bus = this;
+  sub->delivery = delivery;
   sub->pattern = subject;
   sub->handler = std::move(handler);
   natsStatus s = queue.empty() ? natsConnection_Subscribe(&sub->sub, nc_, subject.c_str(),
@@ -444,8 +484,10 @@ std::string Bus::NewInbox() {
 }
 
 void Bus::Drain(int timeout_ms) {
-  // Draining is the start of shutdown: readiness turns false before the work stops.
+  // Draining is the start of shutdown: readiness turns false before the work stops. From here
+  // every message takes the library's path, which knows how to drain a subscription.
   connected_->Set(0);
+  draining_ = true;
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& sub : subs_) natsSubscription_Drain(sub->sub);
   for (auto& sub : subs_) natsSubscription_WaitForDrainCompletion(sub->sub, timeout_ms);

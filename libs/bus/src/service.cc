@@ -13,14 +13,18 @@ Service::Service(std::string name, Bus& bus, size_t worker_threads)
 
 Status Service::Handle(const std::string& subject, const std::string& queue, Bus::Handler handler) {
   auto shared = std::make_shared<Bus::Handler>(std::move(handler));
-  return bus_.Subscribe(subject, queue, [this, shared](Message&& m) {
-    pool_->Submit([shared, m = std::move(m)]() mutable { (*shared)(std::move(m)); });
-  });
+  // Only a hand-off to the pool: done on the reader thread, it saves the delivery thread's.
+  return bus_.Subscribe(
+      subject, queue,
+      [this, shared](Message&& m) {
+        pool_->Submit([shared, m = std::move(m)]() mutable { (*shared)(std::move(m)); });
+      },
+      Delivery::kReaderThread);
 }
 
 Status Service::HandleInline(const std::string& subject, const std::string& queue,
                              Bus::Handler handler) {
-  return bus_.Subscribe(subject, queue, std::move(handler));
+  return bus_.Subscribe(subject, queue, std::move(handler), Delivery::kReaderThread);
 }
 
 int Service::Run() {

@@ -84,8 +84,10 @@ Result<std::unique_ptr<Settler>> Settler::Start(const bus::BusOptions& options,
   if (!bus.ok()) return bus.status();
   std::unique_ptr<Settler> settler(new Settler(std::move(bus).value(), timing));
   Settler* self = settler.get();
-  Status s = self->bus_->Subscribe(self->prefix_ + "*", "",
-                                   [self](bus::Message&& m) { self->OnReply(std::move(m)); });
+  // Acks only update the pending table: handled on the thread that reads them.
+  Status s = self->bus_->Subscribe(
+      self->prefix_ + "*", "", [self](bus::Message&& m) { self->OnReply(std::move(m)); },
+      bus::Delivery::kReaderThread);
   if (!s.ok()) return s;
   return settler;
 }

@@ -20,8 +20,18 @@
 // server's "no responders" notice for an envelope reaches the handler once per entry, on each
 // entry's reply subject.
 //
+// Reads where they are used: a subscription made with Delivery::kReaderThread has its messages
+// handled on the thread that reads the connection's socket, as they are parsed, instead of being
+// handed to a delivery thread (one wake-up and context switch per message saved). The hook is the
+// client library's message filter (natsConn_setFilterWithClosure: exported by libnats, declared
+// only in its private headers; the build checks that it exists). A message goes to the reader
+// thread only when exactly one of this Bus's subscriptions matches its subject and that one asked
+// for it; everything else (request replies, overlapping subscriptions, messages while draining)
+// takes the library's usual path.
+//
 // Thread-safe: every method may be called from any thread. Handlers run on the client library's
-// delivery thread of their subscription; long work belongs on a ThreadPool (see Service).
+// delivery thread of their subscription, or on its reader thread (kReaderThread); long work
+// belongs on a ThreadPool (see Service).
 #pragma once
 
 #include <nats/nats.h>
@@ -98,6 +108,14 @@ struct BusOptions {
 // is up and not draining. Lives for the process; thread-safe.
 const metrics::Gauge& ConnectionGauge(const std::string& name);
 
+// Where a subscription's handler runs.
+enum class Delivery {
+  kDeliveryThread,  // the library's delivery thread of the subscription: may block briefly
+  // The thread that reads the connection: the handler must not block and must never call
+  // Request() (its reply could only be read by this very thread).
+  kReaderThread,
+};
+
 class Bus {
  public:
   using Handler = std::function<void(Message&&)>;
@@ -131,7 +149,8 @@ class Bus {
                           std::string_view traceparent = {});
   // Subscribes; queue empty means every subscriber gets every message (broadcast), otherwise
   // the queue group's members share them. The subscription lives until Drain() or destruction.
-  Status Subscribe(const std::string& subject, const std::string& queue, Handler handler);
+  Status Subscribe(const std::string& subject, const std::string& queue, Handler handler,
+                   Delivery delivery = Delivery::kDeliveryThread);
 
   // A subject unique to this connection, for replies: "<inbox_prefix>.<unique id>".
   std::string NewInbox();
@@ -144,11 +163,15 @@ class Bus {
     natsSubscription* sub = nullptr;
     Bus* bus = nullptr;
     std::string pattern;  // the subject subscribed to: entries of an envelope must match it
+    Delivery delivery = Delivery::kDeliveryThread;
     Handler handler;
     ~Sub();
   };
   Bus() = default;
   static void OnMessage(natsConnection* nc, natsSubscription* sub, natsMsg* msg, void* closure);
+  // The library's message filter, on its reader thread: takes *msg (sets it to null) when it
+  // belongs to exactly one subscription, a kReaderThread one, and handles it there.
+  static void OnReaderThread(natsConnection* nc, natsMsg** msg, void* closure);
   static Message ToMessage(natsMsg* msg);
   // Hands each entry of an envelope to sub's handler.
   void DeliverBatch(Sub& sub, natsMsg* msg);
@@ -165,6 +188,7 @@ class Bus {
   natsConnection* nc_ = nullptr;
   std::string inbox_prefix_ = "_INBOX";
   std::atomic<bool> closing_{false};     // set before teardown: a disconnect then is expected
+  std::atomic<bool> draining_{false};    // set by Drain(): the library's path drains properly
   metrics::Gauge* connected_ = nullptr;  // this connection's series; lives for the process
   std::mutex mu_;
   std::vector<std::unique_ptr<Sub>> subs_;  // guarded by mu_
