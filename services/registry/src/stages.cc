@@ -3,9 +3,9 @@
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
+#include "toolgate/core/invoke_decision.h"
 #include "toolgate/core/invoke_stage.h"
 #include "toolgate/core/problem.h"
-#include "toolgate/registry/invoke_decision.h"
 #include "toolgate/registry/subjects.h"
 #include "toolgate/trace/trace.h"
 
@@ -94,7 +94,7 @@ void RegistryStages::Resolve(core::StageInput in, const trace::TraceContext& par
     added = *is_added;
   }
 
-  InvokeDecision decision = DecideInvoke(job, function.get(), added);
+  core::InvokeDecision decision = core::DecideInvoke(job, function.get(), added);
   if (auto* problem = std::get_if<v1::Problem>(&decision)) {
     return AnswerEdge(bus_, reply, job, std::move(*problem), traceparent);
   }
