@@ -29,6 +29,7 @@ struct PublishedVersion {
   std::string handler;              // a bundle's entry file; "" for single-file code
   // The compiled input_schema every event is checked against (row 5); null accepts any event.
   std::shared_ptr<const JsonSchema> input_schema;
+  std::string input_schema_json;  // input_schema's text, "" when null (for the edge's copy)
 };
 
 struct CachedFunction {

@@ -15,10 +15,11 @@
 #include "toolgate/auth/key_store.h"
 #include "toolgate/base/status.h"
 #include "toolgate/bus/bus.h"
+#include "toolgate/core/subjects.h"
 
 namespace toolgate::auth {
 
-inline constexpr const char* kKeyRevokedSubject = "tg.events.key_revoked";
+using core::kKeyRevokedSubject;
 
 class KeyDirectory {
  public:

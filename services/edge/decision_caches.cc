@@ -1,0 +1,63 @@
+#include "decision_caches.h"
+
+namespace toolgate::edge {
+
+DecisionCaches::DecisionCaches(DecisionCacheOptions options, std::function<int64_t()> now_ms)
+    : options_(options),
+      now_ms_(std::move(now_ms)),
+      keys_(options.max_keys),
+      functions_(options.max_functions) {}
+
+std::string DecisionCaches::FunctionKey(const std::string& org_id, const std::string& function_id) {
+  // Neither an org id nor a function id holds a NUL, so the pair cannot be forged.
+  std::string key = org_id;
+  key.push_back('\0');
+  key += function_id;
+  return key;
+}
+
+std::optional<CachedKey> DecisionCaches::Key(const std::string& key_sha256) {
+  return keys_.Get(key_sha256, now_ms_());
+}
+
+void DecisionCaches::PutKey(const std::string& key_sha256, CachedKey entry,
+                            uint64_t generation_at_ask) {
+  const int64_t ttl = entry.record ? options_.positive_ttl_ms : options_.negative_ttl_ms;
+  keys_.Put(key_sha256, std::move(entry), now_ms_() + ttl, generation_at_ask);
+}
+
+std::optional<CachedFunctionView> DecisionCaches::Function(const std::string& caller_org_id,
+                                                           const std::string& function_id) {
+  return functions_.Get(FunctionKey(caller_org_id, function_id), now_ms_());
+}
+
+void DecisionCaches::PutFunction(const std::string& caller_org_id, CachedFunctionView entry,
+                                 uint64_t generation_at_ask) {
+  const int64_t ttl = entry.function ? options_.positive_ttl_ms : options_.negative_ttl_ms;
+  std::string key = FunctionKey(caller_org_id, entry.function_id);
+  functions_.Put(key, std::move(entry), now_ms_() + ttl, generation_at_ask);
+}
+
+void DecisionCaches::KeyRevoked(const std::string& key_sha256) {
+  keys_.Erase(key_sha256);
+}
+
+void DecisionCaches::FunctionChanged(const std::string& function_id) {
+  functions_.EraseIf([&](const std::string&, const CachedFunctionView& v) {
+    return v.function_id == function_id;
+  });
+}
+
+void DecisionCaches::WorkspaceChanged(const std::string& org_id, const std::string& function_id) {
+  if (!function_id.empty()) return functions_.Erase(FunctionKey(org_id, function_id));
+  const std::string prefix = FunctionKey(org_id, "");
+  functions_.EraseIf(
+      [&](const std::string& key, const CachedFunctionView&) { return key.starts_with(prefix); });
+}
+
+void DecisionCaches::DropAll() {
+  keys_.Clear();
+  functions_.Clear();
+}
+
+}  // namespace toolgate::edge
