@@ -132,30 +132,6 @@ TEST_F(CacheTest, WorkspaceAddsPerOrganization) {
   EXPECT_FALSE(*cache.IsAdded("a", kId));
 }
 
-TEST_F(CacheTest, WarmOnlyWhenEveryLookupOfTheCallIsCached) {
-  source.functions[kId] = Fn(5);
-  EXPECT_FALSE(cache.IsWarm(kId, "org"));
-  cache.Function(kId);
-  EXPECT_TRUE(cache.IsWarm(kId, "org"));  // own private function: nothing else to look up
-  // Another organization's call of a public function also needs that organization's adds.
-  source.functions[kId].is_public = true;
-  cache.DropFunction(kId);
-  cache.Function(kId);
-  EXPECT_TRUE(cache.IsWarm(kId, "org"));
-  EXPECT_FALSE(cache.IsWarm(kId, "caller"));
-  cache.IsAdded("caller", kId);
-  EXPECT_TRUE(cache.IsWarm(kId, "caller"));
-  // Drops and age make it cold again.
-  cache.DropWorkspace("caller");
-  EXPECT_FALSE(cache.IsWarm(kId, "caller"));
-  cache.IsAdded("caller", kId);
-  now += 60'000;
-  EXPECT_FALSE(cache.IsWarm(kId, "org"));
-  // A known-absent id is decided from memory too (404).
-  cache.Function("missing");
-  EXPECT_TRUE(cache.IsWarm("missing", "org"));
-}
-
 TEST_F(CacheTest, SizeIsBounded) {
   for (int i = 0; i < 250; ++i) cache.Function("id-" + std::to_string(i));
   int loads = source.function_loads;
