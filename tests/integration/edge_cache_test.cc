@@ -100,7 +100,7 @@ TEST_F(EdgeCacheTest, AnUnpublishedVersionReachesAWarmEdge) {
   EXPECT_EQ(StringField(StringField(latest.body, "body"), "version"), "1");
 }
 
-TEST_F(EdgeCacheTest, ADeprecatedVersionStillRunsAndIsMarked) {
+TEST_F(EdgeCacheTest, ADeprecatedVersionStillRunsOnAWarmEdge) {
   std::string fn = owner_->CreateFunction("deprecate");
   ASSERT_EQ(owner_->PublishLua(fn, "1", kVersionOf).status, 201);
   Warm(owner_key_, fn, "1");
