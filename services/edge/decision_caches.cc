@@ -1,6 +1,27 @@
 #include "decision_caches.h"
 
+#include "toolgate/metrics/metrics.h"
+
 namespace toolgate::edge {
+namespace {
+
+// toolgate_edge_decision_cache_lookups_total{cache, result}: how often a call was decided from
+// memory; a miss costs a round trip to auth or the registry.
+metrics::Counter& Lookups(const char* cache, bool hit) {
+  return metrics::Registry::Global()
+      .Counter("toolgate_edge_decision_cache_lookups_total",
+               "Lookups in the edge's key and function decision caches, by cache and result.",
+               {"cache", "result"})
+      .With({cache, hit ? "hit" : "miss"});
+}
+
+template <typename T>
+std::optional<T> Counted(std::optional<T> found, metrics::Counter& hits, metrics::Counter& misses) {
+  (found ? hits : misses).Inc();
+  return found;
+}
+
+}  // namespace
 
 DecisionCaches::DecisionCaches(DecisionCacheOptions options, std::function<int64_t()> now_ms)
     : options_(options),
@@ -17,7 +38,9 @@ std::string DecisionCaches::FunctionKey(const std::string& org_id, const std::st
 }
 
 std::optional<CachedKey> DecisionCaches::Key(const std::string& key_sha256) {
-  return keys_.Get(key_sha256, now_ms_());
+  static metrics::Counter& hits = Lookups("keys", true);
+  static metrics::Counter& misses = Lookups("keys", false);
+  return Counted(keys_.Get(key_sha256, now_ms_()), hits, misses);
 }
 
 void DecisionCaches::PutKey(const std::string& key_sha256, CachedKey entry,
@@ -28,7 +51,9 @@ void DecisionCaches::PutKey(const std::string& key_sha256, CachedKey entry,
 
 std::optional<CachedFunctionView> DecisionCaches::Function(const std::string& caller_org_id,
                                                            const std::string& function_id) {
-  return functions_.Get(FunctionKey(caller_org_id, function_id), now_ms_());
+  static metrics::Counter& hits = Lookups("functions", true);
+  static metrics::Counter& misses = Lookups("functions", false);
+  return Counted(functions_.Get(FunctionKey(caller_org_id, function_id), now_ms_()), hits, misses);
 }
 
 void DecisionCaches::PutFunction(const std::string& caller_org_id, CachedFunctionView entry,

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "toolgate/metrics/metrics.h"
+
 namespace toolgate::edge {
 namespace {
 
@@ -128,6 +130,24 @@ TEST_F(DecisionCachesTest, DropAllForgetsEverything) {
   EXPECT_EQ(caches.functions_size(), 0u);
   caches.PutFunction("a", Function("f1"), asked);
   EXPECT_FALSE(caches.Function("a", "f1"));
+}
+
+TEST_F(DecisionCachesTest, LookupsAreCountedByCacheAndResult) {
+  auto& family = metrics::Registry::Global().Counter(
+      "toolgate_edge_decision_cache_lookups_total",
+      "Lookups in the edge's key and function decision caches, by cache and result.",
+      {"cache", "result"});
+  const uint64_t key_hits = family.With({"keys", "hit"}).value();
+  const uint64_t key_misses = family.With({"keys", "miss"}).value();
+  const uint64_t fn_misses = family.With({"functions", "miss"}).value();
+  DecisionCaches caches(Options(), clock_);
+  caches.Key("k");
+  caches.PutKey("k", Known("k1"), caches.key_generation());
+  caches.Key("k");
+  caches.Function("org", "f");
+  EXPECT_EQ(family.With({"keys", "hit"}).value(), key_hits + 1);
+  EXPECT_EQ(family.With({"keys", "miss"}).value(), key_misses + 1);
+  EXPECT_EQ(family.With({"functions", "miss"}).value(), fn_misses + 1);
 }
 
 }  // namespace
