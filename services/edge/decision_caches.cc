@@ -1,5 +1,7 @@
 #include "decision_caches.h"
 
+#include <algorithm>
+
 #include "toolgate/metrics/metrics.h"
 
 namespace toolgate::edge {
@@ -37,6 +39,12 @@ std::string DecisionCaches::FunctionKey(const std::string& org_id, const std::st
   return key;
 }
 
+int64_t DecisionCaches::ExpiryOf(int64_t ttl_ms) const {
+  const int64_t now = now_ms_();
+  const int64_t settled_at = last_invalidation_ms_.load() + options_.settle_ms;
+  return now < settled_at ? std::min(now + ttl_ms, settled_at) : now + ttl_ms;
+}
+
 std::optional<CachedKey> DecisionCaches::Key(const std::string& key_sha256) {
   static metrics::Counter& hits = Lookups("keys", true);
   static metrics::Counter& misses = Lookups("keys", false);
@@ -46,7 +54,7 @@ std::optional<CachedKey> DecisionCaches::Key(const std::string& key_sha256) {
 void DecisionCaches::PutKey(const std::string& key_sha256, CachedKey entry,
                             uint64_t generation_at_ask) {
   const int64_t ttl = entry.record ? options_.positive_ttl_ms : options_.negative_ttl_ms;
-  keys_.Put(key_sha256, std::move(entry), now_ms_() + ttl, generation_at_ask);
+  keys_.Put(key_sha256, std::move(entry), ExpiryOf(ttl), generation_at_ask);
 }
 
 std::optional<CachedFunctionView> DecisionCaches::Function(const std::string& caller_org_id,
@@ -60,20 +68,23 @@ void DecisionCaches::PutFunction(const std::string& caller_org_id, CachedFunctio
                                  uint64_t generation_at_ask) {
   const int64_t ttl = entry.function ? options_.positive_ttl_ms : options_.negative_ttl_ms;
   std::string key = FunctionKey(caller_org_id, entry.function_id);
-  functions_.Put(key, std::move(entry), now_ms_() + ttl, generation_at_ask);
+  functions_.Put(key, std::move(entry), ExpiryOf(ttl), generation_at_ask);
 }
 
 void DecisionCaches::KeyRevoked(const std::string& key_sha256) {
+  NoteInvalidation();
   keys_.Erase(key_sha256);
 }
 
 void DecisionCaches::FunctionChanged(const std::string& function_id) {
+  NoteInvalidation();
   functions_.EraseIf([&](const std::string&, const CachedFunctionView& v) {
     return v.function_id == function_id;
   });
 }
 
 void DecisionCaches::WorkspaceChanged(const std::string& org_id, const std::string& function_id) {
+  NoteInvalidation();
   if (!function_id.empty()) return functions_.Erase(FunctionKey(org_id, function_id));
   const std::string prefix = FunctionKey(org_id, "");
   functions_.EraseIf(

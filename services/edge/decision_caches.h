@@ -12,13 +12,17 @@
 //   * all at once when the NATS connection came back (events may have been missed meanwhile);
 //   * after a TTL, the backstop for a lost event: positive_ttl_ms for records, negative_ttl_ms
 //     for "no such key / function" (docs/decisions.md says why those numbers);
-//   * least recently used first when a map is full (max_keys, max_functions).
+//   * least recently used first when a map is full (max_keys, max_functions);
+//   * an answer stored less than settle_ms after any invalidation lives only until that
+//     invalidation's settle_ms have passed: with several replicas of an owner, a replica that
+//     has not yet handled the same broadcast may have given the edge the old data.
 // Expiry of a key is not a cache matter: the decider checks it against the clock on every call.
 //
 // Thread-safe. Times come from the now_ms clock given (monotonic milliseconds), so tests drive
 // them.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -36,6 +40,7 @@ struct DecisionCacheOptions {
   size_t max_functions = 100'000;
   int64_t positive_ttl_ms = 30'000;
   int64_t negative_ttl_ms = 5'000;
+  int64_t settle_ms = 500;  // longer than the broadcast's delivery skew between replicas
 };
 
 // What auth said of a key hash; record nullopt: no key has it.
@@ -81,11 +86,15 @@ class DecisionCaches {
 
  private:
   static std::string FunctionKey(const std::string& org_id, const std::string& function_id);
+  // When an entry stored now with ttl_ms expires (see settle_ms above).
+  int64_t ExpiryOf(int64_t ttl_ms) const;
+  void NoteInvalidation() { last_invalidation_ms_.store(now_ms_()); }
 
   const DecisionCacheOptions options_;
   const std::function<int64_t()> now_ms_;
   BoundedTtlCache<std::string, CachedKey> keys_;
   BoundedTtlCache<std::string, CachedFunctionView> functions_;  // key: FunctionKey
+  std::atomic<int64_t> last_invalidation_ms_{INT64_MIN / 2};
 };
 
 }  // namespace toolgate::edge

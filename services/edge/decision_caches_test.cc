@@ -132,6 +132,25 @@ TEST_F(DecisionCachesTest, DropAllForgetsEverything) {
   EXPECT_FALSE(caches.Function("a", "f1"));
 }
 
+TEST_F(DecisionCachesTest, AnswersRightAfterAnInvalidationLiveOnlyUntilItSettles) {
+  DecisionCaches caches(Options(), clock_);  // settle_ms 500
+  const int64_t revoked_at = now_;
+  caches.KeyRevoked("other");  // another replica of auth may not have heard it yet
+  now_ += 10;
+  caches.PutKey("k", Known("k1"), caches.key_generation());
+  caches.PutFunction("org", Function("f1"), caches.function_generation());
+  now_ = revoked_at + 499;
+  EXPECT_TRUE(caches.Key("k"));
+  EXPECT_TRUE(caches.Function("org", "f1"));
+  now_ = revoked_at + 500;
+  EXPECT_FALSE(caches.Key("k"));
+  EXPECT_FALSE(caches.Function("org", "f1"));
+  // Once settled, answers live their whole TTL again.
+  caches.PutKey("k", Known("k1"), caches.key_generation());
+  now_ += 29'999;
+  EXPECT_TRUE(caches.Key("k"));
+}
+
 TEST_F(DecisionCachesTest, LookupsAreCountedByCacheAndResult) {
   auto& family = metrics::Registry::Global().Counter(
       "toolgate_edge_decision_cache_lookups_total",
