@@ -24,10 +24,14 @@ TEST(BusPermissions, EveryHopIsAllowed) {
     const char* subject;
   };
   for (const Hop& hop : std::vector<Hop>{
-           {"edge", "auth", "tg.invoke.auth"},
-           {"auth", "registry", "tg.invoke.registry"},
-           {"registry", "secrets", "tg.invoke.secrets"},
-           {"registry", "billing", "tg.invoke.billing"},
+           {"edge", "secrets", "tg.invoke.secrets"},
+           {"edge", "billing", "tg.invoke.billing"},
+           {"edge", "auth", "tg.auth.key_lookup"},
+           {"edge", "auth", "tg.auth.keys_used"},
+           {"edge", "registry", "tg.registry.function_view"},
+           {"auth", "edge", "tg.events.key_revoked"},
+           {"registry", "edge", "tg.events.function_changed"},
+           {"registry", "edge", "tg.events.workspace_changed"},
            {"secrets", "billing", "tg.invoke.billing"},
            {"billing", "executor", "tg.exec.cpu.lua"},
            {"billing", "executor", "tg.exec.gpu.python"},
@@ -78,7 +82,7 @@ TEST(BusPermissions, OnlyBillingAcksSettlements) {
 
 TEST(BusPermissions, AStageCannotTakeAnotherStagesQueue) {
   const char* queues[][2] = {
-      {"auth", "tg.invoke.auth"},         {"registry", "tg.invoke.registry"},
+      {"auth", "tg.auth.key_lookup"},     {"registry", "tg.registry.function_view"},
       {"secrets", "tg.invoke.secrets"},   {"billing", "tg.invoke.billing"},
       {"executor", "tg.exec.cpu.python"}, {"billing", "tg.billing.settle.x"}};
   for (const auto& u : BusUsers()) {
