@@ -226,6 +226,30 @@ TEST_F(ProcessRuntimeTest, PythonMemoryBombAnswersMemoryLimitExceeded) {
   EXPECT_GE(out.memory_used_mb, 32);
 }
 
+TEST_F(ProcessRuntimeTest, PeakMemoryIsEachCallsOwnOnAReusedWorker) {
+  // A call's peak is what the worker held during that call: memory a call kept stays in the
+  // next call's peak (the worker holds it), memory freed before the call started does not.
+  const char* code =
+      "held = None\n"
+      "def service_handler(event, context):\n"
+      "    global held\n"
+      "    if event.get('hold'): held = b'x' * (100 << 20)\n"
+      "    if event.get('drop'): held = None\n"
+      "    if event.get('burst'): len(b'y' * (100 << 20))\n"
+      "    return 'ok'\n";
+  auto call = [&](const char* event) {
+    return Py({.code = code, .event = event, .memory_mb = 512});
+  };
+  EXPECT_LT(call("{}").memory_used_mb, 90);
+  EXPECT_GE(call(R"({"burst":true})").memory_used_mb, 100);
+  EXPECT_LT(call("{}").memory_used_mb, 90);  // the burst ended with the call before
+  EXPECT_GE(call(R"({"hold":true})").memory_used_mb, 100);
+  EXPECT_GE(call("{}").memory_used_mb, 100);  // still held
+  EXPECT_GE(call(R"({"drop":true})").memory_used_mb, 100);
+  EXPECT_LT(call("{}").memory_used_mb, 90);  // dropped during the call before
+  EXPECT_EQ(pool_.stats().started, 1u);
+}
+
 TEST_F(ProcessRuntimeTest, PythonCrashAnswers500AndTheNextCallGetsANewWorker) {
   const char* code =
       "import os\n"
