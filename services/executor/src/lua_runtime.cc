@@ -81,7 +81,8 @@ struct Sandbox {
   std::string module_source;
   std::string module_chunk;
   std::string module_path;
-  bool set_up = false;  // the libraries are open and the pristine snapshot taken
+  bool recyclable = false;  // the state will be reset for further calls: it needs a snapshot
+  bool set_up = false;      // the libraries are open (and the snapshot taken)
 
   // The call's.
   const Invocation* invocation = nullptr;
@@ -611,7 +612,10 @@ int RestoreSnapshot(lua_State* L) {
 // the state's first call and kept; a later call resets the _ENV upvalue, which the previous
 // run could have assigned.
 void PushChunk(lua_State* L, const Sandbox& sb) {
-  PushPristine(L);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, kPristineKey) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);  // a state for one call keeps its chunk nowhere
+  }
   if (lua_getfield(L, -1, "chunk") == LUA_TFUNCTION) {
     lua_remove(L, -2);
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
@@ -642,7 +646,7 @@ int RunInvocation(lua_State* L) {
   if (!sb.set_up) {
     OpenLibraries(L, sb);
     if (!sb.module_dirs.empty()) OpenBundleModules(L, sb);
-    TakeSnapshot(L);
+    if (sb.recyclable) TakeSnapshot(L);
     sb.set_up = true;
   }
   PushChunk(L, sb);
@@ -688,11 +692,14 @@ std::string ErrorText(lua_State* L, int idx) {
 // serving calls of one shape (lua_runtime.h, WarmLuaRuntime) one at a time. Not thread-safe.
 class LuaState {
  public:
-  // A state for calls like invocation: its memory cap and bundle. Null with *failed completed
-  // when the bundle's entry file cannot be read or Lua cannot create a state.
+  // A state for calls like invocation: its memory cap and bundle. recyclable: the set-up takes
+  // the snapshot Reset needs (a state for one call skips that cost). Null with *failed
+  // completed when the bundle's entry file cannot be read or Lua cannot create a state.
   static std::unique_ptr<LuaState> Create(const Invocation& invocation, const RuntimeLimits& limits,
-                                          const EgressConfig& egress, ExecutionOutcome* failed) {
+                                          const EgressConfig& egress, bool recyclable,
+                                          ExecutionOutcome* failed) {
     auto sb = std::make_unique<Sandbox>(limits, egress);
+    sb->recyclable = recyclable;
     sb->memory.limit = static_cast<size_t>(std::max<int64_t>(invocation.memory_mb, 1)) << 20;
     // Room for a body of the largest size with every byte escaped (\u00XX), and the envelope.
     sb->max_result_bytes = limits.max_response_bytes * 6 + 4096;
@@ -810,7 +817,8 @@ class LuaState {
 
 ExecutionOutcome LuaRuntime::Run(const Invocation& invocation) {
   ExecutionOutcome out;
-  std::unique_ptr<LuaState> state = LuaState::Create(invocation, limits_, egress_, &out);
+  std::unique_ptr<LuaState> state =
+      LuaState::Create(invocation, limits_, egress_, /*recyclable=*/false, &out);
   if (state == nullptr) return out;
   bool reusable = false;
   return state->Run(invocation, &reusable);
@@ -830,7 +838,7 @@ ExecutionOutcome WarmLuaRuntime::Run(const Invocation& invocation) {
   if (state_ != nullptr && (calls_ >= max_calls_ || !Fits(invocation))) state_.reset();
   if (state_ == nullptr) {
     ExecutionOutcome failed;
-    state_ = LuaState::Create(invocation, limits_, egress_, &failed);
+    state_ = LuaState::Create(invocation, limits_, egress_, /*recyclable=*/true, &failed);
     if (state_ == nullptr) return failed;
     ++states_created_;
     calls_ = 0;
