@@ -250,6 +250,16 @@ TEST_F(ProcessRuntimeTest, PeakMemoryIsEachCallsOwnOnAReusedWorker) {
   EXPECT_EQ(pool_.stats().started, 1u);
 }
 
+TEST(MayHaveUsedHalfItsCpuTest, OnlyOnceItHasLivedLongEnoughOnItsCores) {
+  // Half of 3,600 CPU seconds takes 1,800 s of life on one core, 900 s on two.
+  EXPECT_FALSE(MayHaveUsedHalfItsCpu(1'799'000'000, 1, 3600));
+  EXPECT_TRUE(MayHaveUsedHalfItsCpu(1'800'000'000, 1, 3600));
+  EXPECT_FALSE(MayHaveUsedHalfItsCpu(899'000'000, 2, 3600));
+  EXPECT_TRUE(MayHaveUsedHalfItsCpu(900'000'000, 2, 3600));
+  EXPECT_TRUE(MayHaveUsedHalfItsCpu(1'000'000, 64, 60));
+  EXPECT_TRUE(MayHaveUsedHalfItsCpu(0, 1, 0));
+}
+
 TEST_F(ProcessRuntimeTest, PythonCrashAnswers500AndTheNextCallGetsANewWorker) {
   const char* code =
       "import os\n"

@@ -87,6 +87,12 @@ bool Pending(int fd) {
 
 }  // namespace
 
+bool MayHaveUsedHalfItsCpu(int64_t lived_us, int64_t cores, uint64_t cpu_seconds) {
+  // CPU time grows at most `cores` seconds per second of life.
+  return lived_us / 1000 * std::max<int64_t>(cores, 1) * 2 >=
+         static_cast<int64_t>(cpu_seconds) * 1000;
+}
+
 WorkerReply::Kind ClassifyDeath(int wait_status, int64_t max_rss_kb, int64_t memory_mb) {
   if (WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGXCPU) {
     return WorkerReply::Kind::kTimeout;
@@ -166,7 +172,8 @@ ProcessWorker::ProcessWorker(SandboxedProcess process, ProcessWorkerOptions opti
     : process_(std::move(process)),
       options_(options),
       cgroup_(std::move(cgroup)),
-      door_(std::move(door)) {
+      door_(std::move(door)),
+      started_us_(MonotonicUs()) {
   ::fcntl(process_.requests, F_SETFL, O_NONBLOCK);
   clear_refs_fd_ = OpenProc(process_.pid, "clear_refs", O_WRONLY);
   status_fd_ = OpenProc(process_.pid, "status", O_RDONLY);
@@ -258,7 +265,9 @@ void ProcessWorker::AfterAnswer(const Invocation& invocation, const ProcStatus& 
   // A fresh process per call for a version with declared keys: the secrets of one call cannot
   // linger anywhere the next call could look.
   if (!invocation.env.empty()) reply.reusable = false;
+  static const int64_t cores = std::max<int64_t>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
   if (reply.reusable && options_.cpu_seconds > 0 &&
+      MayHaveUsedHalfItsCpu(MonotonicUs() - started_us_, cores, options_.cpu_seconds) &&
       CpuSeconds() * 2 > static_cast<int64_t>(options_.cpu_seconds)) {
     reply.reusable = false;  // retire it long before its CPU rlimit could stop a call
   }

@@ -128,6 +128,7 @@ class ProcessWorker : public Worker {
   std::unique_ptr<Cgroup> cgroup_;    // destroyed after the process is killed
   std::unique_ptr<EgressDoor> door_;  // the sandbox's way out; null without a gateway
   int64_t baseline_threads_ = 0;      // the interpreter's own threads, at its hello
+  const int64_t started_us_;          // MonotonicUs when this took the just-started process
   int64_t idle_cpu_us_ = -1;          // the sandbox's CPU time when the last call ended
   bool peak_is_resident_ = false;     // the last call ended with peak_kb == resident_kb
   bool init_sent_ = false;            // the kInit frame went out, with the first call
@@ -144,6 +145,11 @@ class ProcessWorker : public Worker {
 // killed it, kMemory when its peak resident memory reached three quarters of memory_mb (the
 // interpreter aborts or faults when an rlimit refuses it memory), else kCrashed.
 WorkerReply::Kind ClassifyDeath(int wait_status, int64_t max_rss_kb, int64_t memory_mb);
+
+// Whether a process that has lived lived_us on a machine of `cores` CPUs can have used half of
+// cpu_seconds of CPU time: before then the worker's CPU time need not be read after each call
+// to retire it in time.
+bool MayHaveUsedHalfItsCpu(int64_t lived_us, int64_t cores, uint64_t cpu_seconds);
 
 // "exited with status 3", "was killed by signal 11 (Segmentation fault)".
 std::string DescribeDeath(int wait_status);
