@@ -59,13 +59,20 @@ uint64_t DispatchNotices::wakeups() const {
 void DispatchNotices::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
+    const int64_t now_us = MonotonicUs();
     if (pending_.empty()) {
-      armed_until_us_ = INT64_MAX;
-      cv_.wait(lock);
+      // The alarm stays set until it rings even when the jobs it was for have finished: an
+      // arrival meanwhile is due later and need not wake the timer.
+      if (armed_until_us_ != INT64_MAX && armed_until_us_ > now_us) {
+        cv_.wait_for(lock, std::chrono::microseconds(armed_until_us_ - now_us));
+      } else {
+        armed_until_us_ = INT64_MAX;
+        cv_.wait(lock);
+      }
       continue;
     }
     auto first = pending_.begin();
-    int64_t wait_us = first->second.due_us - MonotonicUs();
+    int64_t wait_us = first->second.due_us - now_us;
     if (wait_us > 0) {
       // Done() may remove the first notice meanwhile: the timer still wakes at its due time,
       // finds the next one and sleeps again.
