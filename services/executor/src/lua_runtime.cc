@@ -1,6 +1,7 @@
 #include "toolgate/executor/lua_runtime.h"
 
 #include <fcntl.h>
+#include <sodium.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -81,6 +82,7 @@ struct Sandbox {
   std::string module_source;
   std::string module_chunk;
   std::string module_path;
+  uint64_t seed = 0;        // where math.random's seeds for the next calls come from
   bool recyclable = false;  // the state will be reset for further calls: it needs a snapshot
   bool set_up = false;      // the libraries are open (and the snapshot taken)
 
@@ -575,8 +577,16 @@ void RestoreContents(lua_State* L, int t, int copy) {
   }
 }
 
-// Puts back everything TakeSnapshot recorded and reseeds math.random, as a new state would be
-// seeded. Run under pcall: re-adding a removed key may allocate.
+// SplitMix64: the next seed of the sequence *state walks.
+uint64_t NextSeed(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Puts back everything TakeSnapshot recorded and reseeds math.random. Run under pcall: re-adding a
+// removed key may allocate.
 int RestoreSnapshot(lua_State* L) {
   PushPristine(L);
   int holder = lua_gettop(L);
@@ -602,8 +612,13 @@ int RestoreSnapshot(lua_State* L) {
   lua_pushliteral(L, "");
   lua_getfield(L, holder, "string_mt");
   lua_setmetatable(L, -2);
+  // Not Lua's own seed (the time and the state's address), which repeats for every call of the
+  // same second.
   lua_getfield(L, holder, "randomseed");
-  lua_call(L, 0, 0);
+  Sandbox& sb = SandboxOf(L);
+  lua_pushinteger(L, static_cast<lua_Integer>(NextSeed(sb.seed)));
+  lua_pushinteger(L, static_cast<lua_Integer>(NextSeed(sb.seed)));
+  lua_call(L, 2, 0);
   lua_settop(L, 0);
   return 0;
 }
@@ -700,6 +715,7 @@ class LuaState {
                                           ExecutionOutcome* failed) {
     auto sb = std::make_unique<Sandbox>(limits, egress);
     sb->recyclable = recyclable;
+    if (recyclable) randombytes_buf(&sb->seed, sizeof sb->seed);  // once per state, not per call
     sb->memory.limit = static_cast<size_t>(std::max<int64_t>(invocation.memory_mb, 1)) << 20;
     // Room for a body of the largest size with every byte escaped (\u00XX), and the envelope.
     sb->max_result_bytes = limits.max_response_bytes * 6 + 4096;

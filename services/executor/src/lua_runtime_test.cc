@@ -725,6 +725,13 @@ TEST_F(WarmLuaRuntimeTest, MathRandomIsReseeded) {
                      "return a ~= math.random(1, 1 << 40) end)()");
 }
 
+TEST_F(WarmLuaRuntimeTest, EachCallDrawsOtherRandomNumbers) {
+  std::string code = "function service_handler() return tostring(math.random(1, 1 << 50)) end";
+  std::string first = Call(code).body;
+  EXPECT_NE(Call(code).body, first);
+  EXPECT_EQ(runtime_.states_created(), 1);
+}
+
 TEST_F(WarmLuaRuntimeTest, RequiredModulesAndPackageLoadedAreForgotten) {
   MakeBundle();
   WriteFile("counter.lua", "return {count = 0}");
