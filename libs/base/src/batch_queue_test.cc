@@ -65,5 +65,40 @@ TEST(BatchQueueTest, PushAfterStopIsRefused) {
   EXPECT_EQ(consumed.load(), 1);
 }
 
+TEST(BatchQueueTest, ABoundedQueueDropsAndCountsWhatDoesNotFitWithoutWaiting) {
+  std::promise<void> started;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::vector<int> consumed;
+  {
+    BatchQueue<int> queue(
+        10,
+        [&](std::vector<int> batch) {
+          if (consumed.empty()) started.set_value();
+          consumed.insert(consumed.end(), batch.begin(), batch.end());
+          released.wait();
+        },
+        /*max_queue=*/2);
+    ASSERT_TRUE(queue.Push(1));
+    started.get_future().wait();  // 1 is being consumed; two may wait
+    EXPECT_TRUE(queue.Push(2));
+    EXPECT_TRUE(queue.Push(3));
+    EXPECT_FALSE(queue.Push(4));
+    EXPECT_EQ(queue.dropped(), 1u);
+    release.set_value();
+    queue.Flush();
+    EXPECT_TRUE(queue.Push(5));  // room again
+  }
+  EXPECT_EQ(consumed, std::vector<int>({1, 2, 3, 5}));
+}
+
+TEST(BatchQueueTest, FlushReturnsOnceEverythingPushedBeforeItIsConsumed) {
+  std::atomic<int> consumed{0};
+  BatchQueue<int> queue(2, [&](std::vector<int> batch) { consumed += batch.size(); });
+  for (int i = 0; i < 7; ++i) ASSERT_TRUE(queue.Push(i));
+  queue.Flush();
+  EXPECT_EQ(consumed.load(), 7);
+}
+
 }  // namespace
 }  // namespace toolgate

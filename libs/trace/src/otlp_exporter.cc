@@ -121,6 +121,20 @@ void RegisterExportMetrics() {
   Dropped("queue_full");
   Dropped("export_failed");
   Exported();
+  // Span lines share the log's bounded queue (log.h): what it dropped, at each scrape.
+  static const std::unique_ptr<metrics::Collector> log_drops = [] {
+    metrics::Counter& dropped =
+        metrics::Registry::Global()
+            .Counter("toolgate_log_lines_dropped_total",
+                     "Debug and info log lines, span lines included, dropped because the log "
+                     "writer had fallen behind.")
+            .With({});
+    return metrics::Registry::Global().AddCollector([&dropped, last = uint64_t{0}]() mutable {
+      uint64_t now = log::DroppedLines();
+      if (now > last) dropped.Inc(now - last);
+      last = now;
+    });
+  }();
 }
 
 OtlpExporter::OtlpExporter(OtlpOptions options, SpanTransport transport)

@@ -1,6 +1,7 @@
 #include "toolgate/executor/dispatch_notices.h"
 
 #include <chrono>
+#include <cstdint>
 
 #include "toolgate/base/time.h"
 
@@ -23,15 +24,20 @@ DispatchNotices::~DispatchNotices() {
 uint64_t DispatchNotices::Arrived(const v1::InvokeJob& job, const std::string& traceparent) {
   Notice notice{MonotonicUs() + notice_after_us_, job.edge_reply(), traceparent,
                 job.function().timeout_ms()};
-  bool first;
+  bool earlier;
   uint64_t ticket;
   {
     std::lock_guard<std::mutex> lock(mu_);
     ticket = next_ticket_++;
-    first = pending_.empty();
+    // Otherwise the timer already sleeps until a due time no later than this one.
+    earlier = notice.due_us < armed_until_us_;
+    if (earlier) {
+      armed_until_us_ = notice.due_us;
+      ++wakeups_;
+    }
     pending_.emplace(ticket, std::move(notice));
   }
-  if (first) cv_.notify_one();  // otherwise the timer already waits for an earlier due time
+  if (earlier) cv_.notify_one();
   return ticket;
 }
 
@@ -45,17 +51,32 @@ uint64_t DispatchNotices::sent() const {
   return sent_;
 }
 
+uint64_t DispatchNotices::wakeups() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return wakeups_;
+}
+
 void DispatchNotices::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
+    const int64_t now_us = MonotonicUs();
     if (pending_.empty()) {
-      cv_.wait(lock);
+      // The alarm stays set until it rings even when the jobs it was for have finished: an
+      // arrival meanwhile is due later and need not wake the timer.
+      if (armed_until_us_ != INT64_MAX && armed_until_us_ > now_us) {
+        cv_.wait_for(lock, std::chrono::microseconds(armed_until_us_ - now_us));
+      } else {
+        armed_until_us_ = INT64_MAX;
+        cv_.wait(lock);
+      }
       continue;
     }
     auto first = pending_.begin();
-    int64_t wait_us = first->second.due_us - MonotonicUs();
+    int64_t wait_us = first->second.due_us - now_us;
     if (wait_us > 0) {
-      // Done() may remove the first notice meanwhile; the loop then looks again.
+      // Done() may remove the first notice meanwhile: the timer still wakes at its due time,
+      // finds the next one and sleeps again.
+      armed_until_us_ = first->second.due_us;
       cv_.wait_for(lock, std::chrono::microseconds(wait_us));
       continue;
     }

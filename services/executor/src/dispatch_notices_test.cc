@@ -80,6 +80,30 @@ TEST(DispatchNoticesTest, JobDoneBeforeDueCostsNoMessage) {
   EXPECT_EQ(outbox.count(), 0u);
 }
 
+TEST(DispatchNoticesTest, CallsThatFinishBeforeTheirDueTimeWakeTheTimerOnce) {
+  // The first arrival arms the timer; each later one is due after it, so the timer sleeps on.
+  Outbox outbox;
+  DispatchNotices notices(outbox.sender(), /*notice_after_ms=*/3'600'000);
+  for (int i = 0; i < 100; ++i) notices.Done(notices.Arrived(Job("_INBOX.edge.1", 1000), ""));
+  uint64_t overlapping = notices.Arrived(Job("_INBOX.edge.2", 1000), "");
+  notices.Done(notices.Arrived(Job("_INBOX.edge.3", 1000), ""));
+  notices.Done(overlapping);
+  EXPECT_EQ(notices.wakeups(), 1u);
+  EXPECT_EQ(notices.sent(), 0u);
+}
+
+TEST(DispatchNoticesTest, AJobArrivingWhileTheTimerSleepsOnAFinishedOneIsStillNoticed) {
+  // Job 1 arms the timer and finishes; job 2 arrives before that due time without waking it:
+  // the timer must still find job 2 when it wakes.
+  Outbox outbox;
+  DispatchNotices notices(outbox.sender(), /*notice_after_ms=*/50);
+  notices.Done(notices.Arrived(Job("_INBOX.edge.1", 1000), ""));
+  notices.Arrived(Job("_INBOX.edge.2", 2000), "");
+  auto sent = outbox.WaitFor(1);
+  ASSERT_EQ(sent.size(), 1u);
+  EXPECT_EQ(sent[0].edge_reply, "_INBOX.edge.2");
+}
+
 TEST(DispatchNoticesTest, EveryDueJobIsNoticedInArrivalOrder) {
   Outbox outbox;
   DispatchNotices notices(outbox.sender(), /*notice_after_ms=*/0);

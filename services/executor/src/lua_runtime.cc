@@ -1,6 +1,7 @@
 #include "toolgate/executor/lua_runtime.h"
 
 #include <fcntl.h>
+#include <sodium.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <lua.hpp>
+#include <memory>
 #include <vector>
 
 #include "lua_http.h"
@@ -59,19 +61,33 @@ void* Allocate(void* ud, void* ptr, size_t osize, size_t nsize) {
   return block;
 }
 
-// One invocation's state, reachable from every thread (coroutine) of its lua_State through the
-// state's extra space, which Lua copies into each new thread. Lives on the worker's stack for
-// the whole of Run, so it outlives the lua_State.
+// A state's C++ side, reachable from every thread (coroutine) of its lua_State through the
+// state's extra space, which Lua copies into each new thread. Owned by the LuaState, so it
+// outlives the lua_State and every coroutine a handler left behind. The fields above `invocation`
+// live as long as the state; the rest belong to the call being run (BeginCall resets them).
 struct Sandbox {
-  Sandbox(const Invocation& inv, const RuntimeLimits& limits, const EgressConfig& egress)
-      : invocation(inv), log(limits.max_log_bytes) {
+  Sandbox(const RuntimeLimits& limits, const EgressConfig& egress) : log(limits.max_log_bytes) {
     http.egress = egress;
   }
 
-  const Invocation& invocation;
+  // The state's.
   MemoryBudget memory;
   lua::JsonWorkspace json;
   lua::HttpWorkspace http;
+  // A bundle version: the entry file's source and chunk name, the directories require searches
+  // (the bundle's root, then the entry's directory), and the module require is loading.
+  std::string entry_code;
+  std::string entry_chunk;
+  std::vector<std::string> module_dirs;
+  std::string module_source;
+  std::string module_chunk;
+  std::string module_path;
+  uint64_t seed = 0;        // where math.random's seeds for the next calls come from
+  bool recyclable = false;  // the state will be reset for further calls: it needs a snapshot
+  bool set_up = false;      // the libraries are open (and the snapshot taken)
+
+  // The call's.
+  const Invocation* invocation = nullptr;
   LogBuffer log;
   std::string traceback;
   int64_t start_us = 0;  // the chunk started running; 0 before
@@ -83,14 +99,21 @@ struct Sandbox {
   lua::EncodeStatus encode_status = lua::EncodeStatus::kOk;
   std::string result_json;
   std::string encode_error;
-  // A bundle version: the entry file's source and chunk name, the directories require searches
-  // (the bundle's root, then the entry's directory), and the module require is loading.
-  std::string entry_code;
-  std::string entry_chunk;
-  std::vector<std::string> module_dirs;
-  std::string module_source;
-  std::string module_chunk;
-  std::string module_path;
+
+  void BeginCall(const Invocation& inv, const RuntimeLimits& limits) {
+    invocation = &inv;
+    log = LogBuffer(limits.max_log_bytes);
+    traceback.clear();
+    start_us = end_us = deadline_us = 0;
+    timed_out = handler_missing = false;
+    encode_status = lua::EncodeStatus::kOk;
+    result_json.clear();
+    encode_error.clear();
+    http.deadline_us = 0;
+    http.result.reset();
+    memory.peak = memory.used;
+    memory.refused = false;
+  }
 };
 
 Sandbox& SandboxOf(lua_State* L) {
@@ -212,7 +235,7 @@ int Print(lua_State* L) {
 int GetEnv(lua_State* L) {
   size_t length;
   const char* name = luaL_checklstring(L, 1, &length);
-  for (const EnvVar& var : SandboxOf(L).invocation.env) {
+  for (const EnvVar& var : SandboxOf(L).invocation->env) {
     if (var.name == std::string_view(name, length)) {
       lua_pushlstring(L, var.value.data(), var.value.size());
       return 1;
@@ -404,7 +427,7 @@ void SetStringField(lua_State* L, const char* key, std::string_view value) {
 }
 
 void PushContext(lua_State* L, const Sandbox& sb) {
-  const Invocation& inv = sb.invocation;
+  const Invocation& inv = *sb.invocation;
   lua_createtable(L, 0, 6);
   SetStringField(L, "execution_id", inv.execution_id);
   SetStringField(L, "function_id", inv.function_id);
@@ -421,22 +444,227 @@ void PushContext(lua_State* L, const Sandbox& sb) {
   lua_setfield(L, -2, "env");
 }
 
-// The whole invocation, run under the outer pcall: sandbox set-up (which may hit the memory
-// cap), loading, the chunk, service_handler(event, context) and encoding its return value.
-int RunInvocation(lua_State* L) {
+// The pristine state, kept in the registry under this key: a table (never itself restored) with
+//   tables:     {table, copy of its contents, its metatable or false} for every table the
+//               handler can reach from the globals, the string metatable or the registry
+//   string_mt:  the metatable of strings
+//   randomseed: math.randomseed as opened, to reseed math.random for each call
+//   chunk:      the version's compiled chunk, loaded once per state
+constexpr const char* kPristineKey = "toolgate.pristine";
+
+void PushPristine(lua_State* L) {
+  lua_getfield(L, LUA_REGISTRYINDEX, kPristineKey);
+}
+
+// Appends the value on top of the stack to the array at index `pending` (popping it) when it
+// is a table or a function: the things whose contents or upvalues the snapshot looks into.
+void Enqueue(lua_State* L, int pending) {
+  int type = lua_type(L, -1);
+  if (type != LUA_TTABLE && type != LUA_TFUNCTION) {
+    lua_pop(L, 1);
+    return;
+  }
+  lua_rawseti(L, pending, static_cast<lua_Integer>(lua_rawlen(L, pending)) + 1);
+}
+
+// Records every table reachable from the registry (which holds the globals and the loaded
+// libraries), from the string metatable and from the upvalues of reachable functions. Runs
+// under the set-up's pcall: it allocates.
+void TakeSnapshot(lua_State* L) {
+  lua_createtable(L, 0, 4);
+  int holder = lua_gettop(L);
+  lua_pushvalue(L, holder);
+  lua_setfield(L, LUA_REGISTRYINDEX, kPristineKey);
+  lua_createtable(L, 32, 0);
+  int tables = lua_gettop(L);
+  lua_pushvalue(L, tables);
+  lua_setfield(L, holder, "tables");
+  lua_createtable(L, 0, 64);
+  int seen = lua_gettop(L);
+  for (int own : {holder, tables}) {  // the snapshot is not part of what it restores
+    lua_pushvalue(L, own);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, seen);
+  }
+  lua_createtable(L, 64, 0);
+  int pending = lua_gettop(L);
+
+  lua_pushliteral(L, "");
+  lua_getmetatable(L, -1);
+  lua_remove(L, -2);
+  lua_pushvalue(L, -1);
+  lua_setfield(L, holder, "string_mt");
+  Enqueue(L, pending);
+  lua_pushvalue(L, LUA_REGISTRYINDEX);
+  Enqueue(L, pending);
+  lua_getglobal(L, LUA_MATHLIBNAME);
+  lua_getfield(L, -1, "randomseed");
+  lua_setfield(L, holder, "randomseed");
+  lua_pop(L, 1);
+
+  for (lua_Integer n; (n = static_cast<lua_Integer>(lua_rawlen(L, pending))) > 0;) {
+    lua_rawgeti(L, pending, n);
+    lua_pushnil(L);
+    lua_rawseti(L, pending, n);
+    int item = lua_gettop(L);
+    lua_pushvalue(L, item);
+    if (lua_rawget(L, seen) != LUA_TNIL) {
+      lua_pop(L, 2);
+      continue;
+    }
+    lua_pop(L, 1);
+    lua_pushvalue(L, item);
+    lua_pushboolean(L, 1);
+    lua_rawset(L, seen);
+    if (lua_type(L, item) == LUA_TFUNCTION) {
+      for (int i = 1; lua_getupvalue(L, item, i) != nullptr; ++i) Enqueue(L, pending);
+      lua_pop(L, 1);
+      continue;
+    }
+    lua_createtable(L, 3, 0);  // the entry
+    lua_pushvalue(L, item);
+    lua_rawseti(L, -2, 1);
+    lua_newtable(L);  // the copy
+    lua_pushnil(L);
+    while (lua_next(L, item) != 0) {
+      lua_pushvalue(L, -2);
+      lua_pushvalue(L, -2);
+      lua_rawset(L, -5);
+      Enqueue(L, pending);  // the value
+      lua_pushvalue(L, -1);
+      Enqueue(L, pending);  // the key
+    }
+    lua_rawseti(L, -2, 2);
+    if (lua_getmetatable(L, item)) {
+      lua_pushvalue(L, -1);
+      Enqueue(L, pending);
+    } else {
+      lua_pushboolean(L, 0);
+    }
+    lua_rawseti(L, -2, 3);
+    lua_rawseti(L, tables, static_cast<lua_Integer>(lua_rawlen(L, tables)) + 1);
+    lua_pop(L, 1);  // the item
+  }
+  lua_settop(L, holder - 1);
+}
+
+// Makes the table at index t hold exactly what the table at index copy holds, raw.
+void RestoreContents(lua_State* L, int t, int copy) {
+  lua_pushnil(L);
+  while (lua_next(L, t) != 0) {  // keys added or changed: back to the copy's value (maybe nil)
+    lua_pushvalue(L, -2);
+    lua_rawget(L, copy);
+    if (!lua_rawequal(L, -1, -2)) {
+      lua_pushvalue(L, -3);
+      lua_insert(L, -2);
+      lua_rawset(L, t);  // assigning an existing field keeps lua_next's traversal valid
+    } else {
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+  }
+  lua_pushnil(L);
+  while (lua_next(L, copy) != 0) {  // keys removed
+    lua_pushvalue(L, -2);
+    if (lua_rawget(L, t) == LUA_TNIL) {
+      lua_pop(L, 1);
+      lua_pushvalue(L, -2);
+      lua_insert(L, -2);
+      lua_rawset(L, t);
+    } else {
+      lua_pop(L, 2);
+    }
+  }
+}
+
+// SplitMix64: the next seed of the sequence *state walks.
+uint64_t NextSeed(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Puts back everything TakeSnapshot recorded and reseeds math.random. Run under pcall: re-adding a
+// removed key may allocate.
+int RestoreSnapshot(lua_State* L) {
+  PushPristine(L);
+  int holder = lua_gettop(L);
+  lua_getfield(L, holder, "tables");
+  int tables = lua_gettop(L);
+  lua_Integer n = static_cast<lua_Integer>(lua_rawlen(L, tables));
+  for (lua_Integer i = 1; i <= n; ++i) {
+    lua_rawgeti(L, tables, i);
+    int entry = lua_gettop(L);
+    lua_rawgeti(L, entry, 1);
+    int t = entry + 1;
+    // The metatable first: a __mode the handler set would otherwise let the collector drop what
+    // is being put back.
+    if (lua_rawgeti(L, entry, 3) == LUA_TBOOLEAN) {
+      lua_pop(L, 1);
+      lua_pushnil(L);
+    }
+    lua_setmetatable(L, t);
+    lua_rawgeti(L, entry, 2);
+    RestoreContents(L, t, t + 1);
+    lua_settop(L, entry - 1);
+  }
+  lua_pushliteral(L, "");
+  lua_getfield(L, holder, "string_mt");
+  lua_setmetatable(L, -2);
+  // Not Lua's own seed (the time and the state's address), which repeats for every call of the
+  // same second.
+  lua_getfield(L, holder, "randomseed");
   Sandbox& sb = SandboxOf(L);
-  const Invocation& inv = sb.invocation;
-  OpenLibraries(L, sb);
-  std::string_view code = inv.code;
+  lua_pushinteger(L, static_cast<lua_Integer>(NextSeed(sb.seed)));
+  lua_pushinteger(L, static_cast<lua_Integer>(NextSeed(sb.seed)));
+  lua_call(L, 2, 0);
+  lua_settop(L, 0);
+  return 0;
+}
+
+// Pushes the version's chunk, ready to run with the state's globals as its _ENV: compiled at
+// the state's first call and kept; a later call resets the _ENV upvalue, which the previous
+// run could have assigned.
+void PushChunk(lua_State* L, const Sandbox& sb) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, kPristineKey) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);  // a state for one call keeps its chunk nowhere
+  }
+  if (lua_getfield(L, -1, "chunk") == LUA_TFUNCTION) {
+    lua_remove(L, -2);
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_GLOBALS);
+    if (lua_setupvalue(L, -2, 1) == nullptr) lua_pop(L, 1);
+    return;
+  }
+  lua_pop(L, 1);
+  std::string_view code = sb.invocation->code;
   const char* chunk = kChunkName;
   if (!sb.module_dirs.empty()) {
-    OpenBundleModules(L, sb);
     code = sb.entry_code;
     chunk = sb.entry_chunk.c_str();
   }
   if (luaL_loadbufferx(L, code.data(), code.size(), chunk, "t") != LUA_OK) {
-    return lua_error(L);
+    lua_error(L);
   }
+  lua_pushvalue(L, -1);
+  lua_setfield(L, -3, "chunk");
+  lua_remove(L, -2);
+}
+
+// The whole invocation, run under the outer pcall: the state's set-up at its first call (which
+// may hit the memory cap), the chunk, service_handler(event, context) and encoding its return
+// value.
+int RunInvocation(lua_State* L) {
+  Sandbox& sb = SandboxOf(L);
+  const Invocation& inv = *sb.invocation;
+  if (!sb.set_up) {
+    OpenLibraries(L, sb);
+    if (!sb.module_dirs.empty()) OpenBundleModules(L, sb);
+    if (sb.recyclable) TakeSnapshot(L);
+    sb.set_up = true;
+  }
+  PushChunk(L, sb);
   sb.start_us = MonotonicUs();
   sb.deadline_us = sb.start_us + inv.timeout_ms * 1000;
   sb.http.deadline_us = sb.deadline_us;
@@ -475,72 +703,170 @@ std::string ErrorText(lua_State* L, int idx) {
 
 }  // namespace
 
-ExecutionOutcome LuaRuntime::Run(const Invocation& invocation) {
-  ExecutionOutcome out;
-  Sandbox sb(invocation, limits_, egress_);
-  sb.memory.limit = static_cast<size_t>(std::max<int64_t>(invocation.memory_mb, 1)) << 20;
-  // Room for a body of the largest size with every byte escaped (\u00XX), and the envelope.
-  sb.max_result_bytes = limits_.max_response_bytes * 6 + 4096;
-  if (!invocation.bundle_root.empty()) {
-    std::string root(invocation.bundle_root);
-    std::string entry = root + "/" + std::string(invocation.handler);
-    if (!ReadRegularFile(entry, &sb.entry_code)) {
-      CompleteWithError("HandlerNotFound",
-                        "cannot read the bundle's entry file " + std::string(invocation.handler),
-                        &out);
-      return out;
+// One lua_State with the sandbox's libraries and the C++ side (Sandbox) its functions reach,
+// serving calls of one shape (lua_runtime.h, WarmLuaRuntime) one at a time. Not thread-safe.
+class LuaState {
+ public:
+  // A state for calls like invocation: its memory cap and bundle. recyclable: the set-up takes
+  // the snapshot Reset needs (a state for one call skips that cost). Null with *failed
+  // completed when the bundle's entry file cannot be read or Lua cannot create a state.
+  static std::unique_ptr<LuaState> Create(const Invocation& invocation, const RuntimeLimits& limits,
+                                          const EgressConfig& egress, bool recyclable,
+                                          ExecutionOutcome* failed) {
+    auto sb = std::make_unique<Sandbox>(limits, egress);
+    sb->recyclable = recyclable;
+    if (recyclable) randombytes_buf(&sb->seed, sizeof sb->seed);  // once per state, not per call
+    sb->memory.limit = static_cast<size_t>(std::max<int64_t>(invocation.memory_mb, 1)) << 20;
+    // Room for a body of the largest size with every byte escaped (\u00XX), and the envelope.
+    sb->max_result_bytes = limits.max_response_bytes * 6 + 4096;
+    if (!invocation.bundle_root.empty()) {
+      std::string root(invocation.bundle_root);
+      std::string entry = root + "/" + std::string(invocation.handler);
+      if (!ReadRegularFile(entry, &sb->entry_code)) {
+        CompleteWithError("HandlerNotFound",
+                          "cannot read the bundle's entry file " + std::string(invocation.handler),
+                          failed);
+        return nullptr;
+      }
+      // Messages read "src/main.lua:3: boom", as they would in the publisher's directory.
+      sb->entry_chunk = "@" + std::string(invocation.handler);
+      sb->module_dirs.push_back(root);
+      std::string entry_dir = entry.substr(0, entry.rfind('/'));
+      if (entry_dir != root) sb->module_dirs.push_back(entry_dir);
     }
-    // Messages read "src/main.lua:3: boom", as they would in the publisher's directory.
-    sb.entry_chunk = "@" + std::string(invocation.handler);
-    sb.module_dirs.push_back(root);
-    std::string entry_dir = entry.substr(0, entry.rfind('/'));
-    if (entry_dir != root) sb.module_dirs.push_back(entry_dir);
+    lua_State* L = lua_newstate(Allocate, &sb->memory);
+    if (L == nullptr) {
+      failed->kind = ExecutionOutcome::Kind::kPlatformFailure;
+      failed->failure = "cannot create a Lua state";
+      return nullptr;
+    }
+    lua_atpanic(L, Panic);
+    *static_cast<Sandbox**>(lua_getextraspace(L)) = sb.get();
+    return std::unique_ptr<LuaState>(new LuaState(std::move(sb), L, limits));
   }
 
-  lua_State* L = lua_newstate(Allocate, &sb.memory);
-  if (L == nullptr) {
-    out.kind = ExecutionOutcome::Kind::kPlatformFailure;
-    out.failure = "cannot create a Lua state";
+  ~LuaState() { lua_close(L_); }
+  LuaState(const LuaState&) = delete;
+  LuaState& operator=(const LuaState&) = delete;
+
+  // Runs one call to its end. *reusable: whether it ended cleanly (the handler returned), the
+  // only case in which Reset may recycle the state; after an error or a timeout the state may
+  // be mid-way through anything and is dropped instead.
+  ExecutionOutcome Run(const Invocation& invocation, bool* reusable) {
+    Sandbox& sb = *sb_;
+    sb.BeginCall(invocation, limits_);
+    lua_settop(L_, 0);
+    lua_pushcfunction(L_, AddTraceback);
+    lua_pushcfunction(L_, RunInvocation);
+    int status = lua_pcall(L_, 0, 0, 1);
+    int64_t stopped_us = MonotonicUs();
+    std::string error = status == LUA_OK ? std::string() : ErrorText(L_, -1);
+    lua_sethook(L_, nullptr, 0, 0);
+    lua_settop(L_, 0);
+    *reusable = status == LUA_OK && !sb.timed_out && !sb.memory.refused;
+
+    ExecutionOutcome out;
+    if (sb.start_us != 0) {
+      int64_t end_us = sb.end_us != 0 ? sb.end_us : stopped_us;
+      out.runtime_ms = std::max<int64_t>(0, (end_us - sb.start_us) / 1000);
+    }
+    out.memory_used_mb = MemoryUsedMb(sb.memory.peak);
+    out.logs = sb.log.Take();
+    if (!sb.traceback.empty()) out.logs += ToValidUtf8(sb.traceback) + "\n";
+
+    if (sb.timed_out) {
+      out.kind = ExecutionOutcome::Kind::kTimeout;
+    } else if (status == LUA_ERRMEM || (status != LUA_OK && sb.memory.refused)) {
+      CompleteWithError("MemoryLimitExceeded",
+                        "the handler exceeded its memory limit of " +
+                            std::to_string(invocation.memory_mb) + " MB",
+                        &out);
+    } else if (status != LUA_OK) {
+      CompleteWithError(sb.handler_missing ? "HandlerNotFound" : "LuaError", error, &out);
+    } else if (sb.encode_status == lua::EncodeStatus::kInvalid) {
+      CompleteWithError("InvalidResult",
+                        "the handler's return value cannot be encoded as JSON: " + sb.encode_error,
+                        &out);
+    } else if (sb.encode_status == lua::EncodeStatus::kTooLarge) {
+      CompleteWithError("ResponseTooLarge",
+                        "the handler's return value is larger than the response limit of " +
+                            std::to_string(limits_.max_response_bytes) + " bytes",
+                        &out);
+    } else {
+      CompleteWithReturnValue(sb.result_json, limits_, &out);
+    }
+    sb.invocation = nullptr;
     return out;
   }
-  lua_atpanic(L, Panic);
-  *static_cast<Sandbox**>(lua_getextraspace(L)) = &sb;
-  lua_pushcfunction(L, AddTraceback);
-  lua_pushcfunction(L, RunInvocation);
-  int status = lua_pcall(L, 0, 0, 1);
-  int64_t stopped_us = MonotonicUs();
-  std::string error = status == LUA_OK ? std::string() : ErrorText(L, -1);
-  lua_close(L);
 
-  if (sb.start_us != 0) {
-    int64_t end_us = sb.end_us != 0 ? sb.end_us : stopped_us;
-    out.runtime_ms = std::max<int64_t>(0, (end_us - sb.start_us) / 1000);
+  // Back to the state as set up: every table the handler could reach from the globals, the
+  // string metatable and the registry holds what it held and has the metatable it had, and
+  // what the call made is collected (its memory, its coroutines). False when that failed (it
+  // ran out of memory): drop the state.
+  bool Reset() {
+    lua_settop(L_, 0);
+    lua_pushcfunction(L_, RestoreSnapshot);
+    if (lua_pcall(L_, 0, 0, 0) != LUA_OK) return false;
+    // What the call made is unreachable now. A full collection costs more than the rest of the
+    // reset, so it runs only once the garbage carried over passes a bound: the next call's
+    // budget then starts at most that far above a new state's (and Lua collects before it
+    // refuses an allocation).
+    MemoryBudget& memory = sb_->memory;
+    if (memory.used > collected_bytes_ + std::min(kMaxCarriedGarbage, memory.limit / 8)) {
+      lua_gc(L_, LUA_GCCOLLECT);
+      collected_bytes_ = memory.used;
+    }
+    return !memory.refused;
   }
-  out.memory_used_mb = MemoryUsedMb(sb.memory.peak);
-  out.logs = sb.log.Take();
-  if (!sb.traceback.empty()) out.logs += ToValidUtf8(sb.traceback) + "\n";
 
-  if (sb.timed_out) {
-    out.kind = ExecutionOutcome::Kind::kTimeout;
-  } else if (status == LUA_ERRMEM || (status != LUA_OK && sb.memory.refused)) {
-    CompleteWithError(
-        "MemoryLimitExceeded",
-        "the handler exceeded its memory limit of " + std::to_string(invocation.memory_mb) + " MB",
-        &out);
-  } else if (status != LUA_OK) {
-    CompleteWithError(sb.handler_missing ? "HandlerNotFound" : "LuaError", error, &out);
-  } else if (sb.encode_status == lua::EncodeStatus::kInvalid) {
-    CompleteWithError("InvalidResult",
-                      "the handler's return value cannot be encoded as JSON: " + sb.encode_error,
-                      &out);
-  } else if (sb.encode_status == lua::EncodeStatus::kTooLarge) {
-    CompleteWithError("ResponseTooLarge",
-                      "the handler's return value is larger than the response limit of " +
-                          std::to_string(limits_.max_response_bytes) + " bytes",
-                      &out);
-  } else {
-    CompleteWithReturnValue(sb.result_json, limits_, &out);
+ private:
+  LuaState(std::unique_ptr<Sandbox> sb, lua_State* L, const RuntimeLimits& limits)
+      : sb_(std::move(sb)), L_(L), limits_(limits) {}
+
+  static constexpr size_t kMaxCarriedGarbage = 256 << 10;
+
+  std::unique_ptr<Sandbox> sb_;  // outlives L_: declared first, destroyed last
+  lua_State* L_;
+  RuntimeLimits limits_;
+  size_t collected_bytes_ = 0;  // what the state held after its last full collection
+};
+
+ExecutionOutcome LuaRuntime::Run(const Invocation& invocation) {
+  ExecutionOutcome out;
+  std::unique_ptr<LuaState> state =
+      LuaState::Create(invocation, limits_, egress_, /*recyclable=*/false, &out);
+  if (state == nullptr) return out;
+  bool reusable = false;
+  return state->Run(invocation, &reusable);
+}
+
+WarmLuaRuntime::WarmLuaRuntime(RuntimeLimits limits, EgressConfig egress, int64_t max_calls)
+    : limits_(limits), egress_(std::move(egress)), max_calls_(std::max<int64_t>(max_calls, 1)) {}
+
+WarmLuaRuntime::~WarmLuaRuntime() = default;
+
+bool WarmLuaRuntime::Fits(const Invocation& invocation) const {
+  return invocation.code == code_ && invocation.bundle_root == bundle_root_ &&
+         invocation.handler == handler_ && invocation.memory_mb == memory_mb_;
+}
+
+ExecutionOutcome WarmLuaRuntime::Run(const Invocation& invocation) {
+  if (state_ != nullptr && (calls_ >= max_calls_ || !Fits(invocation))) state_.reset();
+  if (state_ == nullptr) {
+    ExecutionOutcome failed;
+    state_ = LuaState::Create(invocation, limits_, egress_, /*recyclable=*/true, &failed);
+    if (state_ == nullptr) return failed;
+    ++states_created_;
+    calls_ = 0;
+    code_ = invocation.code;
+    bundle_root_ = invocation.bundle_root;
+    handler_ = invocation.handler;
+    memory_mb_ = invocation.memory_mb;
   }
+  bool reusable = false;
+  ExecutionOutcome out = state_->Run(invocation, &reusable);
+  ++calls_;
+  if (!reusable || !state_->Reset()) state_.reset();
   return out;
 }
 

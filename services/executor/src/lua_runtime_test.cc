@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 #include <simdjson.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <lua.hpp>
 #include <string>
 #include <vector>
@@ -590,6 +592,207 @@ TEST_F(LuaRuntimeTest, TheLogIsValidUtf8) {
   EXPECT_EQ(out.logs,
             "a\xEF\xBF\xBD"
             "b\n");
+}
+
+// WarmLuaRuntime: each attack runs in one call and must be invisible to the next call on the
+// same state. The attack call returns the check too, which shows the attack took effect there.
+class WarmLuaRuntimeTest : public ::testing::Test {
+ protected:
+  ExecutionOutcome Call(std::string_view code, std::string_view event = "{}",
+                        int64_t timeout_ms = 5000, int64_t memory_mb = 64) {
+    Invocation inv;
+    inv.code = code;
+    inv.event_json = event;
+    inv.execution_id = "exec-1";
+    inv.function_id = "fn-1";
+    inv.version = "1";
+    inv.caller_org_id = "org-7";
+    inv.timeout_ms = timeout_ms;
+    inv.memory_mb = memory_mb;
+    if (!bundle_root_.empty()) {
+      inv.code = "";
+      inv.bundle_root = bundle_root_;
+      inv.handler = "main.lua";
+    }
+    return runtime_.Run(inv);
+  }
+
+  // Runs attack then, on the same warm state, a call that only evaluates check (a Lua
+  // expression that is true when nothing of the attack is left).
+  void ExpectNothingLeaks(const std::string& attack, const std::string& check) {
+    std::string code = "function service_handler(event)\n  if event.attack then\n" + attack +
+                       "\n  end\n  return " + check + "\nend";
+    if (!bundle_root_.empty()) WriteFile("main.lua", code);
+    ExecutionOutcome attacked = Call(code, R"({"attack":true})");
+    EXPECT_EQ(attacked.body, "false") << "the attack did not take effect:\n" << attack;
+    ExecutionOutcome after = Call(code);
+    EXPECT_EQ(after.status_code, 200) << after.body;
+    EXPECT_EQ(after.body, "true") << "left behind by:\n" << attack;
+    EXPECT_EQ(runtime_.states_created(), 1) << "the state was not recycled";
+  }
+
+  void WriteFile(const std::string& name, const std::string& text) {
+    FILE* f = std::fopen((bundle_root_ + "/" + name).c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
+  void MakeBundle() {
+    char pattern[] = "/tmp/warm-lua-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern), nullptr);
+    bundle_root_ = pattern;
+  }
+  ~WarmLuaRuntimeTest() override {
+    if (!bundle_root_.empty()) {
+      for (const char* name : {"main.lua", "counter.lua"}) {
+        std::remove((bundle_root_ + "/" + name).c_str());
+      }
+      ::rmdir(bundle_root_.c_str());
+    }
+  }
+
+  RuntimeLimits limits_;
+  WarmLuaRuntime runtime_{limits_};
+  std::string bundle_root_;
+};
+
+TEST_F(WarmLuaRuntimeTest, ANewGlobalIsGone) {
+  ExpectNothingLeaks("leaked = 'secret'", "leaked == nil");
+}
+
+TEST_F(WarmLuaRuntimeTest, ARawsetGlobalIsGone) {
+  ExpectNothingLeaks("rawset(_G, 'leaked', 1)", "rawget(_G, 'leaked') == nil");
+}
+
+TEST_F(WarmLuaRuntimeTest, ReplacedAndRemovedGlobalsComeBack) {
+  ExpectNothingLeaks("pairs = nil; os = nil; print = function() end; json = {}",
+                     "type(pairs) == 'function' and os ~= nil and os.time ~= nil and "
+                     "json.encode ~= nil and print ~= nil");
+}
+
+TEST_F(WarmLuaRuntimeTest, AReplacedLibraryFunctionComesBack) {
+  ExpectNothingLeaks("string.format = function() return 'pwned' end; table.leak = 1",
+                     "string.format('%d', 7) == '7' and table.leak == nil");
+}
+
+TEST_F(WarmLuaRuntimeTest, TheGuardedLibraryFunctionsComeBack) {
+  // The originals behind the guards are out of reach; the guards must be what the next call
+  // finds, not whatever replaced them.
+  ExpectNothingLeaks(
+      "setmetatable = function(t) return t end; load = function() return function() end end",
+      "not pcall(setmetatable, {}, {__gc = true}) and load('\\27Lua', 'x', 'b') == nil");
+}
+
+TEST_F(WarmLuaRuntimeTest, AMetatableOnTheGlobalsIsGone) {
+  ExpectNothingLeaks("setmetatable(_G, {__index = function() return 'ghost' end})",
+                     "undefined_name == nil and getmetatable(_G) == nil");
+}
+
+TEST_F(WarmLuaRuntimeTest, AMetatableOnALibraryIsGone) {
+  ExpectNothingLeaks("setmetatable(string, {__index = function() return 'ghost' end})",
+                     "string.nothing == nil and getmetatable(string) == nil");
+}
+
+TEST_F(WarmLuaRuntimeTest, TheStringMetatableComesBack) {
+  ExpectNothingLeaks(
+      "local mt = getmetatable('')\n"
+      "mt.__index = {upper = function() return 'pwned' end}\n"
+      "mt.__add = function() return 'pwned' end\n"
+      "mt.__call = function() return 'pwned' end\n"
+      "setmetatable(mt, {__index = function() return 'ghost' end})",
+      "('a'):upper() == 'A' and '1' + '2' == 3 and getmetatable('').__call == nil and "
+      "getmetatable(getmetatable('')) == nil and getmetatable('').__index == string");
+}
+
+TEST_F(WarmLuaRuntimeTest, TheChunksEnvironmentComesBack) {
+  // _ENV is an upvalue the handler shares with the cached chunk.
+  ExpectNothingLeaks("local G = _G\n_ENV = G.setmetatable({marker = 'stale'}, {__index = G})",
+                     "marker == nil");
+}
+
+TEST_F(WarmLuaRuntimeTest, ASuspendedCoroutineIsGone) {
+  ExpectNothingLeaks(
+      "co = coroutine.create(function() coroutine.yield() end)\n"
+      "coroutine.resume(co)\n"
+      "string.co = co\n"
+      "getmetatable('').co = co",
+      "co == nil and string.co == nil and getmetatable('').co == nil");
+}
+
+TEST_F(WarmLuaRuntimeTest, MathRandomIsReseeded) {
+  ExpectNothingLeaks("math.randomseed(7)",
+                     "(function() local a = math.random(1, 1 << 40) math.randomseed(7) "
+                     "return a ~= math.random(1, 1 << 40) end)()");
+}
+
+TEST_F(WarmLuaRuntimeTest, EachCallDrawsOtherRandomNumbers) {
+  std::string code = "function service_handler() return tostring(math.random(1, 1 << 50)) end";
+  std::string first = Call(code).body;
+  EXPECT_NE(Call(code).body, first);
+  EXPECT_EQ(runtime_.states_created(), 1);
+}
+
+TEST_F(WarmLuaRuntimeTest, RequiredModulesAndPackageLoadedAreForgotten) {
+  MakeBundle();
+  WriteFile("counter.lua", "return {count = 0}");
+  ExpectNothingLeaks(
+      "require('counter').count = 5\npackage.loaded.fake = 'planted'\npackage.path = 'x'",
+      "require('counter').count == 0 and not pcall(require, 'fake') and package.path ~= 'x'");
+}
+
+TEST_F(WarmLuaRuntimeTest, TheNextCallsMemoryBudgetStartsAfresh) {
+  // The first call keeps 25 MiB alive in a global; the next one must neither see it counted
+  // (its peak) nor lose it from its own 64 MiB budget (building a 25 MiB string takes 50).
+  std::string code =
+      "function service_handler(event)\n"
+      "  if event.fill then hoard = string.rep('x', 25 << 20) end\n"
+      "  if event.again then local t = string.rep('y', 25 << 20) return #t end\n"
+      "  return 0\n"
+      "end";
+  EXPECT_GE(Call(code, R"({"fill":true})").memory_used_mb, 25);
+  ExecutionOutcome idle = Call(code);
+  EXPECT_LE(idle.memory_used_mb, 2);
+  ExecutionOutcome again = Call(code, R"({"again":true})");
+  EXPECT_EQ(again.status_code, 200) << again.body;
+  EXPECT_EQ(runtime_.states_created(), 1);
+}
+
+TEST_F(WarmLuaRuntimeTest, EachCallHasItsOwnDeadline) {
+  std::string code = "function service_handler(event) while event.loop do end return 1 end";
+  EXPECT_EQ(Call(code).body, "1");
+  EXPECT_EQ(Call(code, R"({"loop":true})", 100).kind, Kind::kTimeout);
+  EXPECT_EQ(runtime_.states_created(), 1);
+  // Stopped mid-way: the next call gets a new state.
+  EXPECT_EQ(Call(code).body, "1");
+  EXPECT_EQ(runtime_.states_created(), 2);
+}
+
+TEST_F(WarmLuaRuntimeTest, AnErrorReplacesTheState) {
+  std::string code =
+      "function service_handler(event) if event.fail then leaked = 1 error('boom') end "
+      "return leaked == nil end";
+  EXPECT_EQ(Call(code).body, "true");
+  EXPECT_EQ(Field(Call(code, R"({"fail":true})").body, "errorType"), "LuaError");
+  EXPECT_EQ(Call(code).body, "true");
+  EXPECT_EQ(runtime_.states_created(), 2);
+}
+
+TEST_F(WarmLuaRuntimeTest, AStateServesAtMostMaxCallsAndOneShape) {
+  WarmLuaRuntime runtime(limits_, {}, 2);
+  Invocation inv;
+  inv.code = "function service_handler() return 1 end";
+  inv.event_json = "{}";
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(runtime.Run(inv).body, "1");
+  EXPECT_EQ(runtime.states_created(), 2);
+  inv.code = "function service_handler() return 2 end";
+  EXPECT_EQ(runtime.Run(inv).body, "2");
+  EXPECT_EQ(runtime.states_created(), 3);
+}
+
+TEST_F(WarmLuaRuntimeTest, ASyntaxErrorIsReportedOnEveryCall) {
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(Field(Call("function service_handler(").body, "errorType"), "LuaError");
+  }
 }
 
 }  // namespace

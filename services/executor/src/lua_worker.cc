@@ -58,7 +58,7 @@ bool WriteFrame(int fd, FrameKind kind, std::string_view nonce, std::string_view
 
 // Runs one kCall payload, telling the executor (kStarted) when the handler's code starts. Its
 // views into the parsed call live until the runtime returns. *nonce is the call's.
-ExecutionOutcome RunCall(LuaRuntime& runtime, const std::string& code,
+ExecutionOutcome RunCall(WarmLuaRuntime& runtime, const std::string& code,
                          const std::string& bundle_root, const std::string& handler,
                          int64_t memory_mb, simdjson::dom::parser& parser,
                          const std::string& payload, int replies, std::string* nonce) {
@@ -133,8 +133,9 @@ int ServeLuaWorker(int requests, int replies, int log_fd, const EgressConfig& eg
   RuntimeLimits limits;
   limits.max_response_bytes = static_cast<size_t>(max_response);
   limits.max_log_bytes = static_cast<size_t>(max_log);
-  LuaRuntime runtime(limits, egress);
-  // Lua compiles the module with each call's fresh state: there is nothing to load now.
+  WarmLuaRuntime runtime(limits, egress);
+  // The state is set up and the module compiled at the first call, whose outcome reports any
+  // error in them: there is nothing to load now.
   if (!WriteFrame(replies, FrameKind::kReady, nonce, "")) return 0;
 
   simdjson::dom::parser parser;

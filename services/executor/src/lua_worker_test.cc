@@ -108,7 +108,7 @@ TEST_F(LuaWorkerTest, AnswersEachCallWithItsNormalisedResponse) {
   EXPECT_EQ(reply.kind, FrameKind::kValue);
   EXPECT_EQ(reply.payload, R"({"statusCode":201,"body":"{\"x\":7}"})");
   EXPECT_EQ(Logs(), "for\torg-1\tt0k\n");
-  // A fresh state per call: the next call works the same, without the secret.
+  // The next call works the same, without the secret.
   reply = Call(R"({"x":8})");
   EXPECT_EQ(reply.payload, R"({"statusCode":201,"body":"{\"x\":8}"})");
   EXPECT_EQ(Logs(), "for\torg-1\tnil\n");
@@ -131,6 +131,24 @@ TEST_F(LuaWorkerTest, TheHookStopsALoopAtTheCallsDeadline) {
   Start("function service_handler(event) while event.loop do end return 1 end");
   EXPECT_EQ(Call(R"({"loop":true})", 100).kind, FrameKind::kTimeout);
   EXPECT_EQ(Call("{}").payload, R"({"statusCode":200,"body":"1"})");  // and serves again
+}
+
+TEST_F(LuaWorkerTest, ACallLeavesNothingForTheNextOnTheSameWorker) {
+  Start(
+      "function service_handler(event, context)\n"
+      "  local seen = {leaked = leaked, secret = string.secret, env = stolen_env,\n"
+      "                upper = ('a'):upper()}\n"
+      "  if event.attack then\n"
+      "    leaked = 'x'\n"
+      "    string.secret = os.getenv('TOKEN')\n"
+      "    stolen_env = context.env\n"
+      "    getmetatable('').__index = {upper = function() return 'pwned' end}\n"
+      "  end\n"
+      "  return seen\n"
+      "end");
+  EXPECT_EQ(Call(R"({"attack":true})", 5000, {{"TOKEN", "t0k"}}).payload,
+            R"({"statusCode":200,"body":"{\"upper\":\"A\"}"})");
+  EXPECT_EQ(Call("{}").payload, R"({"statusCode":200,"body":"{\"upper\":\"A\"}"})");
 }
 
 TEST_F(LuaWorkerTest, RefusesAnythingButCallsAfterInit) {

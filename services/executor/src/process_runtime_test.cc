@@ -226,6 +226,40 @@ TEST_F(ProcessRuntimeTest, PythonMemoryBombAnswersMemoryLimitExceeded) {
   EXPECT_GE(out.memory_used_mb, 32);
 }
 
+TEST_F(ProcessRuntimeTest, PeakMemoryIsEachCallsOwnOnAReusedWorker) {
+  // A call's peak is what the worker held during that call: memory a call kept stays in the
+  // next call's peak (the worker holds it), memory freed before the call started does not.
+  const char* code =
+      "held = None\n"
+      "def service_handler(event, context):\n"
+      "    global held\n"
+      "    if event.get('hold'): held = b'x' * (100 << 20)\n"
+      "    if event.get('drop'): held = None\n"
+      "    if event.get('burst'): len(b'y' * (100 << 20))\n"
+      "    return 'ok'\n";
+  auto call = [&](const char* event) {
+    return Py({.code = code, .event = event, .memory_mb = 512});
+  };
+  EXPECT_LT(call("{}").memory_used_mb, 90);
+  EXPECT_GE(call(R"({"burst":true})").memory_used_mb, 100);
+  EXPECT_LT(call("{}").memory_used_mb, 90);  // the burst ended with the call before
+  EXPECT_GE(call(R"({"hold":true})").memory_used_mb, 100);
+  EXPECT_GE(call("{}").memory_used_mb, 100);  // still held
+  EXPECT_GE(call(R"({"drop":true})").memory_used_mb, 100);
+  EXPECT_LT(call("{}").memory_used_mb, 90);  // dropped during the call before
+  EXPECT_EQ(pool_.stats().started, 1u);
+}
+
+TEST(MayHaveUsedHalfItsCpuTest, OnlyOnceItHasLivedLongEnoughOnItsCores) {
+  // Half of 3,600 CPU seconds takes 1,800 s of life on one core, 900 s on two.
+  EXPECT_FALSE(MayHaveUsedHalfItsCpu(1'799'000'000, 1, 3600));
+  EXPECT_TRUE(MayHaveUsedHalfItsCpu(1'800'000'000, 1, 3600));
+  EXPECT_FALSE(MayHaveUsedHalfItsCpu(899'000'000, 2, 3600));
+  EXPECT_TRUE(MayHaveUsedHalfItsCpu(900'000'000, 2, 3600));
+  EXPECT_TRUE(MayHaveUsedHalfItsCpu(1'000'000, 64, 60));
+  EXPECT_TRUE(MayHaveUsedHalfItsCpu(0, 1, 0));
+}
+
 TEST_F(ProcessRuntimeTest, PythonCrashAnswers500AndTheNextCallGetsANewWorker) {
   const char* code =
       "import os\n"

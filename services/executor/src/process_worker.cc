@@ -87,6 +87,12 @@ bool Pending(int fd) {
 
 }  // namespace
 
+bool MayHaveUsedHalfItsCpu(int64_t lived_us, int64_t cores, uint64_t cpu_seconds) {
+  // CPU time grows at most `cores` seconds per second of life.
+  return lived_us / 1000 * std::max<int64_t>(cores, 1) * 2 >=
+         static_cast<int64_t>(cpu_seconds) * 1000;
+}
+
 WorkerReply::Kind ClassifyDeath(int wait_status, int64_t max_rss_kb, int64_t memory_mb) {
   if (WIFSIGNALED(wait_status) && WTERMSIG(wait_status) == SIGXCPU) {
     return WorkerReply::Kind::kTimeout;
@@ -157,7 +163,7 @@ Status ProcessWorker::AwaitHello() {
     return Status::Internal("the worker started with something other than its hello");
   }
   // Threads of the interpreter itself; any more after a call are the tool's.
-  baseline_threads_ = ThreadCount();
+  baseline_threads_ = ReadStatus().threads;
   return Status::Ok();
 }
 
@@ -166,7 +172,8 @@ ProcessWorker::ProcessWorker(SandboxedProcess process, ProcessWorkerOptions opti
     : process_(std::move(process)),
       options_(options),
       cgroup_(std::move(cgroup)),
-      door_(std::move(door)) {
+      door_(std::move(door)),
+      started_us_(MonotonicUs()) {
   ::fcntl(process_.requests, F_SETFL, O_NONBLOCK);
   clear_refs_fd_ = OpenProc(process_.pid, "clear_refs", O_WRONLY);
   status_fd_ = OpenProc(process_.pid, "status", O_RDONLY);
@@ -196,28 +203,20 @@ void ProcessWorker::Kill() {
 }
 
 void ProcessWorker::ResetPeakMemory() {
-  if (clear_refs_fd_ >= 0) (void)!::pwrite(clear_refs_fd_, "5", 1, 0);
+  if (clear_refs_fd_ >= 0 && !peak_is_resident_) (void)!::pwrite(clear_refs_fd_, "5", 1, 0);
+  peak_is_resident_ = false;
 }
 
-int64_t ProcessWorker::PeakMemoryKb() {
+ProcessWorker::ProcStatus ProcessWorker::ReadStatus() {
+  ProcStatus status;
   char buf[4096];
   ssize_t n = status_fd_ >= 0 ? ::pread(status_fd_, buf, sizeof buf - 1, 0) : -1;
-  if (n <= 0) return 0;
-  return StatusField(std::string_view(buf, static_cast<size_t>(n)), "VmHWM:");
-}
-
-int64_t ProcessWorker::ResidentMemoryKb() {
-  char buf[4096];
-  ssize_t n = status_fd_ >= 0 ? ::pread(status_fd_, buf, sizeof buf - 1, 0) : -1;
-  if (n <= 0) return 0;
-  return StatusField(std::string_view(buf, static_cast<size_t>(n)), "VmRSS:");
-}
-
-int64_t ProcessWorker::ThreadCount() {
-  char buf[4096];
-  ssize_t n = status_fd_ >= 0 ? ::pread(status_fd_, buf, sizeof buf - 1, 0) : -1;
-  if (n <= 0) return 0;
-  return StatusField(std::string_view(buf, static_cast<size_t>(n)), "Threads:");
+  if (n <= 0) return status;
+  std::string_view text(buf, static_cast<size_t>(n));
+  status.peak_kb = StatusField(text, "VmHWM:");
+  status.resident_kb = StatusField(text, "VmRSS:");
+  status.threads = StatusField(text, "Threads:");
+  return status;
 }
 
 int64_t ProcessWorker::CpuSeconds() {
@@ -243,7 +242,8 @@ int64_t ProcessWorker::CpuSeconds() {
   return (utime + stime) / std::max<long>(1, ::sysconf(_SC_CLK_TCK));
 }
 
-void ProcessWorker::AfterAnswer(const Invocation& invocation, LogBuffer& log, WorkerReply& reply) {
+void ProcessWorker::AfterAnswer(const Invocation& invocation, const ProcStatus& status,
+                                LogBuffer& log, WorkerReply& reply) {
   // Bytes past the answer are frames the handler wrote itself: the stream is out of step.
   if (Pending(process_.replies)) reply.reusable = false;
   if (cgroup_ != nullptr) {
@@ -255,7 +255,7 @@ void ProcessWorker::AfterAnswer(const Invocation& invocation, LogBuffer& log, Wo
       reply.reusable = false;  // nor can the worker reap them: it goes too
     }
   }
-  int64_t threads = ThreadCount();
+  int64_t threads = status.threads;
   if (options_.allow_new_threads) baseline_threads_ = std::max(baseline_threads_, threads);
   if (baseline_threads_ > 0 && threads > baseline_threads_) {
     log.Append("[toolgate] the handler left " + std::to_string(threads - baseline_threads_) +
@@ -265,12 +265,13 @@ void ProcessWorker::AfterAnswer(const Invocation& invocation, LogBuffer& log, Wo
   // A fresh process per call for a version with declared keys: the secrets of one call cannot
   // linger anywhere the next call could look.
   if (!invocation.env.empty()) reply.reusable = false;
+  static const int64_t cores = std::max<int64_t>(1, ::sysconf(_SC_NPROCESSORS_ONLN));
   if (reply.reusable && options_.cpu_seconds > 0 &&
+      MayHaveUsedHalfItsCpu(MonotonicUs() - started_us_, cores, options_.cpu_seconds) &&
       CpuSeconds() * 2 > static_cast<int64_t>(options_.cpu_seconds)) {
     reply.reusable = false;  // retire it long before its CPU rlimit could stop a call
   }
   if (!reply.reusable) Kill();  // now, so that no CPU time it still burns goes uncounted
-  if (reply.reusable && cgroup_ != nullptr) idle_cpu_us_ = cgroup_->CpuUsageUs();
 }
 
 namespace {
@@ -386,7 +387,7 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
       end = End::kBroken;
       break;
     }
-    if (options_.watch_memory && ResidentMemoryKb() > options_.memory_mb * 1024) {
+    if (options_.watch_memory && ReadStatus().resident_kb > options_.memory_mb * 1024) {
       end = End::kMemory;
       break;
     }
@@ -493,17 +494,23 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
 
   int64_t peak_kb = 0;
   switch (end) {
-    case End::kReply:
-      peak_kb = PeakMemoryKb();
+    case End::kReply: {
+      ProcStatus status = ReadStatus();
+      peak_kb = status.peak_kb;
+      // The peak is the worker's size now: the next call's reset would change nothing.
+      peak_is_resident_ = status.peak_kb > 0 && status.peak_kb == status.resident_kb;
       DrainLog(process_.log, log);
-      AfterAnswer(invocation, log, reply);
+      AfterAnswer(invocation, status, log, reply);
       break;
+    }
     case End::kTimeout:
     case End::kMemory:
     case End::kBroken:
     case End::kOutOfStep:
-    case End::kStale:
-      peak_kb = std::max(PeakMemoryKb(), ResidentMemoryKb());
+    case End::kStale: {
+      ProcStatus status = ReadStatus();
+      peak_kb = std::max(status.peak_kb, status.resident_kb);
+    }
       Kill();
       CountKill(end == End::kTimeout ? "timeout" : end == End::kMemory ? "memory" : "crash");
       DrainLog(process_.log, log);
@@ -542,6 +549,8 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
     if (cpu_before_us >= 0 && cpu_after_us >= cpu_before_us) {
       reply.cpu_ms = (cpu_after_us - cpu_before_us) / 1000;
     }
+    // Read after AfterAnswer stopped what the handler left: the baseline of the idle check.
+    if (end == End::kReply && reply.reusable) idle_cpu_us_ = cpu_after_us;
     peak_kb = std::max<int64_t>(peak_kb, static_cast<int64_t>(cgroup_->PeakMemoryBytes() / 1024));
     if (cgroup_->OomKills() > oom_before && reply.kind != WorkerReply::Kind::kNotDelivered) {
       // The kernel's OOM killer struck in this sandbox during the call: whichever process it

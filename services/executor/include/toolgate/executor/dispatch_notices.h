@@ -9,7 +9,11 @@
 // them) costs no message at all. notice_after_ms must stay well below the edges' chain timeout.
 //
 // Due times follow arrival order (a fixed delay after each arrival), so the pending notices are
-// kept in ticket order and the timer thread only ever looks at the first one.
+// kept in ticket order and the timer thread only ever looks at the first one. The timer is a
+// deadline table: it sleeps until the earliest due time it knows of, and an arrival wakes it only
+// when it brings an earlier one (the timer waits for nothing). A job that finishes leaves the
+// timer asleep; it wakes at the old due time, finds the next one and sleeps again. So under load
+// the timer wakes about once per notice_after_ms, not once per call.
 //
 // Thread-safe.
 #pragma once
@@ -46,6 +50,8 @@ class DispatchNotices {
 
   // Notices sent so far (for tests and metrics).
   uint64_t sent() const;
+  // Times an arrival woke the timer thread (for tests: the cost a call may add).
+  uint64_t wakeups() const;
 
  private:
   struct Notice {
@@ -63,7 +69,11 @@ class DispatchNotices {
   uint64_t next_ticket_ = 1;            // guarded by mu_
   std::map<uint64_t, Notice> pending_;  // guarded by mu_; ticket order is due order
   uint64_t sent_ = 0;                   // guarded by mu_
-  bool stopping_ = false;               // guarded by mu_
+  uint64_t wakeups_ = 0;                // guarded by mu_
+  // The time the timer thread will look at pending_ next; INT64_MAX while it waits for an
+  // arrival. Guarded by mu_.
+  int64_t armed_until_us_ = INT64_MAX;
+  bool stopping_ = false;  // guarded by mu_
   std::thread thread_;
 };
 

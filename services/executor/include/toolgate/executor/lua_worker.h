@@ -1,4 +1,4 @@
-// The Lua worker: LuaRuntime (lua_runtime.h) inside a sandboxed worker process, speaking the
+// The Lua worker: WarmLuaRuntime (lua_runtime.h) inside a sandboxed worker process, speaking the
 // frame protocol of worker_protocol.h (binary toolgate-lua-worker, installed as
 // runtimes/lua/toolgate-lua-worker).
 //
@@ -8,10 +8,11 @@
 // call would hold an executor thread forever; in a worker it is killed at the deadline like any
 // other, and only its worker is replaced.
 //
-// Each call still gets a fresh lua_State, so nothing survives between calls even inside a
-// worker. The worker answers kValue with the call's normalised {"statusCode", "body"} (which
-// normalises to itself), kError for handler errors, kTimeout when the hook stopped the handler;
-// what the handler printed, and its traceback, go to fd 1, the execution log.
+// Calls run in one warm lua_State reset between calls (WarmLuaRuntime), so nothing of a call
+// survives into the next even inside a worker. The worker answers kValue with the call's normalised
+// {"statusCode", "body"} (which normalises to itself), kError for handler errors, kTimeout when the
+// hook stopped the handler; what the handler printed, and its traceback, go to fd 1, the execution
+// log.
 #pragma once
 
 #include "toolgate/executor/egress_fetch.h"

@@ -97,9 +97,10 @@ class ProcessWorker : public Worker {
                 std::unique_ptr<Cgroup> cgroup, std::unique_ptr<EgressDoor> door);
   // After an answer: stops what the handler left running and decides whether the worker may
   // serve again; notes what it did in log.
-  void AfterAnswer(const Invocation& invocation, LogBuffer& log, WorkerReply& reply);
-  // Threads of the worker's process now; 0 when unknown.
-  int64_t ThreadCount();
+  // status is what /proc said of the process once it answered.
+  struct ProcStatus;
+  void AfterAnswer(const Invocation& invocation, const ProcStatus& status, LogBuffer& log,
+                   WorkerReply& reply);
   // Waits for the worker's kHello (its interpreter is up, no tool code has run) and counts its
   // threads then. Internal when it dies or takes longer than 30 s.
   Status AwaitHello();
@@ -107,10 +108,18 @@ class ProcessWorker : public Worker {
   bool Exited();
   // Kills the process and reaps it.
   void Kill();
+  // Starts a new peak for ReadStatus's peak_kb: skipped when the last call ended with its peak
+  // at the resident size, where the reset would change nothing (an idle worker does not
+  // shrink, and one that runs between calls is stopped by the idle CPU check).
   void ResetPeakMemory();
-  // Peak resident KiB since the last reset, 0 when unknown.
-  int64_t PeakMemoryKb();
-  int64_t ResidentMemoryKb();
+  // The process's peak resident KiB since the last reset, resident KiB now and threads now, from
+  // one read of /proc/<pid>/status; zeros when unknown.
+  struct ProcStatus {
+    int64_t peak_kb = 0;
+    int64_t resident_kb = 0;
+    int64_t threads = 0;
+  };
+  ProcStatus ReadStatus();
   // The CPU seconds the process has used, -1 when unknown.
   int64_t CpuSeconds();
 
@@ -119,7 +128,9 @@ class ProcessWorker : public Worker {
   std::unique_ptr<Cgroup> cgroup_;    // destroyed after the process is killed
   std::unique_ptr<EgressDoor> door_;  // the sandbox's way out; null without a gateway
   int64_t baseline_threads_ = 0;      // the interpreter's own threads, at its hello
+  const int64_t started_us_;          // MonotonicUs when this took the just-started process
   int64_t idle_cpu_us_ = -1;          // the sandbox's CPU time when the last call ended
+  bool peak_is_resident_ = false;     // the last call ended with peak_kb == resident_kb
   bool init_sent_ = false;            // the kInit frame went out, with the first call
   bool ready_ = false;                // the module loaded
   bool exited_ = false;
@@ -134,6 +145,11 @@ class ProcessWorker : public Worker {
 // killed it, kMemory when its peak resident memory reached three quarters of memory_mb (the
 // interpreter aborts or faults when an rlimit refuses it memory), else kCrashed.
 WorkerReply::Kind ClassifyDeath(int wait_status, int64_t max_rss_kb, int64_t memory_mb);
+
+// Whether a process that has lived lived_us on a machine of `cores` CPUs can have used half of
+// cpu_seconds of CPU time: before then the worker's CPU time need not be read after each call
+// to retire it in time.
+bool MayHaveUsedHalfItsCpu(int64_t lived_us, int64_t cores, uint64_t cpu_seconds);
 
 // "exited with status 3", "was killed by signal 11 (Segmentation fault)".
 std::string DescribeDeath(int wait_status);
