@@ -581,8 +581,9 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
     const hops = page.locator('tr.detail-row tr[data-hop]');
     await hops.first().waitFor();
     const names = await hops.evaluateAll((trs) => trs.map((tr) => tr.dataset.hop));
-    // (secrets joins between registry and billing only for a tool that declares keys).
-    assert.deepEqual(names.slice(0, 2), ['auth', 'registry']);
+    // The edge decides key and version itself (secrets joins before billing only for a tool
+    // that declares keys).
+    assert.equal(names[0], 'edge.decide');
     assert.equal(names[names.length - 2], 'billing.hold');
     assert.match(names[names.length - 1], /^executor\./);
     for (const text of await hops.locator('td:nth-child(3)').allInnerTexts()) assert.match(text, /^\d+(\.\d+)? ms$/);
