@@ -40,6 +40,7 @@
 #include "toolgate/base/time.h"
 #include "toolgate/bus/bus.h"
 #include "toolgate/core/bus_permissions.h"
+#include "toolgate/core/subjects.h"
 
 namespace fs = std::filesystem;
 
@@ -398,7 +399,7 @@ bool WaitHealthy(bus::Bus& bus, int timeout_ms, Supervisor& supervisor) {
   for (const auto& name : kServices) {
     if (name == "edge") continue;
     for (;;) {
-      if (bus.Request("tg.health." + name, "", 500).ok()) break;
+      if (bus.Request(core::HealthSubject(name), "", 500).ok()) break;
       CheckStarting(supervisor);
       if (NowMs() > deadline) {
         std::fprintf(stderr, "%s: service %s did not become healthy\n", kProgram, name.c_str());

@@ -49,7 +49,7 @@ void BusDecisionSource::AuthenticateSession(
     const std::string& token_sha256, std::function<void(Result<v1::AuthenticateReply>)> done) {
   v1::AuthenticateRequest request;
   request.set_session_token_sha256(token_sha256);
-  mux_.Request("tg.auth.authenticate", request.SerializeAsString(), "", timeout_ms_,
+  mux_.Request(core::kAuthenticateSubject, request.SerializeAsString(), "", timeout_ms_,
                Parsed(std::move(done)));
 }
 

@@ -18,6 +18,7 @@
 #include "toolgate/core/http.h"
 #include "toolgate/core/invoke_stage.h"
 #include "toolgate/core/problem.h"
+#include "toolgate/core/subjects.h"
 #include "toolgate/trace/trace.h"
 #include "upload_route.h"
 
@@ -537,7 +538,7 @@ void EdgeServer::HandleManagement(const Http::Request& request, Writer writer,
   const int timeout = options_.management_timeout_ms;
 
   auto forward = [this, writer, request_id, owner, http, timeout]() {
-    mux_.Request("tg." + owner + ".http", http->SerializeAsString(), "", timeout,
+    mux_.Request(core::HttpSubject(owner), http->SerializeAsString(), "", timeout,
                  [writer, request_id](Result<bus::Message> answer) {
                    if (!answer.ok()) return SendBusFailure(*writer, answer.status(), request_id);
                    v1::HttpResponse response;
@@ -550,7 +551,7 @@ void EdgeServer::HandleManagement(const Http::Request& request, Writer writer,
   };
   if (key.empty() && session.empty()) return forward();
 
-  mux_.Request("tg.auth.authenticate", auth.SerializeAsString(), "", timeout,
+  mux_.Request(core::kAuthenticateSubject, auth.SerializeAsString(), "", timeout,
                [writer, request_id, http, forward, key_given](Result<bus::Message> answer) {
                  if (!answer.ok()) return SendBusFailure(*writer, answer.status(), request_id);
                  v1::AuthenticateReply reply;
@@ -582,7 +583,7 @@ void EdgeServer::HandleHealth(Writer writer, const std::string& request_id) {
   };
   auto round = std::make_shared<Round>();
   for (const auto& name : kServices) {
-    mux_.Request("tg.health." + name, "", "", options_.health_timeout_ms,
+    mux_.Request(core::HealthSubject(name), "", "", options_.health_timeout_ms,
                  [round, writer, request_id, name](Result<bus::Message> answer) {
                    std::lock_guard<std::mutex> lock(round->mu);
                    if (!answer.ok()) round->missing.push_back(name);

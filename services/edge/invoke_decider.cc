@@ -6,6 +6,7 @@
 #include "toolgate/core/json_schema.h"
 #include "toolgate/core/key_decision.h"
 #include "toolgate/core/problem.h"
+#include "toolgate/core/runtime_names.h"
 #include "toolgate/core/subjects.h"
 #include "toolgate/core/version.h"
 
@@ -34,8 +35,8 @@ core::CachedFunction FunctionFromView(const v1::FunctionView& view) {
     core::PublishedVersion v;
     v.version = in.version();
     v.parsed = *parsed;
-    v.runtime = in.runtime();
-    v.compute_type = in.compute_type();
+    v.runtime = std::string(core::RuntimeName(in.runtime()));
+    v.compute_type = std::string(core::ComputeTypeName(in.compute_type()));
     v.timeout_ms = in.timeout_ms();
     v.memory_mb = in.memory_mb();
     v.declared_keys.assign(in.declared_keys().begin(), in.declared_keys().end());

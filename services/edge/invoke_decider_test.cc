@@ -76,8 +76,8 @@ class InvokeDeciderTest : public ::testing::Test {
   void AddVersion(const std::string& version, std::vector<std::string> keys) {
     v1::VersionView* v = source_.function.mutable_function()->add_versions();
     v->set_version(version);
-    v->set_runtime("lua");
-    v->set_compute_type("CPU");
+    v->set_runtime(v1::RUNTIME_LUA);
+    v->set_compute_type(v1::COMPUTE_TYPE_CPU);
     v->set_timeout_ms(1000);
     v->set_price_micro_usd(100);
     for (auto& k : keys) v->add_declared_keys(k);
@@ -123,7 +123,7 @@ TEST_F(InvokeDeciderTest, AWarmCallAsksNobody) {
   EXPECT_EQ(first.job.principal().org_id(), "org-caller");
   EXPECT_EQ(first.job.principal().key_id(), "id-good");
   EXPECT_EQ(first.job.function().version(), "1.0");
-  EXPECT_EQ(first.job.function().runtime(), "lua");
+  EXPECT_EQ(first.job.function().runtime(), v1::RUNTIME_LUA);
   EXPECT_EQ(source_.key_lookups, 1);
   EXPECT_EQ(source_.function_views, 1);
   EXPECT_EQ(source_.last_view, std::string(kFn) + "@org-caller");
@@ -272,8 +272,8 @@ TEST(FunctionFromView, CompilesTheSchemaAndKeepsEveryField) {
   view.set_mcp(true);
   v1::VersionView* v = view.add_versions();
   v->set_version("1.2.3");
-  v->set_runtime("python");
-  v->set_compute_type("GPU");
+  v->set_runtime(v1::RUNTIME_PYTHON);
+  v->set_compute_type(v1::COMPUTE_TYPE_GPU);
   v->set_timeout_ms(7);
   v->set_memory_mb(64);
   v->add_declared_keys("K");

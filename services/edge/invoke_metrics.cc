@@ -1,5 +1,7 @@
 #include "invoke_metrics.h"
 
+#include "toolgate/core/runtime_names.h"
+
 namespace toolgate::edge {
 namespace {
 
@@ -47,7 +49,7 @@ void InvokeMetrics::Record(const std::string& function_id, const std::string& re
   std::string version = requested_version.empty() ? "latest" : requested_version;
   if (reply.has_result()) {
     const v1::Summary& s = reply.result().summary();
-    if (!s.runtime().empty()) runtime = s.runtime();
+    if (s.runtime() != v1::RUNTIME_UNSPECIFIED) runtime = core::RuntimeName(s.runtime());
     if (!s.version().empty()) version = s.version();
   }
   if (options_.function_labels) {

@@ -2,13 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include "toolgate/core/runtime_names.h"
+
 namespace toolgate::edge {
 namespace {
 
 v1::InvokeReply Success(int status, const std::string& runtime, const std::string& version) {
   v1::InvokeReply r;
   r.mutable_result()->set_status_code(status);
-  r.mutable_result()->mutable_summary()->set_runtime(runtime);
+  r.mutable_result()->mutable_summary()->set_runtime(
+      core::ParseRuntime(runtime).value_or(v1::RUNTIME_UNSPECIFIED));
   r.mutable_result()->mutable_summary()->set_version(version);
   return r;
 }

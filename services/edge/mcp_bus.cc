@@ -3,6 +3,7 @@
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
 #include "toolgate/core/problem.h"
+#include "toolgate/core/subjects.h"
 
 namespace toolgate::edge {
 namespace {
@@ -83,14 +84,14 @@ void McpBus::Authenticate(std::string api_key_sha256,
                           std::function<void(v1::AuthenticateReply)> done) {
   v1::AuthenticateRequest request;
   request.set_api_key_sha256(std::move(api_key_sha256));
-  mux_.Request("tg.auth.authenticate", request.SerializeAsString(), "", timeout_ms_,
+  mux_.Request(core::kAuthenticateSubject, request.SerializeAsString(), "", timeout_ms_,
                Parsed(std::move(done)));
 }
 
 void McpBus::WorkspaceTools(std::string org_id, std::function<void(v1::WorkspaceToolsReply)> done) {
   v1::WorkspaceToolsRequest request;
   request.set_org_id(std::move(org_id));
-  mux_.Request("tg.registry.workspace_tools", request.SerializeAsString(), "", timeout_ms_,
+  mux_.Request(core::kWorkspaceToolsSubject, request.SerializeAsString(), "", timeout_ms_,
                Parsed(std::move(done)));
 }
 

@@ -12,11 +12,12 @@
 #include "mcp_session.h"
 #include "reply_mux.h"
 #include "toolgate/bus/bus.h"
+#include "toolgate/core/subjects.h"
 
 namespace toolgate::edge {
 
-inline constexpr const char* kMcpSessionEndedSubject = "tg.events.mcp_session_ended";
-inline constexpr const char* kMcpSessionsEndedSubject = "tg.edge.mcp_sessions_ended";
+using core::kMcpSessionEndedSubject;
+using core::kMcpSessionsEndedSubject;
 
 // What a failed bus round trip means to a client: 504 upstream_timeout after a timeout, 503
 // service_unavailable otherwise (no responders, NATS down), 500 for a malformed answer.

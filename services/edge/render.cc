@@ -3,6 +3,7 @@
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/time.h"
 #include "toolgate/core/problem.h"
+#include "toolgate/core/runtime_names.h"
 
 namespace toolgate::edge {
 namespace {
@@ -34,7 +35,7 @@ HttpAnswer RenderInvokeReply(const v1::InvokeReply& reply, std::string_view requ
         .BeginObject()
         .Field("runtime_ms", s.runtime_ms())
         .Field("memory_used_mb", s.memory_used_mb())
-        .Field("compute_type", s.compute_type())
+        .Field("compute_type", core::ComputeTypeName(s.compute_type()))
         .Field("execution_id", s.execution_id())
         .Field("egress_bytes", s.egress_bytes());
     w.Key("cost")

@@ -23,7 +23,7 @@ TEST(RenderTest, SuccessEnvelopeCarriesHandlerStatusAndSummary) {
   auto* s = r->mutable_summary();
   s->set_runtime_ms(3);
   s->set_memory_used_mb(2);
-  s->set_compute_type("CPU");
+  s->set_compute_type(v1::COMPUTE_TYPE_CPU);
   s->set_execution_id("e1");
   s->set_egress_bytes(4096);
   s->mutable_cost()->set_compute_micro_usd(7);

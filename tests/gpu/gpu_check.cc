@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
   auto* fn = job.mutable_function();
   fn->set_function_id(job.function_id());
   fn->set_version("1.0.0");
-  fn->set_runtime("python");
-  fn->set_compute_type("GPU");
+  fn->set_runtime(v1::RUNTIME_PYTHON);
+  fn->set_compute_type(v1::COMPUTE_TYPE_GPU);
   fn->set_timeout_ms(300000);
   fn->set_memory_mb(4096);
   Status s = (*bus)->Publish("tg.exec.gpu.python", job.SerializeAsString(), settle);
@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
       .Field("body", result.body())
       .Field("runtime_ms", result.runtime_ms())
       .Field("memory_used_mb", result.memory_used_mb())
-      .Field("compute_type", result.job().function().compute_type())
+      .Field("compute_type", "GPU")
       .Field("problem", result.problem().code())
       .Field("logs", result.logs())
       .EndObject();

@@ -110,6 +110,10 @@ std::string SiblingDestination(std::string_view subject) {
   return out;
 }
 
+std::string HealthSubject(std::string_view service) {
+  return "tg.health." + std::string(service);
+}
+
 bool SubjectMatches(std::string_view pattern, std::string_view subject) {
   for (;;) {
     size_t pd = pattern.find('.');

@@ -28,7 +28,7 @@ Status Service::HandleInline(const std::string& subject, const std::string& queu
 }
 
 int Service::Run() {
-  Status s = bus_.Subscribe("tg.health." + name_, "health", [this](Message&& m) {
+  Status s = bus_.Subscribe(HealthSubject(name_), "health", [this](Message&& m) {
     if (!m.reply.empty()) bus_.Publish(m.reply, "ok");
   });
   if (!s.ok()) {

@@ -5,6 +5,7 @@
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/log.h"
 #include "toolgate/core/problem.h"
+#include "toolgate/core/subjects.h"
 
 namespace toolgate::core {
 namespace {
@@ -108,7 +109,7 @@ v1::HttpResponse Router::Dispatch(const v1::HttpRequest& request) const {
 }
 
 Status ServeHttp(bus::Service& service, const Router& router) {
-  const std::string subject = "tg." + service.name() + ".http";
+  const std::string subject = HttpSubject(service.name());
   return service.Handle(subject, service.name() + "-http", [&service, &router](bus::Message&& m) {
     v1::HttpRequest request;
     v1::HttpResponse response;

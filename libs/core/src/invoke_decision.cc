@@ -7,6 +7,7 @@
 #include "toolgate/core/event_depth.h"
 #include "toolgate/core/json_schema.h"
 #include "toolgate/core/problem.h"
+#include "toolgate/core/runtime_names.h"
 
 namespace toolgate::core {
 namespace {
@@ -118,8 +119,9 @@ InvokeDecision DecideInvoke(const v1::InvokeJob& job, const CachedFunction* func
   out.set_function_id(function->function_id);
   out.set_version(version->version);
   out.set_owner_org_id(function->org_id);
-  out.set_runtime(version->runtime);
-  out.set_compute_type(version->compute_type);
+  out.set_runtime(ParseRuntime(version->runtime).value_or(v1::RUNTIME_UNSPECIFIED));
+  out.set_compute_type(
+      ParseComputeType(version->compute_type).value_or(v1::COMPUTE_TYPE_UNSPECIFIED));
   // The version's own price: a price change is a new version, never a new price for an old one.
   out.set_price_micro_usd(version->price_micro_usd);
   out.set_timeout_ms(version->timeout_ms);

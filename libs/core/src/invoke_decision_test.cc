@@ -206,8 +206,8 @@ TEST(DecideInvoke, SuccessFillsTheFunctionVersion) {
   EXPECT_EQ(v.function_id(), kFn);
   EXPECT_EQ(v.version(), "2.0");
   EXPECT_EQ(v.owner_org_id(), kOwner);
-  EXPECT_EQ(v.runtime(), "python");
-  EXPECT_EQ(v.compute_type(), "GPU");
+  EXPECT_EQ(v.runtime(), v1::RUNTIME_PYTHON);
+  EXPECT_EQ(v.compute_type(), v1::COMPUTE_TYPE_GPU);
   EXPECT_EQ(v.price_micro_usd(), 2500);
   EXPECT_EQ(v.timeout_ms(), 5000);
   EXPECT_EQ(v.memory_mb(), 512);

@@ -92,7 +92,7 @@ Status Authenticator::Serve(bus::Service& service) {
     RecordUses(uses);
   });
   if (!s.ok()) return s;
-  return service.Handle("tg.auth.authenticate", "auth", [this, &service](bus::Message&& m) {
+  return service.Handle(core::kAuthenticateSubject, "auth", [this, &service](bus::Message&& m) {
     if (m.reply.empty()) return;
     v1::AuthenticateRequest request;
     v1::AuthenticateReply reply =

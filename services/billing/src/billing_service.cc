@@ -1,5 +1,7 @@
 #include "toolgate/billing/billing_service.h"
 
+#include "toolgate/core/subjects.h"
+
 namespace toolgate::billing {
 
 BillingService::BillingService(bus::Service& service, pg::Pool& pool, redis::Client& redis,
@@ -19,15 +21,15 @@ BillingService::BillingService(bus::Service& service, pg::Pool& pool, redis::Cli
 Status BillingService::Start() {
   // Settlement first, so that no job is forwarded before its result can be received. Inline:
   // OnResult only parses and queues for the settler's batcher thread.
-  Status s = service_.HandleInline("tg.billing.settle.*", "billing",
+  Status s = service_.HandleInline(core::kSettleSubjects, "billing",
                                    [this](bus::Message&& m) { settler_.OnResult(std::move(m)); });
   if (s.ok()) {
-    s = service_.Handle("tg.billing.unserved.*", "",
+    s = service_.Handle(core::kUnservedSubjects, "",
                         [this](bus::Message&& m) { settler_.OnNoResponders(m); });
   }
   if (s.ok()) {
     // Inline: Handle only checks the job and queues its hold (see invoke_stage.h).
-    s = service_.HandleInline("tg.invoke.billing", "billing",
+    s = service_.HandleInline(core::kBillingStageSubject, "billing",
                               [this](bus::Message&& m) { stage_.Handle(std::move(m)); });
   }
   if (s.ok()) s = core::ServeHttp(service_, router_);

@@ -4,13 +4,11 @@
 
 #include "toolgate/base/json_writer.h"
 #include "toolgate/core/problem.h"
+#include "toolgate/core/runtime_names.h"
 #include "toolgate/trace/trace.h"
 
 namespace toolgate::billing {
 namespace {
-
-constexpr std::string_view kSettlePrefix = "tg.billing.settle.";
-constexpr std::string_view kUnservedPrefix = "tg.billing.unserved.";
 
 // The length of the valid UTF-8 sequence at the start of s (RFC 3629: no overlong forms, no
 // surrogates, nothing above U+10FFFF), or 0 when it is not one.
@@ -42,7 +40,7 @@ bool CallerOwnsFunction(const v1::InvokeJob& job) {
 }
 
 bool RunsOnGpu(const v1::FunctionVersion& function) {
-  return function.compute_type() == "GPU";
+  return function.compute_type() == v1::COMPUTE_TYPE_GPU;
 }
 
 int64_t FeeFor(const v1::InvokeJob& job) {
@@ -148,7 +146,7 @@ Settlement SettlementFor(const core::Rates& rates, const v1::ExecutionResult& re
   e.version = job.function().version();
   e.runtime_ms = result.runtime_ms();
   e.memory_used_mb = result.memory_used_mb();
-  e.compute_type = job.function().compute_type();
+  e.compute_type = std::string(core::ComputeTypeName(job.function().compute_type()));
   if (auto tc = trace::ParseTraceparent(job.traceparent())) e.trace_id = tc->trace_id;
   e.logs = SanitizeText(result.logs());
   e.egress_json = EgressJson(result);
@@ -191,38 +189,6 @@ v1::InvokeReply ReplyFor(const v1::ExecutionResult& result, const Charge& charge
   cost->set_function_micro_usd(charge.function_micro_usd);
   cost->set_total_micro_usd(charge.total_micro_usd);
   return reply;
-}
-
-std::optional<std::string> ExecSubject(const v1::FunctionVersion& function) {
-  const std::string& runtime = function.runtime();
-  if (runtime != "lua" && runtime != "python" && runtime != "javascript") return std::nullopt;
-  const std::string& compute = function.compute_type();
-  if (compute != "CPU" && compute != "GPU") return std::nullopt;
-  return "tg.exec." + std::string(compute == "GPU" ? "gpu" : "cpu") + "." + runtime;
-}
-
-bool IsValidExecutionId(std::string_view id) {
-  if (id.empty() || id.size() > 128) return false;
-  for (char c : id) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_';
-    if (!ok) return false;
-  }
-  return true;
-}
-
-std::string SettleSubject(std::string_view execution_id) {
-  return std::string(kSettlePrefix) + std::string(execution_id);
-}
-
-std::string UnservedSubject(std::string_view execution_id) {
-  return std::string(kUnservedPrefix) + std::string(execution_id);
-}
-
-std::string ExecutionIdOfUnservedSubject(std::string_view subject) {
-  if (subject.substr(0, kUnservedPrefix.size()) != kUnservedPrefix) return "";
-  std::string_view id = subject.substr(kUnservedPrefix.size());
-  return IsValidExecutionId(id) ? std::string(id) : "";
 }
 
 std::string SanitizeText(std::string_view text) {

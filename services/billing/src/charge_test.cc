@@ -21,8 +21,8 @@ v1::InvokeJob Job(const std::string& caller, const std::string& owner, int64_t p
   f->set_function_id("7f8a9b0c-1d2e-4f30-8a4b-5c6d7e8f9a0b");
   f->set_version("1.2");
   f->set_owner_org_id(owner);
-  f->set_runtime(compute_type == "GPU" ? "python" : "lua");
-  f->set_compute_type(compute_type);
+  f->set_runtime(compute_type == "GPU" ? v1::RUNTIME_PYTHON : v1::RUNTIME_LUA);
+  f->set_compute_type(compute_type == "GPU" ? v1::COMPUTE_TYPE_GPU : v1::COMPUTE_TYPE_CPU);
   f->set_price_micro_usd(price);
   f->set_timeout_ms(30000);
   f->set_memory_mb(128);
@@ -231,37 +231,11 @@ TEST(ChargeTest, ReplyCarriesResultSummaryAndCost) {
   const v1::Summary& s = reply.result().summary();
   EXPECT_EQ(s.runtime_ms(), 1000);
   EXPECT_EQ(s.memory_used_mb(), 21);
-  EXPECT_EQ(s.compute_type(), "CPU");
+  EXPECT_EQ(s.compute_type(), v1::COMPUTE_TYPE_CPU);
   EXPECT_EQ(s.execution_id(), job.execution_id());
   EXPECT_EQ(s.cost().compute_micro_usd(), 3);
   EXPECT_EQ(s.cost().function_micro_usd(), 5000);
   EXPECT_EQ(s.cost().total_micro_usd(), 5003);
-}
-
-TEST(ChargeTest, ExecSubjectNamesPoolAndRuntime) {
-  EXPECT_EQ(ExecSubject(Job("a", "a", 0).function()), "tg.exec.cpu.lua");
-  EXPECT_EQ(ExecSubject(Job("a", "a", 0, "GPU").function()), "tg.exec.gpu.python");
-  v1::FunctionVersion f = Job("a", "a", 0).function();
-  f.set_runtime("javascript");
-  EXPECT_EQ(ExecSubject(f), "tg.exec.cpu.javascript");
-  f.set_runtime("lua.>");
-  EXPECT_EQ(ExecSubject(f), std::nullopt);
-  f.set_runtime("lua");
-  f.set_compute_type("TPU");
-  EXPECT_EQ(ExecSubject(f), std::nullopt);
-}
-
-TEST(ChargeTest, SettleSubjectRoundTrips) {
-  std::string id = "0b7e6a3c-2f1d-4c55-9a57-3c1f6b0d9e21";
-  EXPECT_EQ(SettleSubject(id), "tg.billing.settle." + id);
-  EXPECT_EQ(UnservedSubject(id), "tg.billing.unserved." + id);
-  EXPECT_EQ(ExecutionIdOfUnservedSubject(UnservedSubject(id)), id);
-  EXPECT_EQ(ExecutionIdOfUnservedSubject(SettleSubject(id)), "");
-  EXPECT_EQ(ExecutionIdOfUnservedSubject("tg.billing.unserved.a.b"), "");
-  EXPECT_EQ(ExecutionIdOfUnservedSubject("tg.billing.other.a"), "");
-  EXPECT_FALSE(IsValidExecutionId(""));
-  EXPECT_FALSE(IsValidExecutionId("a*"));
-  EXPECT_FALSE(IsValidExecutionId(std::string(129, 'a')));
 }
 
 TEST(ChargeTest, SanitizeTextKeepsValidUtf8AndRepairsTheRest) {

@@ -6,6 +6,8 @@
 #include "toolgate/billing/charge.h"
 #include "toolgate/core/invoke_stage.h"
 #include "toolgate/core/problem.h"
+#include "toolgate/core/runtime_names.h"
+#include "toolgate/core/subjects.h"
 #include "toolgate/trace/trace.h"
 
 namespace toolgate::billing {
@@ -81,7 +83,7 @@ void InvokeStage::Handle(bus::Message&& message) {
       "billing.hold");
   core::AnnotateStageSpan(*call->span, job);
   const std::string traceparent = call->span->traceparent();
-  auto exec_subject = ExecSubject(job.function());
+  auto exec_subject = core::ExecSubject(job.function().compute_type(), job.function().runtime());
   if (!job.has_principal() || !job.has_function() || !exec_subject ||
       !IsValidExecutionId(job.execution_id())) {
     log::Error("incomplete invoke job").Str("request_id", job.request_id());
@@ -100,8 +102,8 @@ void InvokeStage::Handle(bus::Message&& message) {
   hold.amount_micro_usd = HoldAmountFor(config_.rates, job);
   hold.edge_reply = job.edge_reply();
   hold.traceparent = traceparent;
-  hold.runtime = job.function().runtime();
-  hold.compute_type = job.function().compute_type();
+  hold.runtime = std::string(core::RuntimeName(job.function().runtime()));
+  hold.compute_type = std::string(core::ComputeTypeName(job.function().compute_type()));
   hold.created_ms = NowMs();
   hold.expiry_ms = hold.created_ms + job.function().timeout_ms() + config_.hold_grace_ms;
 

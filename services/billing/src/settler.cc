@@ -9,12 +9,13 @@
 #include "toolgate/billing/charge.h"
 #include "toolgate/core/invoke_stage.h"
 #include "toolgate/core/problem.h"
+#include "toolgate/core/subjects.h"
 #include "toolgate/trace/trace.h"
 
 namespace toolgate::billing {
 namespace {
 
-constexpr const char* kExecutionEvents = "tg.events.execution";
+constexpr const char* kExecutionEvents = core::kExecutionEventsSubject;
 
 v1::SettleAck Ack(bool ok) {
   v1::SettleAck ack;

@@ -1,5 +1,7 @@
 #include "toolgate/executor/code_store.h"
 
+#include "toolgate/core/subjects.h"
+
 namespace toolgate::executor {
 
 Result<v1::CodeReply> RegistryCodeSource::Ask(const std::string& function_id,
@@ -9,7 +11,7 @@ Result<v1::CodeReply> RegistryCodeSource::Ask(const std::string& function_id,
   request.set_function_id(function_id);
   request.set_version(version);
   auto reply =
-      bus_.Request("tg.registry.code", request.SerializeAsString(), timeout_ms_, traceparent);
+      bus_.Request(core::kCodeSubject, request.SerializeAsString(), timeout_ms_, traceparent);
   if (!reply.ok()) return reply.status();
   v1::CodeReply code;
   if (!code.ParseFromString(reply->data)) {

@@ -3,6 +3,8 @@
 #include "toolgate/base/log.h"
 #include "toolgate/core/invoke_stage.h"
 #include "toolgate/core/problem.h"
+#include "toolgate/core/runtime_names.h"
+#include "toolgate/core/subjects.h"
 #include "toolgate/trace/trace.h"
 
 namespace toolgate::executor {
@@ -21,9 +23,12 @@ ExecutionOutcome JobExecutor::Run(const v1::InvokeJob& job, std::string_view tra
   const v1::FunctionVersion& fn = job.function();
   Runtime* runtime = nullptr;
   for (Runtime* r : runtimes_) {
-    if (r->name() == fn.runtime()) runtime = r;
+    if (r->name() == core::RuntimeName(fn.runtime())) runtime = r;
   }
-  if (runtime == nullptr) return PlatformFailure("this executor has no runtime " + fn.runtime());
+  if (runtime == nullptr) {
+    return PlatformFailure("this executor has no runtime " +
+                           std::string(core::RuntimeName(fn.runtime())));
+  }
 
   Invocation inv;
   Code code;
@@ -36,7 +41,8 @@ ExecutionOutcome JobExecutor::Run(const v1::InvokeJob& job, std::string_view tra
     }
     inv.bundle = std::move(*bundle);
     inv.bundle_root = inv.bundle->dir;
-    handler = fn.handler().empty() ? DefaultBundleHandler(fn.runtime()) : fn.handler();
+    handler =
+        fn.handler().empty() ? DefaultBundleHandler(core::RuntimeName(fn.runtime())) : fn.handler();
     inv.handler = handler;
   } else {
     auto got = code_.Get(fn.function_id(), fn.version(), traceparent);
@@ -140,7 +146,7 @@ Status ServeJobs(bus::Service& service, const std::string& pool, JobExecutor& ex
                  Settler& settler, DispatchNotices& notices, FairScheduler& scheduler) {
   for (Runtime* runtime : executor.runtimes()) {
     std::string name(runtime->name());
-    std::string subject = "tg.exec." + pool + "." + name;
+    std::string subject = core::ExecSubject(pool, name);
     std::string span_name = "executor." + name;
     // Arrival is noted on the delivery thread, so that time queued for a slot counts towards
     // the dispatch notice; the run itself happens on a slot of the scheduler.
@@ -164,7 +170,7 @@ Status ServeJobs(bus::Service& service, const std::string& pool, JobExecutor& ex
           q->ticket = notices.Arrived(q->job, q->parent.ToTraceparent());
           // The job's NATS reply subject belongs to billing's "no responders" notices; results
           // go to the settle subject, which any billing replica serves.
-          q->reply = "tg.billing.settle." + q->job.execution_id();
+          q->reply = core::SettleSubject(q->job.execution_id());
           const std::string org = q->job.principal().org_id();
           const int64_t timeout_ms = scheduler.options().queue_timeout_ms;
           scheduler.Submit(

@@ -43,8 +43,8 @@ class JobExecutorTest : public ::testing::Test {
     v1::FunctionVersion* fn = job.mutable_function();
     fn->set_function_id("fn-1");
     fn->set_version("1.0");
-    fn->set_runtime("lua");
-    fn->set_compute_type("CPU");
+    fn->set_runtime(v1::RUNTIME_LUA);
+    fn->set_compute_type(v1::COMPUTE_TYPE_CPU);
     fn->set_timeout_ms(2000);
     fn->set_memory_mb(32);
     v1::EnvMap env;
@@ -123,7 +123,7 @@ TEST_F(JobExecutorTest, SecretsThatDoNotOpenAreAnExecutorFailure) {
 
 TEST_F(JobExecutorTest, AnUnservedRuntimeIsAnExecutorFailure) {
   v1::InvokeJob job = Job("function service_handler() return 1 end");
-  job.mutable_function()->set_runtime("python");
+  job.mutable_function()->set_runtime(v1::RUNTIME_PYTHON);
   v1::ExecutionResult result = executor_->Execute(job, "");
   EXPECT_FALSE(result.handler_ran());
   EXPECT_EQ(result.problem().code(), "executor_failure");
@@ -174,7 +174,7 @@ TEST_F(JobExecutorTest, TheVersionsEgressListReachesTheRuntimeAndItsRequestsTheR
   EgressReportingRuntime runtime;
   JobExecutor executor(*keys_, store_, {&runtime});
   v1::InvokeJob job = Job("unused");
-  job.mutable_function()->set_runtime("python");
+  job.mutable_function()->set_runtime(v1::RUNTIME_PYTHON);
   job.mutable_function()->add_egress("API.x.com");
   job.mutable_function()->add_egress("*.example.com:8443");
   v1::ExecutionResult result = executor.Execute(job, "");
@@ -198,7 +198,7 @@ TEST_F(JobExecutorTest, AnEgressListThatNoLongerParsesAllowsNothing) {
   EgressReportingRuntime runtime;
   JobExecutor executor(*keys_, store_, {&runtime});
   v1::InvokeJob job = Job("unused");
-  job.mutable_function()->set_runtime("python");
+  job.mutable_function()->set_runtime(v1::RUNTIME_PYTHON);
   job.mutable_function()->add_egress("*.*.com");
   executor.Execute(job, "");
   EXPECT_TRUE(runtime.seen_rules.empty());

@@ -4,6 +4,7 @@
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
 #include "toolgate/core/problem.h"
+#include "toolgate/core/runtime_names.h"
 #include "toolgate/registry/subjects.h"
 #include "toolgate/trace/trace.h"
 
@@ -76,8 +77,9 @@ v1::FunctionViewReply ViewFunction(FunctionCache& functions, const std::string& 
   for (const PublishedVersion& v : f->versions) {
     v1::VersionView* out = view->add_versions();
     out->set_version(v.version);
-    out->set_runtime(v.runtime);
-    out->set_compute_type(v.compute_type);
+    out->set_runtime(core::ParseRuntime(v.runtime).value_or(v1::RUNTIME_UNSPECIFIED));
+    out->set_compute_type(
+        core::ParseComputeType(v.compute_type).value_or(v1::COMPUTE_TYPE_UNSPECIFIED));
     out->set_timeout_ms(v.timeout_ms);
     out->set_memory_mb(v.memory_mb);
     for (const auto& key : v.declared_keys) out->add_declared_keys(key);

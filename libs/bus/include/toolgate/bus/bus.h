@@ -83,6 +83,10 @@ struct Outgoing {
 // of edge::ReplyMux and for tg.billing.settle.<execution_id>.
 std::string SiblingDestination(std::string_view subject);
 
+// "tg.health.<service>": every service answers "ok" there (Service::Run). core/subjects.h
+// re-exports it with the other subjects.
+std::string HealthSubject(std::string_view service);
+
 // Whether subject would be delivered to a subscription on pattern (NATS wildcards: "*" one
 // token, ">" one or more trailing tokens).
 bool SubjectMatches(std::string_view pattern, std::string_view subject);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "toolgate/core/cost.h"
+#include "toolgate/core/subjects.h"
 #include "toolgate/v1/toolgate.pb.h"
 
 namespace toolgate::billing {
@@ -95,21 +96,11 @@ std::string HopsJson(const v1::InvokeJob& job);
 // the executor's problem (408, 502) when the handler did not run.
 v1::InvokeReply ReplyFor(const v1::ExecutionResult& result, const Charge& charge);
 
-// "tg.exec.<cpu|gpu>.<runtime>", or nullopt for a runtime or compute type this platform does not
-// know (never spliced into a subject).
-std::optional<std::string> ExecSubject(const v1::FunctionVersion& function);
-// True for 1 to 128 characters of [A-Za-z0-9_-] (a UUID is one): safe as a subject token and a
-// Redis key part.
-bool IsValidExecutionId(std::string_view id);
-// "tg.billing.settle.<execution_id>": where the executor sends the result (queue group
-// "billing": any replica settles it).
-std::string SettleSubject(std::string_view execution_id);
-// "tg.billing.unserved.<execution_id>": the reply subject of an executor job. Nothing is ever
-// published there; it only receives the NATS server's "no responders" notice when no executor
-// serves the job's subject, and the server sends that to the publishing replica alone.
-std::string UnservedSubject(std::string_view execution_id);
-// The execution id of an unserved subject; empty when subject is not one.
-std::string ExecutionIdOfUnservedSubject(std::string_view subject);
+// The subjects of a settlement live with every other subject in core/subjects.h.
+using core::ExecutionIdOfUnservedSubject;
+using core::IsValidExecutionId;
+using core::SettleSubject;
+using core::UnservedSubject;
 
 // text as PostgreSQL accepts it: NUL bytes dropped and invalid UTF-8 replaced by U+FFFD.
 std::string SanitizeText(std::string_view text);

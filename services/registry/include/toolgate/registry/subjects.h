@@ -5,8 +5,8 @@
 
 namespace toolgate::registry {
 
-inline constexpr const char* kCodeSubject = "tg.registry.code";          // CodeRequest -> CodeReply
-inline constexpr const char* kExecutionSubject = "tg.events.execution";  // ExecutionsRecorded
+using core::kCodeSubject;
+inline constexpr const char* kExecutionSubject = core::kExecutionEventsSubject;
 using core::kFunctionChangedSubject;
 using core::kFunctionViewSubject;
 using core::kWorkspaceChangedSubject;

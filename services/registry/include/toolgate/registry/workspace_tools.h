@@ -10,12 +10,13 @@
 #include <vector>
 
 #include "toolgate/bus/service.h"
+#include "toolgate/core/subjects.h"
 #include "toolgate/pg/pg.h"
 #include "toolgate/v1/toolgate.pb.h"
 
 namespace toolgate::registry {
 
-inline constexpr const char* kWorkspaceToolsSubject = "tg.registry.workspace_tools";
+using core::kWorkspaceToolsSubject;
 
 // The functions org_id owns (oldest first), then the public functions of other organizations it
 // has added (in the order added); only functions with a published version, each with its latest
