@@ -64,6 +64,7 @@ InvokeStage::InvokeStage(bus::Bus& bus, BalanceStore& balances, LedgerStore& led
       ledger_(ledger),
       pool_(pool),
       config_(config),
+      stage_("billing.hold", core::PublishWith(bus)),
       holds_(config.settle_batch,
              [this](std::vector<CallPtr> batch) { HoldBatch(std::move(batch)); }) {}
 
@@ -72,24 +73,19 @@ void InvokeStage::Stop() {
 }
 
 void InvokeStage::Handle(bus::Message&& message) {
+  auto opened = stage_.Open(message);
+  if (!opened) return;
   auto call = std::make_unique<Call>();
-  v1::InvokeJob& job = call->job;
-  if (!job.ParseFromString(message.data) || job.edge_reply().empty()) {
-    log::Error("malformed invoke job dropped").Str("subject", message.subject);
-    return;
-  }
-  call->span = std::make_unique<trace::Span>(
-      trace::ContinueOrStart(message.traceparent.empty() ? job.traceparent() : message.traceparent),
-      "billing.hold");
-  core::AnnotateStageSpan(*call->span, job);
-  const std::string traceparent = call->span->traceparent();
+  call->in = std::move(*opened);
+  const v1::InvokeJob& job = call->in.job;
   auto exec_subject = core::ExecSubject(job.function().compute_type(), job.function().runtime());
   if (!job.has_principal() || !job.has_function() || !exec_subject ||
       !IsValidExecutionId(job.execution_id())) {
     log::Error("incomplete invoke job").Str("request_id", job.request_id());
-    bus::Batch answer(bus_);
-    Answer(job, core::MakeProblem("internal_error", "The invocation could not be routed."),
-           traceparent, answer);
+    auto out = stage_.NewOutbox();
+    out.Reject(call->in,
+               core::MakeProblem("internal_error", "The invocation could not be routed."));
+    out.Send();
     return;
   }
   call->exec_subject = std::move(*exec_subject);
@@ -100,21 +96,21 @@ void InvokeStage::Handle(bus::Message&& message) {
   hold.owner_org_id = job.function().owner_org_id();
   hold.key_id = job.principal().key_id();
   hold.amount_micro_usd = HoldAmountFor(config_.rates, job);
-  hold.edge_reply = job.edge_reply();
-  hold.traceparent = traceparent;
+  hold.edge_reply = call->in.reply;
+  hold.traceparent = call->in.span->traceparent();
   hold.runtime = std::string(core::RuntimeName(job.function().runtime()));
   hold.compute_type = std::string(core::ComputeTypeName(job.function().compute_type()));
   hold.created_ms = NowMs();
   hold.expiry_ms = hold.created_ms + job.function().timeout_ms() + config_.hold_grace_ms;
 
   // Kept to answer with, should the queue refuse the call (it is stopping).
-  const std::string edge_reply = job.edge_reply();
+  const std::string edge_reply = call->in.reply;
+  const std::string traceparent = hold.traceparent;
   const int64_t key_expires_at_ms = job.principal().key_expires_at_ms();
   if (!holds_.Push(std::move(call))) {
-    v1::InvokeReply reply;
-    reply.set_key_expires_at_ms(key_expires_at_ms);
-    *reply.mutable_problem() = Unavailable();
-    bus_.Publish(edge_reply, reply.SerializeAsString(), {}, traceparent);
+    auto out = stage_.NewOutbox();
+    out.Answer(edge_reply, key_expires_at_ms, traceparent, Unavailable());
+    out.Send();
   }
 }
 
@@ -139,68 +135,38 @@ void InvokeStage::HoldBatch(std::vector<CallPtr> batch) {
         .Str("error", first_error);
     balances_.ReleaseMany(failed);
   }
-  Outbox out(bus_);
+  auto out = stage_.NewOutbox();
   for (size_t i = 0; i < batch.size(); ++i) {
     if (!outcomes[i].ok()) {
-      Answer(batch[i]->job, Unavailable(), batch[i]->span->traceparent(), out.answers);
+      out.Reject(batch[i]->in, Unavailable());
       continue;
     }
-    if (outcomes[i].ok() && outcomes[i]->verdict == HoldVerdict::kBalanceNotLoaded) {
+    if (outcomes[i]->verdict == HoldVerdict::kBalanceNotLoaded) {
       // Rare (the organization's first call since Redis lost or never had its balance): the
       // load reads PostgreSQL, so it runs on the pool rather than stalling this batch's peers.
       std::shared_ptr<Call> call = std::move(batch[i]);
       pool_.Submit([this, call] {
-        Outbox alone(bus_);
+        auto alone = stage_.NewOutbox();
         Proceed(*call, PlaceHold(call->hold), alone);
-        Send(alone);
+        alone.Send();
       });
       continue;
     }
     Proceed(*batch[i], outcomes[i], out);
   }
-  Send(out);
+  out.Send();
 }
 
-void InvokeStage::Send(Outbox& out) {
-  for (auto& [subject, calls] : out.forwards) {
-    std::vector<bus::Outgoing> jobs;
-    jobs.reserve(calls.size());
-    for (Call* call : calls) {
-      jobs.emplace_back(subject, call->job.SerializeAsString(),
-                        UnservedSubject(call->job.execution_id()), call->span->traceparent());
-    }
-    // A batch of holds is at most config.settle_batch (<= 256) jobs: one envelope, sent whole or
-    // not at all, so releasing every hold of a failed send never releases a job that left.
-    Status sent = bus_.PublishBatch(subject, std::move(jobs));
-    if (sent.ok()) continue;
-    log::Error("cannot forward jobs to the executors")
-        .Str("subject", subject)
-        .Int("count", static_cast<int64_t>(calls.size()))
-        .Str("error", sent.ToString());
-    for (Call* call : calls) {
-      const HoldRecord& hold = call->hold;
-      auto released = balances_.Release(hold.execution_id, hold.org_id, ReleaseMode::kDelete);
-      if (!released.ok()) {
-        log::Warn("hold left to the reaper").Str("execution_id", hold.execution_id);
-      }
-      Answer(call->job, Unavailable(), call->span->traceparent(), out.answers);
-    }
-  }
-  out.forwards.clear();
-  Status answered = out.answers.Send();
-  if (!answered.ok()) log::Error("answers not sent").Str("error", answered.ToString());
-}
-
-void InvokeStage::Proceed(Call& call, const Result<HoldOutcome>& outcome, Outbox& out) {
-  v1::InvokeJob& job = call.job;
+void InvokeStage::Proceed(Call& call, const Result<HoldOutcome>& outcome,
+                          core::ChainStage::Outbox& out) {
+  v1::InvokeJob& job = call.in.job;
   const HoldRecord& hold = call.hold;
-  const std::string traceparent = call.span->traceparent();
   if (!outcome.ok()) {
     log::Error("hold failed").Str("error", outcome.status().ToString());
     // Redis may have applied the hold and lost only its reply: undo it (a no-op when nothing
     // was held), or leave it to the reaper if Redis is still unreachable.
     balances_.Release(hold.execution_id, hold.org_id, ReleaseMode::kDelete);
-    Answer(job, Unavailable(), traceparent, out.answers);
+    out.Reject(call.in, Unavailable());
     return;
   }
   if (outcome->verdict == HoldVerdict::kAlreadyHeld) {
@@ -208,15 +174,17 @@ void InvokeStage::Proceed(Call& call, const Result<HoldOutcome>& outcome, Outbox
     return;
   }
   if (auto problem = ProblemFor(*outcome, hold.amount_micro_usd, config_.limits)) {
-    Answer(job, std::move(*problem), traceparent, out.answers);
+    out.Reject(call.in, std::move(*problem));
     return;
   }
-
   job.mutable_hold()->set_amount_micro_usd(hold.amount_micro_usd);
   job.mutable_hold()->set_function_micro_usd(FeeFor(job));
-  job.set_traceparent(traceparent);
-  core::RecordHop(job, *call.span);
-  out.forwards[call.exec_subject].push_back(&call);
+  // Should the job not leave, its hold is released at once rather than by the reaper.
+  out.Forward(call.in, call.exec_subject, UnservedSubject(job.execution_id()),
+              [this, id = hold.execution_id, org = hold.org_id] {
+                auto released = balances_.Release(id, org, ReleaseMode::kDelete);
+                if (!released.ok()) log::Warn("hold left to the reaper").Str("execution_id", id);
+              });
 }
 
 Result<HoldOutcome> InvokeStage::PlaceHold(const HoldRecord& hold) {
@@ -229,16 +197,6 @@ Result<HoldOutcome> InvokeStage::PlaceHold(const HoldRecord& hold) {
     Status loaded = LoadBalances(balances_, ledger_, {hold.org_id});
     if (!loaded.ok()) return loaded;
   }
-}
-
-void InvokeStage::Answer(const v1::InvokeJob& job, v1::Problem problem,
-                         const std::string& traceparent, bus::Batch& answers) {
-  v1::InvokeReply reply;
-  // An expiring key is flagged on every answer, refusals included (X-Api-Key-Expires-At).
-  reply.set_key_expires_at_ms(job.principal().key_expires_at_ms());
-  *reply.mutable_problem() = std::move(problem);
-  answers.Add(bus::SiblingDestination(job.edge_reply()),
-              {job.edge_reply(), reply.SerializeAsString(), {}, traceparent});
 }
 
 }  // namespace toolgate::billing

@@ -8,7 +8,7 @@
 // thread places every queued hold in one pipelined Redis round trip (BalanceStore::HoldMany), so
 // that under `appendfsync always` concurrent calls share one fsync instead of paying one each.
 // The batch's jobs then leave in one message per executor pool, its refusals in one per edge
-// (bus::Batch).
+// (core::ChainStage's outbox).
 // A hold that finds its organization's balance not yet loaded from the ledger is finished on the
 // worker pool, which loads it (PostgreSQL) and tries again, so the batch never waits on that.
 //
@@ -25,8 +25,8 @@
 #include "toolgate/billing/balance_store.h"
 #include "toolgate/billing/config.h"
 #include "toolgate/billing/ledger_store.h"
-#include "toolgate/bus/batch.h"
 #include "toolgate/bus/bus.h"
+#include "toolgate/core/chain_stage.h"
 #include "toolgate/trace/trace.h"
 #include "toolgate/v1/toolgate.pb.h"
 
@@ -46,37 +46,26 @@ class InvokeStage {
 
  private:
   struct Call {
-    v1::InvokeJob job;
+    core::StageJob in;  // the job, the edge's reply, the "billing.hold" span (to the forward)
     HoldRecord hold;
     std::string exec_subject;
-    std::unique_ptr<trace::Span> span;  // "billing.hold": from arrival to the forward
   };
   using CallPtr = std::unique_ptr<Call>;
-
-  // What one batch of holds sends: the held jobs by executor subject, and the edges' answers.
-  // Each executor pool gets the batch's jobs in one message, each edge its answers in one.
-  struct Outbox {
-    explicit Outbox(bus::Bus& bus) : answers(bus) {}
-    std::map<std::string, std::vector<Call*>> forwards;
-    bus::Batch answers;
-  };
 
   void HoldBatch(std::vector<CallPtr> batch);
   // Holds, loading the balance from the ledger first when Redis does not have it yet.
   Result<HoldOutcome> PlaceHold(const HoldRecord& hold);
-  // Queues the call for its executors, or an answer for the edge, after the hold's outcome.
-  void Proceed(Call& call, const Result<HoldOutcome>& outcome, Outbox& out);
-  // Sends out's jobs, then its answers; the holds of jobs that cannot be sent are released and
-  // their callers answered 503.
-  void Send(Outbox& out);
-  void Answer(const v1::InvokeJob& job, v1::Problem problem, const std::string& traceparent,
-              bus::Batch& answers);
+  // Queues the call for its executors (the hold released should it not leave), or the edge's
+  // answer, after the hold's outcome. A batch's outbox leaves as one message per executor pool
+  // and one per edge (core::ChainStage).
+  void Proceed(Call& call, const Result<HoldOutcome>& outcome, core::ChainStage::Outbox& out);
 
   bus::Bus& bus_;
   BalanceStore& balances_;
   LedgerStore& ledger_;
   ThreadPool& pool_;
   const Config& config_;
+  core::ChainStage stage_;
   BatchQueue<CallPtr> holds_;  // last: its thread uses the members above
 };
 

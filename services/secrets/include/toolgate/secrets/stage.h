@@ -8,6 +8,7 @@
 #include <string>
 
 #include "toolgate/bus/service.h"
+#include "toolgate/core/chain_stage.h"
 #include "toolgate/secrets/crypto.h"
 #include "toolgate/secrets/secret_cache.h"
 
@@ -25,10 +26,14 @@ class SecretsStage {
   void HandleSecretChanged(bus::Message&& m);
 
  private:
-  bus::Bus& bus_;
+  // The stage's decision (core::ChainStage runs the rest): seal the declared keys' secrets
+  // into the job and go on to billing, or refuse. Reads the secret cache (PostgreSQL on a miss).
+  core::StageVerdict Decide(v1::InvokeJob& job);
+
   SecretCache& cache_;
   const SecretBox& box_;
   std::string executor_public_key_;
+  core::ChainStage stage_;
 };
 
 }  // namespace toolgate::secrets
