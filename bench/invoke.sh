@@ -5,18 +5,21 @@
 # settings, and against the architecture's floor (bench/chain.sh: the same edge front handing the
 # request to 1, 3 or 5 no-op services over NATS). Prints a table; docs/benchmarks.md records a run.
 #
-#   bench/invoke.sh [duration_s=10] [connections=32] [durable_writes=true]
+#   bench/invoke.sh [duration_s=10] [connections=32] [durable_writes=true] [redis_fsync]
 #
 # It reports requests/s and p50/p90/p99 latency at 32 connections (throughput), at 1 connection
 # (one request at a time) and at a paced 1,000 requests/s (the condition of issue 2's p50 target).
 #
 # durable_writes=false starts the system with --durable-writes=false (no fsync before answering),
 # which is unsafe in production but shows the platform's own cost apart from this disk's fsync.
+# redis_fsync (always or everysec; default: always with durable writes) sets Redis's appendfsync
+# alone, to measure what the fsync of holds and captures costs with PostgreSQL's commit unchanged.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-10}
 connections=${2:-32}
 durable=${3:-true}
+redis_fsync=${4:-}
 bin=build/bin
 [ -x $bin/toolgate ] && [ -x $bin/bench_bare_pistache ] || scripts/build.sh >/dev/null
 
@@ -31,7 +34,7 @@ cleanup() {
 trap cleanup EXIT
 
 source bench/system.sh
-start_system "$data" --durable-writes "$durable"
+start_system "$data" --durable-writes "$durable" ${redis_fsync:+--redis-fsync "$redis_fsync"}
 echo_id=$(sed -n 's/.*"echo_id":"\([^"]*\)".*/\1/p' "$data/run/demo.json")
 
 bare_port=$(free_port)
@@ -62,7 +65,7 @@ floor() {  # connections threads
   done
 }
 
-echo "# $(date -u +%FT%TZ) $(nproc) cores, ${duration}s per run, wrk keep-alive, durable writes: $durable"
+echo "# $(date -u +%FT%TZ) $(nproc) cores, ${duration}s per run, wrk keep-alive, durable writes: $durable, redis fsync: ${redis_fsync:-default}"
 echo "## throughput, $connections connections"
 run "bare pistache echo" "http://127.0.0.1:$bare_port/echo" "$connections" 2
 floor "$connections" 2
