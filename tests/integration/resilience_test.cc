@@ -1,5 +1,6 @@
-// Never lose a charge: kill Redis, or a service, in the middle of a load, and check that every
-// answered call is in the ledger and the balance still equals the ledger.
+// Never lose a charge, never overdraw: kill Redis, or a service, in the middle of a load, and
+// check that every answered call is in the ledger, the balance still equals the ledger, and an
+// organization loaded past its balance across a killed Redis was charged no more than it had.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
