@@ -13,7 +13,9 @@
 # durable_writes=false starts the system with --durable-writes=false (no fsync before answering),
 # which is unsafe in production but shows the platform's own cost apart from this disk's fsync.
 # redis_fsync (always or everysec; default: always with durable writes) sets Redis's appendfsync
-# alone, to measure what the fsync of holds and captures costs with PostgreSQL's commit unchanged.
+# alone, to measure what the fsync of holds and captures costs with PostgreSQL's commit unchanged;
+# billing's Redis round trips during the throughput run (from its /metrics) show how many calls
+# share each one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-10}
@@ -69,10 +71,21 @@ echo "# $(date -u +%FT%TZ) $(nproc) cores, ${duration}s per run, wrk keep-alive,
 echo "## throughput, $connections connections"
 run "bare pistache echo" "http://127.0.0.1:$bare_port/echo" "$connections" 2
 floor "$connections" 2
+# Billing's Redis round trips (a command or a pipeline: with appendfsync always, at most one
+# fsync each) and their total time, from its /metrics: "count seconds".
+billing_admin=$(sed -n 's/.*"billing":"\(http:[^"]*\)".*/\1/p' "$data/run/state.json")
+redis_trips() {
+  curl -s "$billing_admin/metrics" | awk '
+    /^toolgate_redis_round_trips_total/ { n = $2 }
+    /^toolgate_redis_round_trip_duration_seconds_sum/ { s = $2 }
+    END { print n + 0, s + 0 }'
+}
 # The system's CPU during the invoke run, per process kind: on 2 cores this, not any one hop's
 # latency, is what bounds throughput.
 bench/cpu_by_process.py snapshot "$up_pid" >"$data/cpu.before"
+trips_before=$(redis_trips)
 invoke_result=$(run "toolgate invoke (lua echo)" "$invoke_url" "$connections" 2)
+trips_after=$(redis_trips)
 bench/cpu_by_process.py snapshot "$up_pid" >"$data/cpu.after"
 echo "$invoke_result"
 echo "## latency, 1 connection (one request at a time)"
@@ -87,8 +100,12 @@ TOOLGATE_BENCH_RATE=1000 floor 32 1
 TOOLGATE_BENCH_RATE=1000 run "toolgate invoke (lua echo)" "$invoke_url" 32 1
 
 echo "## system CPU during the invoke run at $connections connections, per request"
-bench/cpu_by_process.py report "$data/cpu.before" "$data/cpu.after" \
-  "$(echo "$invoke_result" | sed -n 's/.*requests=\([0-9]*\).*/\1/p')"
+requests=$(echo "$invoke_result" | sed -n 's/.*requests=\([0-9]*\).*/\1/p')
+bench/cpu_by_process.py report "$data/cpu.before" "$data/cpu.after" "$requests"
+echo "## billing's Redis round trips during that run"
+echo "$trips_before $trips_after $requests" | awk '{
+  n = $3 - $1; s = $4 - $2
+  printf "  %.2f per request, %.0f us each on average\n", n / $5, n ? s / n * 1e6 : 0 }'
 
 # Where the time goes: the spans of one call, hop by hop.
 trace=$(curl -s -D - -o /dev/null -X POST "$invoke_url" -H "Authorization: $key" \
