@@ -3,7 +3,6 @@
 #include "toolgate/auth/authenticator.h"
 #include "toolgate/auth/housekeeper.h"
 #include "toolgate/auth/http_api.h"
-#include "toolgate/auth/invoke_stage.h"
 #include "toolgate/base/flags.h"
 #include "toolgate/core/admin_server.h"
 #include "toolgate/core/http.h"
@@ -51,7 +50,7 @@ int main(int argc, char** argv) {
   auth::AccountStore accounts(pool);
   auth::KeyStore keys(pool);
   auth::KeyCache cache(flags.GetInt("key-cache-ttl-ms") * 1000);
-  auth::UsageBatcher usage;
+  core::UsageBatcher usage;
   auth::KeyDirectory directory(keys, cache, *bus);
   bus::Service service("auth", *bus, static_cast<size_t>(flags.GetInt("threads")));
 
@@ -73,11 +72,10 @@ int main(int argc, char** argv) {
   core::Router router;
   http.Register(router);
   auth::Authenticator authenticator(directory, accounts, usage);
-  auth::InvokeStage invoke(service, directory, accounts, usage);
   // Declared after everything it uses, so it stops (and writes the last batch) first.
   auth::Housekeeper housekeeper(keys, accounts, cache, usage, throttle);
 
-  for (Status s : {directory.ListenForRevocations(), authenticator.Serve(service), invoke.Start(),
+  for (Status s : {directory.ListenForRevocations(), authenticator.Serve(service),
                    core::ServeHttp(service, router)}) {
     if (!s.ok()) core::Die("auth", "cannot subscribe", s.ToString());
   }

@@ -16,6 +16,7 @@
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
 #include "toolgate/core/http.h"
+#include "toolgate/core/invoke_stage.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/trace/trace.h"
 #include "upload_route.h"
@@ -181,6 +182,11 @@ EdgeServer::EdgeServer(bus::Bus& bus, EdgeOptions options)
     : bus_(bus),
       options_(std::move(options)),
       mux_(bus),
+      decision_caches_(options_.decisions, [] { return MonotonicUs() / 1000; }),
+      decision_source_(mux_, options_.management_timeout_ms),
+      decider_(decision_caches_, decision_source_, key_uses_,
+               InvokeDecider::Clocks{.wall_ms = [] { return NowMs(); },
+                                     .connection_epoch = [] { return ReconnectCount(); }}),
       web_(options_.web_dir),
       invoke_metrics_(options_.metrics),
       mcp_codec_(options_.mcp_session_key.empty() ? RandomBytes(McpSessionCodec::kKeyBytes)
@@ -202,6 +208,9 @@ Status EdgeServer::Start() {
   if (!s.ok()) return s;
   s = mcp_bus_.Start();
   if (!s.ok()) return s;
+  s = SubscribeInvalidations(bus_, decision_caches_);
+  if (!s.ok()) return s;
+  key_use_reporter_ = std::make_unique<KeyUseReporter>(bus_, key_uses_, options_.key_use_report_ms);
   try {
     // Only the front connects here; clients reach Pistache through it.
     Address addr("127.0.0.1", Port(0));
@@ -381,30 +390,47 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
 }
 
 void EdgeServer::DispatchInvoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done) {
-  const int margin_ms = options_.settle_margin_ms;
-  auto dispatched = [margin_ms](const bus::Message& m) {
-    v1::InvokeReply reply;
-    if (!reply.ParseFromString(m.data) || !reply.has_dispatched()) return 0;
-    return reply.dispatched().timeout_ms() + margin_ms;
-  };
-  std::string reply = mux_.Expect(
-      options_.chain_timeout_ms,
-      [done = std::move(done), request_id = job.request_id()](Result<bus::Message> answer) {
-        v1::InvokeReply reply;
-        if (!answer.ok()) {
-          log::Warn("bus request failed")
-              .Str("request_id", request_id)
-              .Str("error", answer.status().ToString());
-          *reply.mutable_problem() = BusFailureProblem(answer.status());
-        } else if (!reply.ParseFromString(answer->data)) {
-          *reply.mutable_problem() = BusFailureProblem(Status::Internal("malformed InvokeReply"));
-        }
-        done(std::move(reply));
-      },
-      dispatched);
-  job.set_edge_reply(reply);
-  Status s = bus_.Publish("tg.invoke.auth", job.SerializeAsString(), reply, job.traceparent());
-  if (!s.ok()) mux_.Cancel(reply, s);
+  // The edge's own hop: the decision it took in place of auth and the registry.
+  auto span =
+      std::make_shared<trace::Span>(trace::ContinueOrStart(job.traceparent()), "edge.decide");
+  core::AnnotateStageSpan(*span, job);
+  decider_.Decide(std::move(job), [this, span, done = std::move(done)](
+                                      v1::InvokeJob job, InvokeVerdict verdict) mutable {
+    if (verdict.reply) return done(std::move(*verdict.reply));
+    const int margin_ms = options_.settle_margin_ms;
+    auto dispatched = [margin_ms](const bus::Message& m) {
+      v1::InvokeReply reply;
+      if (!reply.ParseFromString(m.data) || !reply.has_dispatched()) return 0;
+      return reply.dispatched().timeout_ms() + margin_ms;
+    };
+    const int64_t key_expires_at_ms = job.principal().key_expires_at_ms();
+    std::string reply = mux_.Expect(
+        options_.chain_timeout_ms,
+        [done = std::move(done), request_id = job.request_id(),
+         key_expires_at_ms](Result<bus::Message> answer) {
+          v1::InvokeReply reply;
+          if (!answer.ok()) {
+            log::Warn("bus request failed")
+                .Str("request_id", request_id)
+                .Str("error", answer.status().ToString());
+            *reply.mutable_problem() = BusFailureProblem(answer.status());
+            reply.set_key_expires_at_ms(key_expires_at_ms);
+          } else if (!reply.ParseFromString(answer->data)) {
+            *reply.mutable_problem() = BusFailureProblem(Status::Internal("malformed InvokeReply"));
+            reply.set_key_expires_at_ms(key_expires_at_ms);
+          }
+          done(std::move(reply));
+        },
+        dispatched);
+    job.set_edge_reply(reply);
+    const std::string traceparent = span->traceparent();
+    job.set_traceparent(traceparent);
+    core::RecordHop(job, *span);
+    // Coalesced: jobs decided on other threads while one is written go with it in one message.
+    Status s = bus_.PublishCoalesced(
+        verdict.next_subject, {verdict.next_subject, job.SerializeAsString(), reply, traceparent});
+    if (!s.ok()) mux_.Cancel(reply, s);
+  });
 }
 
 void EdgeServer::HandleMcp(const Http::Request& request, Writer writer,

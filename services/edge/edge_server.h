@@ -1,12 +1,14 @@
 // EdgeServer: the HTTP face of Toolgate (Pistache).
 //
-// Invocations become an InvokeJob published to the head of the chain (tg.invoke.auth); the
-// answer of whichever stage ends the call arrives on the ReplyMux and is written to the waiting
-// connection, so no HTTP thread ever blocks on the bus. Management requests are authenticated by
-// the auth service and forwarded to the owning service (docs/architecture.md, "Management API").
-// Clients connect to the front (http_front.h), which relays each connection to Pistache on a
-// loopback port once it has checked the request's size and read deadlines.
-// MCP clients talk to /mcp and /mcp/functions/{id}[/{version}] (McpEndpoint, docs/mcp.md).
+// Invocations become an InvokeJob that the edge decides itself (key, function, version, body and
+// X-Env-Keys: InvokeDecider, from caches of auth's and the registry's answers) and sends to the
+// first stage with work for it (tg.invoke.secrets when the version declares keys, else
+// tg.invoke.billing); the answer of whichever stage ends the call arrives on the ReplyMux and is
+// written to the waiting connection, so no HTTP thread ever blocks on the bus. Management requests
+// are authenticated by the auth service and forwarded to the owning service (docs/architecture.md,
+// "Management API"). Clients connect to the front (http_front.h), which relays each connection to
+// Pistache on a loopback port once it has checked the request's size and read deadlines. MCP
+// clients talk to /mcp and /mcp/functions/{id}[/{version}] (McpEndpoint, docs/mcp.md).
 #pragma once
 
 #include <pistache/endpoint.h>
@@ -19,7 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "decision_bus.h"
+#include "decision_caches.h"
 #include "http_front.h"
+#include "invoke_decider.h"
 #include "invoke_metrics.h"
 #include "mcp_bus.h"
 #include "mcp_endpoint.h"
@@ -60,6 +65,9 @@ struct EdgeOptions {
   std::vector<std::string> app_origins;
   // What invocations are counted under (invoke_metrics.h).
   InvokeMetricsOptions metrics;
+  // The bounds and TTLs of the key and version decision caches (decision_caches.h).
+  DecisionCacheOptions decisions;
+  int key_use_report_ms = 1000;  // how often the uses of keys go to auth
 };
 
 class EdgeServer {
@@ -90,13 +98,18 @@ class EdgeServer {
   void HandleHealth(Writer writer, const std::string& request_id);
   void HandleMcp(const Pistache::Http::Request& request, Writer writer,
                  const std::string& request_id, const std::vector<std::string>& segments);
-  // Publishes job to the head of the invoke chain and reports its final reply (a bus failure
-  // as the reply's problem). Sets job.edge_reply.
+  // Decides job, sends it to its first stage and reports its final reply (a refusal, or a bus
+  // failure, as the reply's problem). Sets job.edge_reply.
   void DispatchInvoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done);
 
   bus::Bus& bus_;
   EdgeOptions options_;
   ReplyMux mux_;
+  core::UsageBatcher key_uses_;
+  DecisionCaches decision_caches_;
+  BusDecisionSource decision_source_;
+  InvokeDecider decider_;
+  std::unique_ptr<KeyUseReporter> key_use_reporter_;
   StaticFiles web_;
   InvokeMetrics invoke_metrics_;
   McpSessionCodec mcp_codec_;

@@ -50,6 +50,13 @@ int main(int argc, char** argv) {
                "the admin port; bounded by --metrics-max-functions)");
   flags.Define("metrics-max-functions", "1000",
                "most function/version label sets; later ones count under \"_overflow\"");
+  flags.Define("decision-cache-entries", "100000",
+               "most API keys, and most (organization, function) pairs, whose decisions the edge "
+               "keeps in memory (least recently used go first)");
+  flags.Define("decision-cache-ttl-ms", "30000",
+               "longest time a cached key or function is used without asking its owner again, "
+               "should an invalidation event be lost");
+  flags.Define("decision-cache-negative-ttl-ms", "5000", "the same for an unknown key or function");
   flags.Parse(argc, argv);
   auto bus = core::StartService("edge", flags);
 
@@ -82,6 +89,15 @@ int main(int argc, char** argv) {
     core::Die("toolgate-edge", "bad --metrics-max-functions", "it must be at least 1");
   }
   options.metrics.max_functions = static_cast<size_t>(flags.GetInt("metrics-max-functions"));
+  if (flags.GetInt("decision-cache-entries") < 1 || flags.GetInt("decision-cache-ttl-ms") < 0 ||
+      flags.GetInt("decision-cache-negative-ttl-ms") < 0) {
+    core::Die("toolgate-edge", "bad decision cache flags",
+              "--decision-cache-entries must be at least 1 and the TTLs not negative");
+  }
+  options.decisions.max_keys = static_cast<size_t>(flags.GetInt("decision-cache-entries"));
+  options.decisions.max_functions = options.decisions.max_keys;
+  options.decisions.positive_ttl_ms = flags.GetInt("decision-cache-ttl-ms");
+  options.decisions.negative_ttl_ms = flags.GetInt("decision-cache-negative-ttl-ms");
   options.mcp_session_ttl_ms = flags.GetInt("mcp-session-ttl-s") * 1000;
   if (options.mcp_session_ttl_ms <= 0) {
     core::Die("toolgate-edge", "bad --mcp-session-ttl-s",

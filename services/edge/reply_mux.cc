@@ -23,7 +23,10 @@ ReplyMux::~ReplyMux() {
 
 Status ReplyMux::Start() {
   timer_ = std::thread([this] { TimerLoop(); });
-  return bus_.Subscribe(prefix_ + "*", "", [this](bus::Message&& m) { OnReply(std::move(m)); });
+  // Answers are routed on the thread that reads them: OnReply only finds the waiting callback.
+  return bus_.Subscribe(
+      prefix_ + "*", "", [this](bus::Message&& m) { OnReply(std::move(m)); },
+      bus::Delivery::kReaderThread);
 }
 
 std::string ReplyMux::Expect(int timeout_ms, Callback callback, Interim interim) {

@@ -5,8 +5,8 @@
 // subject (often to a stage that forwards it down the chain; whoever answers, the answer lands
 // here). The callback runs exactly once: with the first message on the subject (a "no
 // responders" notice included), or with Timeout when none arrived in time, or with the status
-// passed to Cancel(). Callbacks run on the bus delivery thread or the timer thread and must not
-// block. Thread-safe.
+// passed to Cancel(). Callbacks run on the thread that reads the bus connection or on the timer
+// thread: they must not block, nor make a blocking bus Request(). Thread-safe.
 #pragma once
 
 #include <condition_variable>

@@ -188,12 +188,13 @@ const auto* const kEnv = ::testing::AddGlobalTestEnvironment(
 
 constexpr const char* kEcho = "function service_handler(event, context) return event end";
 
-// The hops of one invocation, in chain order, and the service that records each. A function
-// that declares no keys goes from registry straight to billing, past secrets.
+// The hops of one invocation, in chain order, and the service that records each. The edge
+// decides key and version itself; a function that declares no keys goes from there straight to
+// billing, past secrets.
 const std::vector<std::pair<std::string, std::string>> kChain = {
-    {"edge.invoke", "toolgate-edge"},      {"auth", "toolgate-auth"},
-    {"registry", "toolgate-registry"},     {"billing.hold", "toolgate-billing"},
-    {"executor.lua", "toolgate-executor"}, {"billing.settle", "toolgate-billing"},
+    {"edge.invoke", "toolgate-edge"},       {"edge.decide", "toolgate-edge"},
+    {"billing.hold", "toolgate-billing"},   {"executor.lua", "toolgate-executor"},
+    {"billing.settle", "toolgate-billing"},
 };
 
 std::vector<ReceivedSpan> SpansOfTrace(const std::string& trace_id) {
@@ -297,15 +298,15 @@ TEST_F(OtlpTest, WithTheCollectorGoneInvocationsSucceedAndDroppedSpansAreCounted
     EXPECT_EQ(r.status, 200) << r.body;
   }
   // The five calls' spans leave in the next batches, which find nobody to take them.
-  double edge = before, auth = 0;
+  double edge = before, billing = 0;
   int64_t deadline = NowMs() + 30000;
   while (((edge = CounterSum("edge", dropped)) < before + 5 ||
-          (auth = CounterSum("auth", dropped)) < 5) &&
+          (billing = CounterSum("billing", dropped)) < 5) &&
          NowMs() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // poll interval
   }
   EXPECT_GE(edge, before + 5);
-  EXPECT_GE(auth, 5);
+  EXPECT_GE(billing, 5);
 }
 
 }  // namespace

@@ -6,6 +6,15 @@
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
 #include "toolgate/metrics/metrics.h"
+#include "toolgate/v1/toolgate.pb.h"
+
+// libnats's message filter (declared in its private src/conn.h; the build checks the symbol):
+// called on the thread that parses the socket, for every message, with no lock held; a filter
+// that sets *msg to NULL has taken the message (and destroys it).
+extern "C" {
+typedef void (*natsMsgFilter)(natsConnection* nc, natsMsg** msg, void* closure);
+void natsConn_setFilterWithClosure(natsConnection* nc, natsMsgFilter f, void* closure);
+}
 
 namespace toolgate::bus {
 
@@ -16,6 +25,13 @@ Bus::Sub::~Sub() {
 namespace {
 
 constexpr const char* kTraceHeader = "traceparent";
+// Marks a NATS message whose data is a v1::BusBatch.
+constexpr const char* kBatchHeader = "Tg-Batch";
+// An envelope's bounds; a lone message over the byte bound travels alone.
+constexpr size_t kMaxBatchEntries = 256;
+constexpr size_t kMaxBatchBytes = 1 << 20;
+// Envelope reply subjects remembered for their "no responders" notice.
+constexpr size_t kEnvelopesRemembered = 4096;
 
 metrics::Counter& Published() {
   static metrics::Counter& c =
@@ -31,6 +47,30 @@ metrics::Counter& Received() {
           .Counter("toolgate_nats_messages_received_total",
                    "Messages NATS delivered to this process (subscriptions and request replies).")
           .With({});
+  return c;
+}
+metrics::Counter& BatchedEntries() {
+  static metrics::Counter& c =
+      metrics::Registry::Global()
+          .Counter("toolgate_nats_batched_messages_total",
+                   "Messages this process sent inside batch envelopes (each envelope is also "
+                   "counted once in toolgate_nats_messages_published_total).")
+          .With({});
+  return c;
+}
+metrics::Counter& ReadInline() {
+  static metrics::Counter& c =
+      metrics::Registry::Global()
+          .Counter("toolgate_nats_messages_read_inline_total",
+                   "Messages handled on the thread that read them (no delivery thread hand-off).")
+          .With({});
+  return c;
+}
+metrics::Counter& CoalescedFailures() {
+  static metrics::Counter& c = metrics::Registry::Global()
+                                   .Counter("toolgate_nats_coalesced_failures_total",
+                                            "Queued messages whose batch could not be published.")
+                                   .With({});
   return c;
 }
 metrics::Counter& Reconnects() {
@@ -61,6 +101,31 @@ Status FromNats(natsStatus s, std::string_view what) {
 }
 
 }  // namespace
+
+std::string SiblingDestination(std::string_view subject) {
+  size_t dot = subject.rfind('.');
+  if (dot == std::string_view::npos) return std::string(subject);
+  std::string out(subject.substr(0, dot));
+  out += "._b";
+  return out;
+}
+
+bool SubjectMatches(std::string_view pattern, std::string_view subject) {
+  for (;;) {
+    size_t pd = pattern.find('.');
+    size_t sd = subject.find('.');
+    std::string_view pt = pattern.substr(0, pd);
+    std::string_view st = subject.substr(0, sd);
+    if (st.empty()) return false;
+    if (pt == ">") return true;
+    if (pt != "*" && pt != st) return false;
+    if (pd == std::string_view::npos || sd == std::string_view::npos) {
+      return pd == std::string_view::npos && sd == std::string_view::npos;
+    }
+    pattern.remove_prefix(pd + 1);
+    subject.remove_prefix(sd + 1);
+  }
+}
 
 const metrics::Gauge& ConnectionGauge(const std::string& name) {
   return ConnectedGauge(name);
@@ -127,6 +192,7 @@ Result<std::unique_ptr<Bus>> Bus::Connect(const BusOptions& options) {
     if (s == NATS_OK) {
       bus->nc_ = nc;
       bus->connected_->Set(1);
+      natsConn_setFilterWithClosure(nc, &Bus::OnReaderThread, bus.get());
       return bus;
     }
     // Wrong credentials will not become right by retrying.
@@ -139,6 +205,7 @@ Result<std::unique_ptr<Bus>> Bus::Connect(const BusOptions& options) {
 
 Bus::~Bus() {
   closing_ = true;
+  draining_ = true;
   connected_->Set(0);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -160,6 +227,123 @@ Status Bus::Publish(std::string_view subject, std::string_view data, std::string
   natsMsg_Destroy(msg);
   if (s == NATS_OK) Published().Inc();
   return FromNats(s, "publish " + subj);
+}
+
+Status Bus::PublishBatch(std::string_view destination, std::vector<Outgoing> messages) {
+  Status first = Status::Ok();
+  auto begin = messages.begin();
+  while (begin != messages.end()) {
+    auto end = begin;
+    size_t bytes = 0;
+    while (end != messages.end() && end - begin < static_cast<ptrdiff_t>(kMaxBatchEntries) &&
+           (end == begin || bytes + end->data.size() <= kMaxBatchBytes)) {
+      bytes += end->data.size();
+      ++end;
+    }
+    Status s = end - begin == 1
+                   ? Publish(begin->subject, begin->data, begin->reply, begin->traceparent)
+                   : PublishEnvelope(destination, begin, end);
+    if (!s.ok() && first.ok()) first = s;
+    begin = end;
+  }
+  return first;
+}
+
+Status Bus::PublishEnvelope(std::string_view destination, std::vector<Outgoing>::iterator first,
+                            std::vector<Outgoing>::iterator last) {
+  v1::BusBatch batch;
+  // The envelope gets a reply subject only when every entry's reply lives under one prefix: the
+  // server's "no responders" notice then lands on a subscription that also receives the
+  // entries' replies, and is fanned out to them (FanOutNoResponders).
+  std::string reply_prefix;
+  bool shared_prefix = true;
+  std::vector<std::string> replies;
+  for (auto it = first; it != last; ++it) {
+    v1::BusEntry* e = batch.add_entries();
+    e->set_subject(std::move(it->subject));
+    e->set_data(std::move(it->data));
+    e->set_traceparent(std::move(it->traceparent));
+    if (shared_prefix) {
+      size_t dot = it->reply.rfind('.');
+      std::string_view prefix = dot == std::string::npos
+                                    ? std::string_view()
+                                    : std::string_view(it->reply).substr(0, dot);
+      if (prefix.empty() || (it != first && prefix != reply_prefix)) {
+        shared_prefix = false;
+      } else {
+        reply_prefix = prefix;
+        replies.push_back(it->reply);
+      }
+    }
+    e->set_reply(std::move(it->reply));
+  }
+  std::string reply;
+  if (shared_prefix) {
+    std::lock_guard<std::mutex> lock(envelopes_mu_);
+    reply = reply_prefix + "._b" + std::to_string(next_envelope_++);
+    envelope_order_.push_back(reply);
+    envelope_replies_[reply] = std::move(replies);
+    while (envelope_order_.size() > kEnvelopesRemembered) {
+      envelope_replies_.erase(envelope_order_.front());
+      envelope_order_.pop_front();
+    }
+  }
+  const std::string data = batch.SerializeAsString();
+  const std::string subj(destination);
+  natsMsg* msg = nullptr;
+  natsStatus s = natsMsg_Create(&msg, subj.c_str(), reply.empty() ? nullptr : reply.c_str(),
+                                data.data(), static_cast<int>(data.size()));
+  if (s == NATS_OK) s = natsMsgHeader_Set(msg, kBatchHeader, "1");
+  if (s == NATS_OK) s = natsConnection_PublishMsg(nc_, msg);
+  natsMsg_Destroy(msg);
+  if (s == NATS_OK) {
+    Published().Inc();
+    BatchedEntries().Inc(static_cast<uint64_t>(batch.entries_size()));
+  }
+  return FromNats(s, "publish batch " + subj);
+}
+
+Status Bus::PublishCoalesced(std::string destination, Outgoing m) {
+  {
+    std::lock_guard<std::mutex> lock(coalesce_mu_);
+    if (coalescing_) {
+      coalesce_queue_.emplace_back(std::move(destination), std::move(m));
+      return Status::Ok();
+    }
+    coalescing_ = true;
+  }
+  Status sent = Publish(m.subject, m.data, m.reply, m.traceparent);
+  for (;;) {
+    std::vector<std::pair<std::string, Outgoing>> queued;
+    {
+      std::lock_guard<std::mutex> lock(coalesce_mu_);
+      if (coalesce_queue_.empty()) {
+        coalescing_ = false;
+        break;
+      }
+      queued.swap(coalesce_queue_);
+    }
+    // One batch per destination, each in the order its messages queued.
+    std::unordered_map<std::string, std::vector<Outgoing>> by_destination;
+    std::vector<std::string> order;
+    for (auto& [dest, out] : queued) {
+      auto [it, fresh] = by_destination.try_emplace(dest);
+      if (fresh) order.push_back(dest);
+      it->second.push_back(std::move(out));
+    }
+    for (const std::string& dest : order) {
+      const size_t count = by_destination[dest].size();
+      Status s = PublishBatch(dest, std::move(by_destination[dest]));
+      if (!s.ok()) {
+        CoalescedFailures().Inc(count);
+        log::Error("coalesced messages not published")
+            .Str("destination", dest)
+            .Int("count", static_cast<int64_t>(count))
+            .Str("error", s.ToString());
+      }
+    }
+  }
+  return sent;
 }
 
 Result<Message> Bus::Request(std::string_view subject, std::string_view data, int timeout_ms,
@@ -199,13 +383,85 @@ Message Bus::ToMessage(natsMsg* msg) {
 void Bus::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* closure) {
   auto* sub = static_cast<Sub*>(closure);
   Received().Inc();
+  const char* batch = nullptr;
+  if (natsMsgHeader_Get(msg, kBatchHeader, &batch) == NATS_OK) {
+    sub->bus->DeliverBatch(*sub, msg);
+    natsMsg_Destroy(msg);
+    return;
+  }
   Message m = ToMessage(msg);
   natsMsg_Destroy(msg);
+  if (m.no_responders && sub->bus->FanOutNoResponders(*sub, m.subject)) return;
   sub->handler(std::move(m));
 }
 
-Status Bus::Subscribe(const std::string& subject, const std::string& queue, Handler handler) {
+void Bus::OnReaderThread(natsConnection* nc, natsMsg** msg, void* closure) {
+  auto* bus = static_cast<Bus*>(closure);
+  if (bus->draining_.load(std::memory_order_relaxed)) return;
+  const char* subject = natsMsg_GetSubject(*msg);
+  Sub* target = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(bus->mu_);
+    for (const auto& sub : bus->subs_) {
+      if (!SubjectMatches(sub->pattern, subject)) continue;
+      if (target != nullptr) return;  // the server sent one copy per subscription: let it route
+      target = sub.get();
+    }
+  }
+  if (target == nullptr || target->delivery != Delivery::kReaderThread) return;
+  ReadInline().Inc();
+  natsMsg* taken = *msg;
+  *msg = nullptr;
+  OnMessage(nc, target->sub, taken, target);  // destroys taken
+}
+
+void Bus::DeliverBatch(Sub& sub, natsMsg* msg) {
+  v1::BusBatch batch;
+  const char* data = natsMsg_GetData(msg);
+  if (!batch.ParseFromArray(data, natsMsg_GetDataLength(msg))) {
+    log::Error("malformed batch dropped").Str("subject", natsMsg_GetSubject(msg));
+    return;
+  }
+  for (v1::BusEntry& e : *batch.mutable_entries()) {
+    if (!SubjectMatches(sub.pattern, e.subject())) {
+      log::Error("batch entry outside its subscription dropped")
+          .Str("subscription", sub.pattern)
+          .Str("subject", e.subject());
+      continue;
+    }
+    Message m;
+    m.subject = std::move(*e.mutable_subject());
+    m.reply = std::move(*e.mutable_reply());
+    m.data = std::move(*e.mutable_data());
+    m.traceparent = std::move(*e.mutable_traceparent());
+    sub.handler(std::move(m));
+  }
+}
+
+bool Bus::FanOutNoResponders(Sub& sub, const std::string& subject) {
+  std::vector<std::string> replies;
+  {
+    std::lock_guard<std::mutex> lock(envelopes_mu_);
+    auto it = envelope_replies_.find(subject);
+    if (it == envelope_replies_.end()) return false;
+    replies = std::move(it->second);
+    envelope_replies_.erase(it);  // its envelope_order_ entry goes when it reaches the front
+  }
+  for (std::string& reply : replies) {
+    Message m;
+    m.subject = std::move(reply);
+    m.no_responders = true;
+    sub.handler(std::move(m));
+  }
+  return true;
+}
+
+Status Bus::Subscribe(const std::string& subject, const std::string& queue, Handler handler,
+                      Delivery delivery) {
   auto sub = std::make_unique<Sub>();
+  sub->bus = this;
+  sub->delivery = delivery;
+  sub->pattern = subject;
   sub->handler = std::move(handler);
   natsStatus s = queue.empty() ? natsConnection_Subscribe(&sub->sub, nc_, subject.c_str(),
                                                           OnMessage, sub.get())
@@ -228,8 +484,10 @@ std::string Bus::NewInbox() {
 }
 
 void Bus::Drain(int timeout_ms) {
-  // Draining is the start of shutdown: readiness turns false before the work stops.
+  // Draining is the start of shutdown: readiness turns false before the work stops. From here
+  // every message takes the library's path, which knows how to drain a subscription.
   connected_->Set(0);
+  draining_ = true;
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& sub : subs_) natsSubscription_Drain(sub->sub);
   for (auto& sub : subs_) natsSubscription_WaitForDrainCompletion(sub->sub, timeout_ms);

@@ -1,7 +1,8 @@
 #include "toolgate/bus/service.h"
 
-#include <cstring>
 #include <signal.h>
+
+#include <cstring>
 
 #include "toolgate/base/log.h"
 
@@ -10,17 +11,20 @@ namespace toolgate::bus {
 Service::Service(std::string name, Bus& bus, size_t worker_threads)
     : name_(std::move(name)), bus_(bus), pool_(std::make_unique<ThreadPool>(worker_threads)) {}
 
-Status Service::Handle(const std::string& subject, const std::string& queue,
-                       Bus::Handler handler) {
+Status Service::Handle(const std::string& subject, const std::string& queue, Bus::Handler handler) {
   auto shared = std::make_shared<Bus::Handler>(std::move(handler));
-  return bus_.Subscribe(subject, queue, [this, shared](Message&& m) {
-    pool_->Submit([shared, m = std::move(m)]() mutable { (*shared)(std::move(m)); });
-  });
+  // Only a hand-off to the pool: done on the reader thread, it saves the delivery thread's.
+  return bus_.Subscribe(
+      subject, queue,
+      [this, shared](Message&& m) {
+        pool_->Submit([shared, m = std::move(m)]() mutable { (*shared)(std::move(m)); });
+      },
+      Delivery::kReaderThread);
 }
 
 Status Service::HandleInline(const std::string& subject, const std::string& queue,
                              Bus::Handler handler) {
-  return bus_.Subscribe(subject, queue, std::move(handler));
+  return bus_.Subscribe(subject, queue, std::move(handler), Delivery::kReaderThread);
 }
 
 int Service::Run() {

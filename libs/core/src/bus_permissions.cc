@@ -1,5 +1,7 @@
 #include "toolgate/core/bus_permissions.h"
 
+#include "toolgate/bus/bus.h"
+
 namespace toolgate::core {
 namespace {
 
@@ -11,25 +13,28 @@ constexpr const char* kLauncherReplies = "_INBOX.launcher.>";
 
 std::vector<BusUser> MakeUsers() {
   return {
+      // The edge decides keys and versions from its caches and sends each job to the first
+      // stage that has work for it; the invalidation broadcasts reach it like every cache.
       {"edge",
-       {"tg.invoke.auth", "tg.auth.authenticate", "tg.auth.http", "tg.registry.http",
+       {"tg.invoke.secrets", "tg.invoke.billing", "tg.auth.key_lookup", "tg.auth.keys_used",
+        "tg.registry.function_view", "tg.auth.authenticate", "tg.auth.http", "tg.registry.http",
         "tg.secrets.http", "tg.billing.http", "tg.registry.workspace_tools", "tg.health.*",
         "tg.events.mcp_session_ended", "tg.edge.mcp_sessions_ended"},
-       {"_INBOX.edge.>", "tg.events.mcp_session_ended", "tg.edge.mcp_sessions_ended"},
+       {"_INBOX.edge.>", "tg.events.mcp_session_ended", "tg.edge.mcp_sessions_ended",
+        "tg.events.key_revoked", "tg.events.function_changed", "tg.events.workspace_changed"},
        /*allow_responses=*/true},
       {"auth",
-       {"tg.invoke.registry", "tg.events.key_revoked", kEdgeReplies, kLauncherReplies},
-       {"tg.invoke.auth", "tg.auth.authenticate", "tg.auth.http", "tg.health.auth",
-        "tg.events.key_revoked", "_INBOX.auth.>"}},
+       {"tg.events.key_revoked", kEdgeReplies, kLauncherReplies},
+       {"tg.auth.key_lookup", "tg.auth.keys_used", "tg.auth.authenticate", "tg.auth.http",
+        "tg.health.auth", "tg.events.key_revoked", "_INBOX.auth.>"}},
       {"registry",
-       {"tg.invoke.secrets", "tg.invoke.billing", "tg.events.function_changed",
-        "tg.events.workspace_changed", kEdgeReplies, kLauncherReplies,
+       {"tg.events.function_changed", "tg.events.workspace_changed", kEdgeReplies, kLauncherReplies,
         // Code for the executors' cache misses: replies of their main connection's requests
         // (<prefix>.<nuid>.<n>), never the settler's inbox (<prefix>.settle.<nuid>.…).
         "_INBOX.executor.*.*"},
-       {"tg.invoke.registry", "tg.registry.code", "tg.registry.http", "tg.registry.workspace_tools",
-        "tg.health.registry", "tg.events.execution", "tg.events.function_changed",
-        "tg.events.workspace_changed", "_INBOX.registry.>"}},
+       {"tg.registry.function_view", "tg.registry.code", "tg.registry.http",
+        "tg.registry.workspace_tools", "tg.health.registry", "tg.events.execution",
+        "tg.events.function_changed", "tg.events.workspace_changed", "_INBOX.registry.>"}},
       {"secrets",
        {"tg.invoke.billing", "tg.events.secret_changed", kEdgeReplies, kLauncherReplies},
        {"tg.invoke.secrets", "tg.secrets.http", "tg.health.secrets", "tg.events.secret_changed",
@@ -52,7 +57,7 @@ std::vector<BusUser> MakeUsers() {
 
 bool AnyMatches(const std::vector<std::string>& patterns, std::string_view subject) {
   for (const auto& p : patterns) {
-    if (SubjectMatches(p, subject)) return true;
+    if (bus::SubjectMatches(p, subject)) return true;
   }
   return false;
 }
@@ -81,22 +86,6 @@ const BusUser* FindBusUser(std::string_view name) {
 
 std::string InboxPrefix(std::string_view user) {
   return "_INBOX." + std::string(user);
-}
-
-bool SubjectMatches(std::string_view pattern, std::string_view subject) {
-  for (;;) {
-    size_t pd = pattern.find('.');
-    size_t sd = subject.find('.');
-    std::string_view pt = pattern.substr(0, pd);
-    std::string_view st = subject.substr(0, sd);
-    if (pt == ">") return !st.empty();
-    if (st.empty() || (pt != "*" && pt != st)) return false;
-    bool p_last = pd == std::string_view::npos;
-    bool s_last = sd == std::string_view::npos;
-    if (p_last || s_last) return p_last && s_last;
-    pattern.remove_prefix(pd + 1);
-    subject.remove_prefix(sd + 1);
-  }
 }
 
 bool MayPublish(const BusUser& user, std::string_view subject) {

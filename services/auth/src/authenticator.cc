@@ -3,6 +3,7 @@
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
 #include "toolgate/core/problem.h"
+#include "toolgate/core/subjects.h"
 
 namespace toolgate::auth {
 namespace {
@@ -53,7 +54,44 @@ v1::AuthenticateReply Authenticator::ForSession(const std::string& token_sha256)
   return reply;
 }
 
+v1::KeyLookupReply Authenticator::LookupKey(const v1::KeyLookupRequest& request) {
+  v1::KeyLookupReply reply;
+  auto found = keys_.Find(request.api_key_sha256());
+  if (!found.ok()) {
+    *reply.mutable_problem() = StoreDown(found.status()).problem();
+    return reply;
+  }
+  if (!found->has_value()) return reply;
+  reply.set_found(true);
+  *reply.mutable_key() = PrincipalForKey(**found);
+  reply.set_revoked((*found)->revoked);
+  return reply;
+}
+
+void Authenticator::RecordUses(const v1::KeysUsed& uses) {
+  for (const v1::KeyUsed& use : uses.uses()) usage_.Record(use.key_id(), use.last_used_ms());
+}
+
 Status Authenticator::Serve(bus::Service& service) {
+  Status s = service.Handle(core::kKeyLookupSubject, "auth", [this, &service](bus::Message&& m) {
+    v1::KeyLookupRequest request;
+    if (m.reply.empty() || !request.ParseFromString(m.data)) {
+      log::Warn("malformed key lookup dropped");
+      return;
+    }
+    Status sent = service.bus().Publish(m.reply, LookupKey(request).SerializeAsString());
+    if (!sent.ok()) log::Warn("key lookup reply not sent").Str("error", sent.ToString());
+  });
+  if (!s.ok()) return s;
+  s = service.HandleInline(core::kKeysUsedSubject, "auth", [this](bus::Message&& m) {
+    v1::KeysUsed uses;
+    if (!uses.ParseFromString(m.data)) {
+      log::Warn("malformed keys_used report dropped");
+      return;
+    }
+    RecordUses(uses);
+  });
+  if (!s.ok()) return s;
   return service.Handle("tg.auth.authenticate", "auth", [this, &service](bus::Message&& m) {
     if (m.reply.empty()) return;
     v1::AuthenticateRequest request;

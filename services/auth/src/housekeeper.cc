@@ -15,7 +15,7 @@ constexpr int64_t kPurgeIntervalUs = 3600LL * 1000 * 1000;
 }  // namespace
 
 Housekeeper::Housekeeper(KeyStore& keys, AccountStore& accounts, KeyCache& cache,
-                         UsageBatcher& usage, SignInThrottle& throttle)
+                         core::UsageBatcher& usage, SignInThrottle& throttle)
     : keys_(keys),
       accounts_(accounts),
       cache_(cache),

@@ -83,50 +83,6 @@ std::optional<std::string> CheckKeyName(std::string_view name) {
   return std::nullopt;
 }
 
-bool HasScope(const std::vector<std::string>& scopes, std::string_view scope) {
-  for (const auto& s : scopes) {
-    if (s == scope) return true;
-  }
-  return false;
-}
-
-std::optional<v1::Problem> CheckKey(const KeyRecord* record, int64_t now_ms) {
-  if (record == nullptr) {
-    return core::MakeProblem("invalid_api_key",
-                             "Send a valid API key in the Authorization header; create one under "
-                             "API Keys.");
-  }
-  if (record->revoked) {
-    return core::MakeProblem("api_key_revoked", "This API key was revoked; use another key.");
-  }
-  if (now_ms >= record->expires_at_ms) {
-    return core::MakeProblem(
-        "api_key_expired",
-        "This API key expired on " + FormatRfc3339(record->expires_at_ms) + "; create a new key.");
-  }
-  return std::nullopt;
-}
-
-std::optional<v1::Problem> CheckKeyForInvoke(const KeyRecord* record, int64_t now_ms) {
-  if (auto problem = CheckKey(record, now_ms)) return problem;
-  if (!HasScope(record->scopes, kScopeInvoke)) {
-    return core::MakeProblem("insufficient_scope",
-                             "This API key lacks the invoke scope; create one that has it.");
-  }
-  return std::nullopt;
-}
-
-v1::Principal PrincipalForKey(const KeyRecord& record) {
-  v1::Principal p;
-  p.set_org_id(record.org_id);
-  p.set_org_name(record.org_name);
-  p.set_user_id(record.user_id);
-  p.set_key_id(record.key_id);
-  for (const auto& scope : record.scopes) p.add_scopes(scope);
-  p.set_key_expires_at_ms(record.expires_at_ms);
-  return p;
-}
-
 v1::Principal PrincipalForSession(std::string user_id, std::string org_id, std::string org_name) {
   v1::Principal p;
   p.set_user_id(std::move(user_id));

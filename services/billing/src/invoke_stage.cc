@@ -85,8 +85,9 @@ void InvokeStage::Handle(bus::Message&& message) {
   if (!job.has_principal() || !job.has_function() || !exec_subject ||
       !IsValidExecutionId(job.execution_id())) {
     log::Error("incomplete invoke job").Str("request_id", job.request_id());
+    bus::Batch answer(bus_);
     Answer(job, core::MakeProblem("internal_error", "The invocation could not be routed."),
-           traceparent);
+           traceparent, answer);
     return;
   }
   call->exec_subject = std::move(*exec_subject);
@@ -137,23 +138,59 @@ void InvokeStage::HoldBatch(std::vector<CallPtr> batch) {
         .Str("error", first_error);
     balances_.ReleaseMany(failed);
   }
+  Outbox out(bus_);
   for (size_t i = 0; i < batch.size(); ++i) {
     if (!outcomes[i].ok()) {
-      Answer(batch[i]->job, Unavailable(), batch[i]->span->traceparent());
+      Answer(batch[i]->job, Unavailable(), batch[i]->span->traceparent(), out.answers);
       continue;
     }
     if (outcomes[i].ok() && outcomes[i]->verdict == HoldVerdict::kBalanceNotLoaded) {
       // Rare (the organization's first call since Redis lost or never had its balance): the
       // load reads PostgreSQL, so it runs on the pool rather than stalling this batch's peers.
       std::shared_ptr<Call> call = std::move(batch[i]);
-      pool_.Submit([this, call] { Proceed(*call, PlaceHold(call->hold)); });
+      pool_.Submit([this, call] {
+        Outbox alone(bus_);
+        Proceed(*call, PlaceHold(call->hold), alone);
+        Send(alone);
+      });
       continue;
     }
-    Proceed(*batch[i], outcomes[i]);
+    Proceed(*batch[i], outcomes[i], out);
   }
+  Send(out);
 }
 
-void InvokeStage::Proceed(Call& call, const Result<HoldOutcome>& outcome) {
+void InvokeStage::Send(Outbox& out) {
+  for (auto& [subject, calls] : out.forwards) {
+    std::vector<bus::Outgoing> jobs;
+    jobs.reserve(calls.size());
+    for (Call* call : calls) {
+      jobs.emplace_back(subject, call->job.SerializeAsString(),
+                        UnservedSubject(call->job.execution_id()), call->span->traceparent());
+    }
+    // A batch of holds is at most config.settle_batch (<= 256) jobs: one envelope, sent whole or
+    // not at all, so releasing every hold of a failed send never releases a job that left.
+    Status sent = bus_.PublishBatch(subject, std::move(jobs));
+    if (sent.ok()) continue;
+    log::Error("cannot forward jobs to the executors")
+        .Str("subject", subject)
+        .Int("count", static_cast<int64_t>(calls.size()))
+        .Str("error", sent.ToString());
+    for (Call* call : calls) {
+      const HoldRecord& hold = call->hold;
+      auto released = balances_.Release(hold.execution_id, hold.org_id, ReleaseMode::kDelete);
+      if (!released.ok()) {
+        log::Warn("hold left to the reaper").Str("execution_id", hold.execution_id);
+      }
+      Answer(call->job, Unavailable(), call->span->traceparent(), out.answers);
+    }
+  }
+  out.forwards.clear();
+  Status answered = out.answers.Send();
+  if (!answered.ok()) log::Error("answers not sent").Str("error", answered.ToString());
+}
+
+void InvokeStage::Proceed(Call& call, const Result<HoldOutcome>& outcome, Outbox& out) {
   v1::InvokeJob& job = call.job;
   const HoldRecord& hold = call.hold;
   const std::string traceparent = call.span->traceparent();
@@ -162,7 +199,7 @@ void InvokeStage::Proceed(Call& call, const Result<HoldOutcome>& outcome) {
     // Redis may have applied the hold and lost only its reply: undo it (a no-op when nothing
     // was held), or leave it to the reaper if Redis is still unreachable.
     balances_.Release(hold.execution_id, hold.org_id, ReleaseMode::kDelete);
-    Answer(job, Unavailable(), traceparent);
+    Answer(job, Unavailable(), traceparent, out.answers);
     return;
   }
   if (outcome->verdict == HoldVerdict::kAlreadyHeld) {
@@ -170,7 +207,7 @@ void InvokeStage::Proceed(Call& call, const Result<HoldOutcome>& outcome) {
     return;
   }
   if (auto problem = ProblemFor(*outcome, hold.amount_micro_usd, config_.limits)) {
-    Answer(job, std::move(*problem), traceparent);
+    Answer(job, std::move(*problem), traceparent, out.answers);
     return;
   }
 
@@ -178,14 +215,7 @@ void InvokeStage::Proceed(Call& call, const Result<HoldOutcome>& outcome) {
   job.mutable_hold()->set_function_micro_usd(FeeFor(job));
   job.set_traceparent(traceparent);
   core::RecordHop(job, *call.span);
-  Status sent = bus_.Publish(call.exec_subject, job.SerializeAsString(),
-                             UnservedSubject(job.execution_id()), traceparent);
-  if (!sent.ok()) {
-    log::Error("cannot forward the job to the executors").Str("error", sent.ToString());
-    auto released = balances_.Release(hold.execution_id, hold.org_id, ReleaseMode::kDelete);
-    if (!released.ok()) log::Warn("hold left to the reaper").Str("execution_id", hold.execution_id);
-    Answer(job, Unavailable(), traceparent);
-  }
+  out.forwards[call.exec_subject].push_back(&call);
 }
 
 Result<HoldOutcome> InvokeStage::PlaceHold(const HoldRecord& hold) {
@@ -201,12 +231,13 @@ Result<HoldOutcome> InvokeStage::PlaceHold(const HoldRecord& hold) {
 }
 
 void InvokeStage::Answer(const v1::InvokeJob& job, v1::Problem problem,
-                         const std::string& traceparent) {
+                         const std::string& traceparent, bus::Batch& answers) {
   v1::InvokeReply reply;
   // An expiring key is flagged on every answer, refusals included (X-Api-Key-Expires-At).
   reply.set_key_expires_at_ms(job.principal().key_expires_at_ms());
   *reply.mutable_problem() = std::move(problem);
-  bus_.Publish(job.edge_reply(), reply.SerializeAsString(), {}, traceparent);
+  answers.Add(bus::SiblingDestination(job.edge_reply()),
+              {job.edge_reply(), reply.SerializeAsString(), {}, traceparent});
 }
 
 }  // namespace toolgate::billing

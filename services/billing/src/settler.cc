@@ -170,10 +170,12 @@ void Settler::Commit(Batch batch) {
   for (const HoldRecord& h : unrun) to_release.push_back(&h);
   std::vector<Result<bool>> releases = balances_.ReleaseMany(to_release);
   v1::ExecutionsRecorded recorded_events;
+  // The batch's answers leave together: one message per edge, not one per call.
+  bus::Batch answers(bus_);
   for (size_t i = 0; i < batch.size(); ++i) {
     bool newly_recorded = fresh.erase(batch[i]->settlement.execution.execution_id) > 0;
     Finish(*batch[i],
-           batch[i]->result.handler_ran() ? captures[index_of[i]] : releases[index_of[i]]);
+           batch[i]->result.handler_ran() ? captures[index_of[i]] : releases[index_of[i]], answers);
     // Only the first recording counts, so a retried result never counts twice.
     if (newly_recorded && batch[i]->result.handler_ran()) {
       const ExecutionRecord& execution = batch[i]->settlement.execution;
@@ -187,6 +189,8 @@ void Settler::Commit(Batch batch) {
       event->set_status_code(execution.status_code);
     }
   }
+  Status answered = answers.Send();
+  if (!answered.ok()) log::Error("answers not sent").Str("error", answered.ToString());
   AckAll(batch);
   // One message for the whole batch: the registry's counters need no per-call event.
   if (recorded_events.executions_size() > 0) {
@@ -194,7 +198,7 @@ void Settler::Commit(Batch batch) {
   }
 }
 
-void Settler::Finish(Pending& pending, const Result<bool>& applied) {
+void Settler::Finish(Pending& pending, const Result<bool>& applied, bus::Batch& answers) {
   const v1::ExecutionResult& result = pending.result;
   const v1::InvokeJob& job = result.job();
   const ExecutionRecord& execution = pending.settlement.execution;
@@ -227,7 +231,8 @@ void Settler::Finish(Pending& pending, const Result<bool>& applied) {
   const std::string traceparent = pending.span->traceparent();
   if (!job.edge_reply().empty()) {
     v1::InvokeReply reply = ReplyFor(result, execution.charge);
-    bus_.Publish(job.edge_reply(), reply.SerializeAsString(), {}, traceparent);
+    answers.Add(bus::SiblingDestination(job.edge_reply()),
+                {job.edge_reply(), reply.SerializeAsString(), {}, traceparent});
   }
   pending.span.reset();
 }

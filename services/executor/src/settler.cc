@@ -84,8 +84,10 @@ Result<std::unique_ptr<Settler>> Settler::Start(const bus::BusOptions& options,
   if (!bus.ok()) return bus.status();
   std::unique_ptr<Settler> settler(new Settler(std::move(bus).value(), timing));
   Settler* self = settler.get();
-  Status s = self->bus_->Subscribe(self->prefix_ + "*", "",
-                                   [self](bus::Message&& m) { self->OnReply(std::move(m)); });
+  // Acks only update the pending table: handled on the thread that reads them.
+  Status s = self->bus_->Subscribe(
+      self->prefix_ + "*", "", [self](bus::Message&& m) { self->OnReply(std::move(m)); },
+      bus::Delivery::kReaderThread);
   if (!s.ok()) return s;
   return settler;
 }
@@ -122,8 +124,12 @@ void Settler::Settle(const std::string& subject, const v1::ExecutionResult& resu
 }
 
 void Settler::Send(const PendingSettlements::Attempt& attempt) {
-  Status s = bus_->Publish(attempt.subject, attempt.payload, prefix_ + std::to_string(attempt.id),
-                           attempt.traceparent);
+  // Coalesced: results finishing while another is being written leave with it in one message
+  // (billing subscribes to tg.billing.settle.*). One that fails inside a batch is logged by the
+  // bus and sent again when its ack times out.
+  Status s = bus_->PublishCoalesced(bus::SiblingDestination(attempt.subject),
+                                    {attempt.subject, attempt.payload,
+                                     prefix_ + std::to_string(attempt.id), attempt.traceparent});
   if (!s.ok()) Failed(attempt.id, s.ToString());
 }
 

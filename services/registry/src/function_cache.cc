@@ -55,19 +55,6 @@ Result<bool> FunctionCache::IsAdded(const std::string& org_id, const std::string
   return added;
 }
 
-bool FunctionCache::IsWarm(const std::string& function_id, const std::string& caller_org_id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  const int64_t now_ms = options_.now_ms();
-  auto fn = functions_.find(function_id);
-  if (fn == functions_.end() || now_ms - fn->second.loaded_at_ms >= options_.max_age_ms) {
-    return false;
-  }
-  const CachedFunction* function = fn->second.value.get();
-  if (function == nullptr || !function->is_public || function->org_id == caller_org_id) return true;
-  auto added = added_.find(caller_org_id);
-  return added != added_.end() && now_ms - added->second.loaded_at_ms < options_.max_age_ms;
-}
-
 void FunctionCache::DropFunction(const std::string& function_id) {
   std::lock_guard<std::mutex> lock(mu_);
   ++generation_;

@@ -5,6 +5,8 @@
 #include <functional>
 #include <map>
 
+#include "toolgate/registry/stages.h"
+
 namespace toolgate::registry {
 namespace {
 
@@ -130,30 +132,6 @@ TEST_F(CacheTest, WorkspaceAddsPerOrganization) {
   EXPECT_FALSE(*cache.IsAdded("a", kId));
 }
 
-TEST_F(CacheTest, WarmOnlyWhenEveryLookupOfTheCallIsCached) {
-  source.functions[kId] = Fn(5);
-  EXPECT_FALSE(cache.IsWarm(kId, "org"));
-  cache.Function(kId);
-  EXPECT_TRUE(cache.IsWarm(kId, "org"));  // own private function: nothing else to look up
-  // Another organization's call of a public function also needs that organization's adds.
-  source.functions[kId].is_public = true;
-  cache.DropFunction(kId);
-  cache.Function(kId);
-  EXPECT_TRUE(cache.IsWarm(kId, "org"));
-  EXPECT_FALSE(cache.IsWarm(kId, "caller"));
-  cache.IsAdded("caller", kId);
-  EXPECT_TRUE(cache.IsWarm(kId, "caller"));
-  // Drops and age make it cold again.
-  cache.DropWorkspace("caller");
-  EXPECT_FALSE(cache.IsWarm(kId, "caller"));
-  cache.IsAdded("caller", kId);
-  now += 60'000;
-  EXPECT_FALSE(cache.IsWarm(kId, "org"));
-  // A known-absent id is decided from memory too (404).
-  cache.Function("missing");
-  EXPECT_TRUE(cache.IsWarm("missing", "org"));
-}
-
 TEST_F(CacheTest, SizeIsBounded) {
   for (int i = 0; i < 250; ++i) cache.Function("id-" + std::to_string(i));
   int loads = source.function_loads;
@@ -161,6 +139,63 @@ TEST_F(CacheTest, SizeIsBounded) {
   EXPECT_EQ(source.function_loads, loads);
   cache.Function("id-0");  // went in a clear
   EXPECT_EQ(source.function_loads, loads + 1);
+}
+
+}  // namespace
+}  // namespace toolgate::registry
+
+namespace toolgate::registry {
+namespace {
+
+// The edge's view (tg.registry.function_view) of the cache's function, for one caller.
+TEST_F(CacheTest, FunctionViewForTheEdge) {
+  CachedFunction f = Fn(5);
+  f.is_public = true;
+  f.mcp = true;
+  PublishedVersion v;
+  v.version = "1.2";
+  v.parsed = *core::ParseVersion("1.2");
+  v.runtime = "lua";
+  v.compute_type = "CPU";
+  v.timeout_ms = 100;
+  v.declared_keys = {"K"};
+  v.price_micro_usd = 7;
+  v.egress = {"api.example.com"};
+  v.input_schema_json = R"({"type":"object"})";
+  f.versions.push_back(v);
+  source.functions[kId] = f;
+  source.added["caller"] = {kId};
+
+  v1::FunctionViewReply reply =
+      ViewFunction(cache, "6F1C2B9E-3D4A-4B5C-8D7E-9F0A1B2C3D4E", "caller");
+  ASSERT_TRUE(reply.found());
+  EXPECT_FALSE(reply.has_problem());
+  EXPECT_TRUE(reply.added());
+  const v1::FunctionView& view = reply.function();
+  EXPECT_EQ(view.function_id(), kId);
+  EXPECT_EQ(view.org_id(), "org");
+  EXPECT_TRUE(view.is_public());
+  EXPECT_TRUE(view.mcp());
+  ASSERT_EQ(view.versions_size(), 1);
+  EXPECT_EQ(view.versions(0).version(), "1.2");
+  EXPECT_EQ(view.versions(0).declared_keys(0), "K");
+  EXPECT_EQ(view.versions(0).price_micro_usd(), 7);
+  EXPECT_EQ(view.versions(0).egress(0), "api.example.com");
+  EXPECT_EQ(view.versions(0).input_schema_json(), R"({"type":"object"})");
+  // The owner has nothing to add; another caller has not added it.
+  EXPECT_FALSE(ViewFunction(cache, kId, "org").added());
+  EXPECT_FALSE(ViewFunction(cache, kId, "stranger").added());
+}
+
+TEST_F(CacheTest, FunctionViewOfNothingAndOfADownStore) {
+  EXPECT_FALSE(ViewFunction(cache, kId, "caller").found());
+  EXPECT_FALSE(ViewFunction(cache, "not-a-uuid", "caller").found());
+  EXPECT_EQ(source.function_loads, 1);  // no store read for an id that cannot exist
+  source.down = true;
+  cache.DropFunction(kId);
+  v1::FunctionViewReply reply = ViewFunction(cache, kId, "caller");
+  EXPECT_FALSE(reply.found());
+  EXPECT_EQ(reply.problem().code(), "service_unavailable");
 }
 
 }  // namespace

@@ -3,23 +3,12 @@
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
-#include "toolgate/core/invoke_stage.h"
 #include "toolgate/core/problem.h"
-#include "toolgate/registry/invoke_decision.h"
 #include "toolgate/registry/subjects.h"
 #include "toolgate/trace/trace.h"
 
 namespace toolgate::registry {
 namespace {
-
-void AnswerEdge(bus::Bus& bus, const std::string& reply, const v1::InvokeJob& job,
-                v1::Problem problem, const std::string& traceparent) {
-  v1::InvokeReply answer;
-  *answer.mutable_problem() = std::move(problem);
-  answer.set_key_expires_at_ms(job.principal().key_expires_at_ms());
-  Status s = bus.Publish(reply, answer.SerializeAsString(), {}, traceparent);
-  if (!s.ok()) log::Warn("cannot answer the edge").Str("error", s.ToString());
-}
 
 v1::Problem StoreDown(const Status& status) {
   log::Error("registry store unavailable").Str("error", status.ToString());
@@ -33,18 +22,17 @@ RegistryStages::RegistryStages(bus::Bus& bus, FunctionCache& functions, CodeCach
     : bus_(bus), functions_(functions), code_(code), executions_(executions) {}
 
 Status RegistryStages::Subscribe(bus::Service& service) {
-  pool_ = &service.pool();
   struct Subscription {
     const char* subject;
     const char* queue;  // "": every replica gets every message
-    // Inline handlers only touch memory (HandleInvoke moves a cache miss to the worker pool
-    // itself); the others may read PostgreSQL on a cache miss, so they run on the worker pool.
+    // Inline handlers only touch memory; the others may read PostgreSQL on a cache miss, so
+    // they run on the worker pool.
     bool inline_handler;
     void (RegistryStages::*handle)(bus::Message&&);
   };
   static constexpr Subscription kSubscriptions[] = {
-      {kInvokeSubject, kQueueGroup, true, &RegistryStages::HandleInvoke},
       {kCodeSubject, kQueueGroup, false, &RegistryStages::HandleCode},
+      {kFunctionViewSubject, kQueueGroup, false, &RegistryStages::HandleFunctionView},
       {kExecutionSubject, kQueueGroup, true, &RegistryStages::HandleExecution},
       {kFunctionChangedSubject, "", true, &RegistryStages::HandleFunctionChanged},
       {kWorkspaceChangedSubject, "", true, &RegistryStages::HandleWorkspaceChanged},
@@ -58,58 +46,60 @@ Status RegistryStages::Subscribe(bus::Service& service) {
   return Status::Ok();
 }
 
-void RegistryStages::HandleInvoke(bus::Message&& m) {
-  auto in = core::OpenInvokeJob(m);
-  if (!in) return;
-  trace::TraceContext parent = core::StageTrace(m, in->job);
-  // A warm call is decided here, on the delivery thread: a hop to the worker pool would cost
-  // more than the lookups. A miss reads PostgreSQL, which must not stall the subscription.
-  if (pool_ == nullptr ||
-      functions_.IsWarm(NormalizeFunctionId(in->job.function_id()), in->job.principal().org_id())) {
-    return Resolve(std::move(*in), parent);
+v1::FunctionViewReply ViewFunction(FunctionCache& functions, const std::string& function_id,
+                                   const std::string& caller_org_id) {
+  v1::FunctionViewReply reply;
+  const std::string id = NormalizeFunctionId(function_id);
+  if (!IsUuid(id)) return reply;
+  auto found = functions.Function(id);
+  if (!found.ok()) {
+    *reply.mutable_problem() = StoreDown(found.status());
+    return reply;
   }
-  pool_->Submit([this, in = std::move(*in), parent]() mutable { Resolve(std::move(in), parent); });
+  const std::shared_ptr<const CachedFunction>& f = *found;
+  if (f == nullptr) return reply;
+  reply.set_found(true);
+  if (f->is_public && f->org_id != caller_org_id) {
+    auto added = functions.IsAdded(caller_org_id, id);
+    if (!added.ok()) {
+      reply.Clear();
+      *reply.mutable_problem() = StoreDown(added.status());
+      return reply;
+    }
+    reply.set_added(*added);
+  }
+  v1::FunctionView* view = reply.mutable_function();
+  view->set_function_id(f->function_id);
+  view->set_org_id(f->org_id);
+  view->set_is_public(f->is_public);
+  view->set_mcp(f->mcp);
+  for (const PublishedVersion& v : f->versions) {
+    v1::VersionView* out = view->add_versions();
+    out->set_version(v.version);
+    out->set_runtime(v.runtime);
+    out->set_compute_type(v.compute_type);
+    out->set_timeout_ms(v.timeout_ms);
+    out->set_memory_mb(v.memory_mb);
+    for (const auto& key : v.declared_keys) out->add_declared_keys(key);
+    out->set_price_micro_usd(v.price_micro_usd);
+    for (const auto& rule : v.egress) out->add_egress(rule);
+    out->set_bundle_digest(v.bundle_digest);
+    out->set_handler(v.handler);
+    out->set_input_schema_json(v.input_schema_json);
+  }
+  return reply;
 }
 
-void RegistryStages::Resolve(core::StageInput in, const trace::TraceContext& parent) {
-  v1::InvokeJob& job = in.job;
-  const std::string& reply = in.reply;
-  trace::Span span(parent, "registry");
-  core::AnnotateStageSpan(span, job);
-  const std::string traceparent = span.traceparent();
-
-  const std::string id = NormalizeFunctionId(job.function_id());
-  std::shared_ptr<const CachedFunction> function;
-  if (IsUuid(id)) {
-    auto found = functions_.Function(id);
-    if (!found.ok()) return AnswerEdge(bus_, reply, job, StoreDown(found.status()), traceparent);
-    function = *found;
+void RegistryStages::HandleFunctionView(bus::Message&& m) {
+  v1::FunctionViewRequest request;
+  if (!request.ParseFromString(m.data) || m.reply.empty()) {
+    log::Error("malformed FunctionViewRequest").Str("subject", m.subject);
+    return;
   }
-  bool added = false;
-  if (function && function->is_public && function->org_id != job.principal().org_id()) {
-    auto is_added = functions_.IsAdded(job.principal().org_id(), id);
-    if (!is_added.ok()) {
-      return AnswerEdge(bus_, reply, job, StoreDown(is_added.status()), traceparent);
-    }
-    added = *is_added;
-  }
-
-  InvokeDecision decision = DecideInvoke(job, function.get(), added);
-  if (auto* problem = std::get_if<v1::Problem>(&decision)) {
-    return AnswerEdge(bus_, reply, job, std::move(*problem), traceparent);
-  }
-  *job.mutable_function() = std::move(std::get<v1::FunctionVersion>(decision));
-  job.set_traceparent(traceparent);
-  core::RecordHop(job, span);
-  const char* next =
-      job.function().declared_keys_size() > 0 ? kSecretsStageSubject : kBillingStageSubject;
-  Status s = bus_.Publish(next, job.SerializeAsString(), reply, traceparent);
-  if (!s.ok()) {
-    log::Error("cannot forward the invocation").Str("error", s.ToString());
-    AnswerEdge(bus_, reply, job,
-               core::MakeProblem("service_unavailable", "The bus is unavailable; retry shortly."),
-               traceparent);
-  }
+  v1::FunctionViewReply reply =
+      ViewFunction(functions_, request.function_id(), request.caller_org_id());
+  Status s = bus_.Publish(m.reply, reply.SerializeAsString());
+  if (!s.ok()) log::Warn("cannot answer a function view request").Str("error", s.ToString());
 }
 
 void RegistryStages::HandleCode(bus::Message&& m) {

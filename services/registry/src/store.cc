@@ -526,6 +526,7 @@ Result<std::optional<CachedFunction>> RegistryStore::LoadFunction(const std::str
     auto schema = core::JsonSchema::Compile(rows->Str(r, 11));
     if (schema.ok()) {
       v.input_schema = std::move(*schema);
+      v.input_schema_json = rows->Str(r, 11);
     } else {
       // Published before schemas were checked: such a version keeps accepting any event.
       log::Warn("a version's input_schema is not one Toolgate can check; events go unchecked")

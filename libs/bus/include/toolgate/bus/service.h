@@ -19,10 +19,11 @@ class Service {
   Service(std::string name, Bus& bus, size_t worker_threads);
 
   // Delivers each message of subject (queue group `queue`, empty for broadcast) to handler on the
-  // worker pool.
+  // worker pool (handed over by the connection's reader thread).
   Status Handle(const std::string& subject, const std::string& queue, Bus::Handler handler);
-  // Like Handle, but runs handler on the subscription's delivery thread: for handlers that only
-  // touch memory, where a pool hop would cost more than the work.
+  // Like Handle, but runs handler on the thread that reads the connection
+  // (Delivery::kReaderThread): for handlers that only touch memory or queue work, where a thread
+  // hop would cost more than the work. Such a handler must not block nor call Bus::Request().
   Status HandleInline(const std::string& subject, const std::string& queue, Bus::Handler handler);
 
   // Logs "ready", blocks until SIGTERM or SIGINT, then drains and waits for in-flight handlers.

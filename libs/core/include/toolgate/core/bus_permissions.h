@@ -42,8 +42,6 @@ const BusUser* FindBusUser(std::string_view name);
 // "_INBOX.<user>": the prefix of every inbox a user's connection makes.
 std::string InboxPrefix(std::string_view user);
 
-// NATS subject matching: `*` matches one token, `>` one or more trailing tokens.
-bool SubjectMatches(std::string_view pattern, std::string_view subject);
 // Whether user's lists allow publishing to (subscribing to) subject. Replies allowed by
 // allow_responses (the edge's) are not counted: they depend on what the user received.
 bool MayPublish(const BusUser& user, std::string_view subject);

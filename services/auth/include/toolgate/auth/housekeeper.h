@@ -1,9 +1,9 @@
 // Housekeeper: auth's background writer, one thread.
 //
-// Every second it writes the UsageBatcher's key uses to api_keys.last_used_at in one statement
-// (so each key's row is written at most once a second, and never on the invoke path); a batch
-// that fails is kept for the next second. Every minute it prunes stale KeyCache entries; every
-// hour it deletes expired sessions and sign-in throttle rows that no longer count.
+// Every second it writes the core::UsageBatcher's key uses to api_keys.last_used_at in one
+// statement (so each key's row is written at most once a second, and never on the invoke path); a
+// batch that fails is kept for the next second. Every minute it prunes stale KeyCache entries;
+// every hour it deletes expired sessions and sign-in throttle rows that no longer count.
 //
 // Everything passed to the constructor must outlive the Housekeeper.
 #pragma once
@@ -16,14 +16,14 @@
 #include "toolgate/auth/key_cache.h"
 #include "toolgate/auth/key_store.h"
 #include "toolgate/auth/sign_in_throttle.h"
-#include "toolgate/auth/usage_batcher.h"
+#include "toolgate/core/usage_batcher.h"
 
 namespace toolgate::auth {
 
 class Housekeeper {
  public:
   // Starts the thread.
-  Housekeeper(KeyStore& keys, AccountStore& accounts, KeyCache& cache, UsageBatcher& usage,
+  Housekeeper(KeyStore& keys, AccountStore& accounts, KeyCache& cache, core::UsageBatcher& usage,
               SignInThrottle& throttle);
   // Stops the thread and writes the uses recorded since the last batch.
   ~Housekeeper();
@@ -37,7 +37,7 @@ class Housekeeper {
   KeyStore& keys_;
   AccountStore& accounts_;
   KeyCache& cache_;
-  UsageBatcher& usage_;
+  core::UsageBatcher& usage_;
   SignInThrottle& throttle_;
   std::mutex mu_;
   std::condition_variable stop_cv_;  // guarded by mu_: stopping_ was set

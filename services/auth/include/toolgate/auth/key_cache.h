@@ -1,5 +1,5 @@
-// KeyCache: API key records by key SHA-256, so that a warm invocation is authenticated from
-// memory without a PostgreSQL round trip.
+// KeyCache: API key records by key SHA-256, so that auth answers the edges' key lookups and
+// authenticates management requests from memory without a PostgreSQL round trip.
 //
 // An entry is served for at most ttl_us after it was loaded; after that the caller reloads it.
 // Revocations reach every replica as a KeyRevoked broadcast and Invalidate() drops the entry

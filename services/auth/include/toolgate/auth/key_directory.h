@@ -1,7 +1,7 @@
 // KeyDirectory: where auth finds API key records, and how a revocation reaches every replica.
 //
-// Reads go to the KeyCache first and to PostgreSQL on a miss; Cached() never blocks, so the
-// invoke stage answers warm calls on the NATS delivery thread. A revocation is applied to the
+// Reads go to the KeyCache first and to PostgreSQL on a miss; Cached() never blocks. The edges
+// keep their own cache of the answers (tg.auth.key_lookup) and hear the same revocations. A revocation is applied to the
 // local cache at once and broadcast on tg.events.key_revoked, which every replica (this one
 // included) listens to without a queue group.
 //
@@ -15,10 +15,11 @@
 #include "toolgate/auth/key_store.h"
 #include "toolgate/base/status.h"
 #include "toolgate/bus/bus.h"
+#include "toolgate/core/subjects.h"
 
 namespace toolgate::auth {
 
-inline constexpr const char* kKeyRevokedSubject = "tg.events.key_revoked";
+using core::kKeyRevokedSubject;
 
 class KeyDirectory {
  public:

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "toolgate/base/status.h"
+#include "toolgate/core/key_decision.h"
 #include "toolgate/v1/toolgate.pb.h"
 
 namespace toolgate::auth {
@@ -23,19 +24,14 @@ inline constexpr int64_t kExpiringWindowMs = 14 * kDayMs;
 inline constexpr size_t kKeyPrefixChars = 11;
 inline constexpr size_t kMaxKeyNameChars = 100;
 
-inline constexpr std::string_view kScopeInvoke = "invoke";
-inline constexpr std::string_view kScopeManage = "manage";
-
-// What auth knows about one API key; the cache and the stages work on this.
-struct KeyRecord {
-  std::string key_id;
-  std::string org_id;
-  std::string org_name;
-  std::string user_id;  // the creator; empty when a key without a user created it
-  std::vector<std::string> scopes;
-  int64_t expires_at_ms = 0;
-  bool revoked = false;
-};
+// The verdict on a presented key is shared with the edge's cache (toolgate/core/key_decision.h).
+using core::CheckKey;
+using core::CheckKeyForInvoke;
+using core::HasScope;
+using core::KeyRecord;
+using core::kScopeInvoke;
+using core::kScopeManage;
+using core::PrincipalForKey;
 
 // A freshly generated key. `key` is shown to its creator once and never stored.
 struct GeneratedKey {
@@ -66,15 +62,6 @@ Result<std::vector<std::string>> ResolveScopes(
 // Not blank and at most kMaxKeyNameChars characters: nullopt, else the field error.
 std::optional<std::string> CheckKeyName(std::string_view name);
 
-bool HasScope(const std::vector<std::string>& scopes, std::string_view scope);
-
-// The verdict on a presented key (record null: unknown): nullopt when it may authenticate,
-// else the 401 problem (invalid_api_key, api_key_revoked, api_key_expired).
-std::optional<v1::Problem> CheckKey(const KeyRecord* record, int64_t now_ms);
-// CheckKey, then 403 insufficient_scope for a key without the invoke scope.
-std::optional<v1::Problem> CheckKeyForInvoke(const KeyRecord* record, int64_t now_ms);
-
-v1::Principal PrincipalForKey(const KeyRecord& record);
 // A signed-in user may do everything: scopes invoke and manage.
 v1::Principal PrincipalForSession(std::string user_id, std::string org_id, std::string org_name);
 

@@ -7,13 +7,17 @@
 // Holds are group-committed like settlements: Handle only checks and queues the job, and one
 // thread places every queued hold in one pipelined Redis round trip (BalanceStore::HoldMany), so
 // that under `appendfsync always` concurrent calls share one fsync instead of paying one each.
+// The batch's jobs then leave in one message per executor pool, its refusals in one per edge
+// (bus::Batch).
 // A hold that finds its organization's balance not yet loaded from the ledger is finished on the
 // worker pool, which loads it (PostgreSQL) and tries again, so the batch never waits on that.
 //
 // Thread-safe.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "toolgate/base/batch_queue.h"
@@ -21,6 +25,7 @@
 #include "toolgate/billing/balance_store.h"
 #include "toolgate/billing/config.h"
 #include "toolgate/billing/ledger_store.h"
+#include "toolgate/bus/batch.h"
 #include "toolgate/bus/bus.h"
 #include "toolgate/trace/trace.h"
 #include "toolgate/v1/toolgate.pb.h"
@@ -48,12 +53,24 @@ class InvokeStage {
   };
   using CallPtr = std::unique_ptr<Call>;
 
+  // What one batch of holds sends: the held jobs by executor subject, and the edges' answers.
+  // Each executor pool gets the batch's jobs in one message, each edge its answers in one.
+  struct Outbox {
+    explicit Outbox(bus::Bus& bus) : answers(bus) {}
+    std::map<std::string, std::vector<Call*>> forwards;
+    bus::Batch answers;
+  };
+
   void HoldBatch(std::vector<CallPtr> batch);
   // Holds, loading the balance from the ledger first when Redis does not have it yet.
   Result<HoldOutcome> PlaceHold(const HoldRecord& hold);
-  // Forwards the call to its executors, or answers the edge, after the hold's outcome.
-  void Proceed(Call& call, const Result<HoldOutcome>& outcome);
-  void Answer(const v1::InvokeJob& job, v1::Problem problem, const std::string& traceparent);
+  // Queues the call for its executors, or an answer for the edge, after the hold's outcome.
+  void Proceed(Call& call, const Result<HoldOutcome>& outcome, Outbox& out);
+  // Sends out's jobs, then its answers; the holds of jobs that cannot be sent are released and
+  // their callers answered 503.
+  void Send(Outbox& out);
+  void Answer(const v1::InvokeJob& job, v1::Problem problem, const std::string& traceparent,
+              bus::Batch& answers);
 
   bus::Bus& bus_;
   BalanceStore& balances_;

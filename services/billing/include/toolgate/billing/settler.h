@@ -30,6 +30,7 @@
 #include "toolgate/billing/config.h"
 #include "toolgate/billing/ledger_store.h"
 #include "toolgate/billing/retry_queue.h"
+#include "toolgate/bus/batch.h"
 #include "toolgate/bus/bus.h"
 
 namespace toolgate::billing {
@@ -70,8 +71,8 @@ class Settler {
   void Commit(Batch batch);
   // applied: the outcome of the batch's capture of this hold (the handler ran) or release (it
   // did not); a batch applies each kind in one Redis round trip. A transient failure goes to
-  // the retry queue.
-  void Finish(Pending& pending, const Result<bool>& applied);
+  // the retry queue. The edge's answer joins answers.
+  void Finish(Pending& pending, const Result<bool>& applied, bus::Batch& answers);
   void AckAll(const Batch& batch);
 
   bus::Bus& bus_;

@@ -1,4 +1,5 @@
-// FunctionCache: the invoke hot path's view of functions and workspace adds, in memory.
+// FunctionCache: the registry's view of functions and workspace adds, in memory, from which it
+// answers the edges' function views (tg.registry.function_view) and the MCP tool lists.
 //
 // Entries are filled on a miss from a FunctionSource (PostgreSQL in production) and dropped by the
 // broadcast events tg.events.function_changed and tg.events.workspace_changed, so a warm call
@@ -54,10 +55,6 @@ class FunctionCache {
   Result<std::shared_ptr<const CachedFunction>> Function(const std::string& function_id);
   // Whether org_id has added function_id, or the source's error.
   Result<bool> IsAdded(const std::string& org_id, const std::string& function_id);
-  // Whether an invocation of function_id by caller_org_id can be decided from memory: the
-  // function is cached and, when it is another organization's public function, so is the
-  // caller's workspace. A hint for choosing a thread: a drop may still race the lookups after it.
-  bool IsWarm(const std::string& function_id, const std::string& caller_org_id);
 
   // Event handlers: forget what a change made stale.
   void DropFunction(const std::string& function_id);

@@ -1,20 +1,23 @@
 // The registry's bus work besides its management routes:
-//   tg.invoke.registry (queue "registry")  resolve the function and version of an invocation
-//                                          (DecideInvoke) and pass the job to tg.invoke.secrets
-//                                          (tg.invoke.billing when the version declares no
-//                                          keys), or answer the edge with the problem
+//   tg.registry.function_view (queue "registry")  FunctionViewRequest -> FunctionViewReply: what
+//                                          the edge's version cache needs to decide invocations
 //   tg.registry.code (queue "registry")    CodeRequest -> CodeReply for executors
 //   tg.events.execution (queue "registry") count executions per function, caller and day
 //   tg.events.function_changed, tg.events.workspace_changed (every replica)  drop cache entries
 #pragma once
 
 #include "toolgate/bus/service.h"
-#include "toolgate/core/invoke_stage.h"
 #include "toolgate/registry/code_cache.h"
 #include "toolgate/registry/execution_counter.h"
 #include "toolgate/registry/function_cache.h"
+#include "toolgate/v1/toolgate.pb.h"
 
 namespace toolgate::registry {
+
+// The edge's view of function_id as seen by caller_org_id, or the problem service_unavailable
+// when the store cannot answer. May block on PostgreSQL (through the cache).
+v1::FunctionViewReply ViewFunction(FunctionCache& functions, const std::string& function_id,
+                                   const std::string& caller_org_id);
 
 class RegistryStages {
  public:
@@ -22,21 +25,17 @@ class RegistryStages {
   RegistryStages(bus::Bus& bus, FunctionCache& functions, CodeCache& code,
                  ExecutionCounter& executions);
 
-  // Subscribes every handler above on service; a cache miss of an invocation then runs on the
-  // service's worker pool.
+  // Subscribes every handler above on service.
   Status Subscribe(bus::Service& service);
 
-  void HandleInvoke(bus::Message&& m);
   void HandleCode(bus::Message&& m);
+  void HandleFunctionView(bus::Message&& m);
   void HandleExecution(bus::Message&& m);
   void HandleFunctionChanged(bus::Message&& m);
   void HandleWorkspaceChanged(bus::Message&& m);
 
  private:
-  void Resolve(core::StageInput in, const trace::TraceContext& parent);
-
   bus::Bus& bus_;
-  ThreadPool* pool_ = nullptr;  // set by Subscribe; without it every call is decided inline
   FunctionCache& functions_;
   CodeCache& code_;
   ExecutionCounter& executions_;

@@ -1,8 +1,8 @@
-#include "toolgate/registry/model.h"
+#include "toolgate/core/function_model.h"
 
 #include <gtest/gtest.h>
 
-namespace toolgate::registry {
+namespace toolgate::core {
 namespace {
 
 std::vector<PublishedVersion> Versions(std::initializer_list<const char*> names) {
@@ -47,4 +47,4 @@ TEST(NormalizeFunctionId, LowerCasesOnlyAsciiLetters) {
 }
 
 }  // namespace
-}  // namespace toolgate::registry
+}  // namespace toolgate::core

@@ -1,4 +1,4 @@
-#include "toolgate/registry/invoke_decision.h"
+#include "toolgate/core/invoke_decision.h"
 
 #include <algorithm>
 #include <string>
@@ -8,7 +8,7 @@
 #include "toolgate/core/json_schema.h"
 #include "toolgate/core/problem.h"
 
-namespace toolgate::registry {
+namespace toolgate::core {
 namespace {
 
 bool IsBlank(std::string_view s) {
@@ -132,4 +132,4 @@ InvokeDecision DecideInvoke(const v1::InvokeJob& job, const CachedFunction* func
   return out;
 }
 
-}  // namespace toolgate::registry
+}  // namespace toolgate::core

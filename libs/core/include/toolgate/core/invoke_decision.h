@@ -4,10 +4,10 @@
 
 #include <variant>
 
-#include "toolgate/registry/model.h"
+#include "toolgate/core/function_model.h"
 #include "toolgate/v1/toolgate.pb.h"
 
-namespace toolgate::registry {
+namespace toolgate::core {
 
 // Either the problem that answers the edge, or the resolved version for the later stages.
 using InvokeDecision = std::variant<v1::Problem, v1::FunctionVersion>;
@@ -27,4 +27,4 @@ using InvokeDecision = std::variant<v1::Problem, v1::FunctionVersion>;
 //       version's declared keys (a present but blank header counts as absent)
 InvokeDecision DecideInvoke(const v1::InvokeJob& job, const CachedFunction* function, bool added);
 
-}  // namespace toolgate::registry
+}  // namespace toolgate::core

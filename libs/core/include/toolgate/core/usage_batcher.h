@@ -1,5 +1,7 @@
-// UsageBatcher: remembers which API keys were used, so last_used_at is written in batches off
-// the hot path rather than once per call.
+// UsageBatcher: remembers which API keys were used, so last_used_at travels and is written in
+// batches off the hot path rather than once per call. The edge gathers the uses of the keys it
+// decided and reports them to auth once a second (tg.auth.keys_used); auth gathers those reports
+// and its own uses and writes them to PostgreSQL.
 //
 // Record() is a map update under a mutex; Take() hands over the latest use of each key since the
 // previous Take(). Taken once a second, each key's row is written at most once a second.
@@ -12,7 +14,7 @@
 #include <string_view>
 #include <unordered_map>
 
-namespace toolgate::auth {
+namespace toolgate::core {
 
 class UsageBatcher {
  public:
@@ -26,4 +28,4 @@ class UsageBatcher {
   std::unordered_map<std::string, int64_t> last_used_ms_;  // guarded by mu_
 };
 
-}  // namespace toolgate::auth
+}  // namespace toolgate::core

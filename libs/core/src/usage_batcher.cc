@@ -1,9 +1,9 @@
-#include "toolgate/auth/usage_batcher.h"
+#include "toolgate/core/usage_batcher.h"
 
 #include <algorithm>
 #include <utility>
 
-namespace toolgate::auth {
+namespace toolgate::core {
 
 void UsageBatcher::Record(std::string_view key_id, int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -16,4 +16,4 @@ std::unordered_map<std::string, int64_t> UsageBatcher::Take() {
   return std::exchange(last_used_ms_, {});
 }
 
-}  // namespace toolgate::auth
+}  // namespace toolgate::core

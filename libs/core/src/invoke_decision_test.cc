@@ -1,8 +1,8 @@
-#include "toolgate/registry/invoke_decision.h"
+#include "toolgate/core/invoke_decision.h"
 
 #include <gtest/gtest.h>
 
-namespace toolgate::registry {
+namespace toolgate::core {
 namespace {
 
 constexpr const char* kFn = "6f1c2b9e-3d4a-4b5c-8d7e-9f0a1b2c3d4e";
@@ -266,9 +266,9 @@ TEST(DecideInvoke, Row5TheEventMustMatchTheVersionsInputSchema) {
 }
 
 }  // namespace
-}  // namespace toolgate::registry
+}  // namespace toolgate::core
 
-namespace toolgate::registry {
+namespace toolgate::core {
 namespace {
 
 // The price a call is charged is its version's, fixed at publishing: the function's price of
@@ -289,4 +289,4 @@ TEST(DecideInvoke, ChargesTheVersionsOwnPrice) {
 }
 
 }  // namespace
-}  // namespace toolgate::registry
+}  // namespace toolgate::core

@@ -1,8 +1,8 @@
-#include "toolgate/auth/usage_batcher.h"
+#include "toolgate/core/usage_batcher.h"
 
 #include <gtest/gtest.h>
 
-namespace toolgate::auth {
+namespace toolgate::core {
 namespace {
 
 TEST(UsageBatcherTest, KeepsLatestUsePerKeyUntilTaken) {
@@ -19,4 +19,4 @@ TEST(UsageBatcherTest, KeepsLatestUsePerKeyUntilTaken) {
 }
 
 }  // namespace
-}  // namespace toolgate::auth
+}  // namespace toolgate::core

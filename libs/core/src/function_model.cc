@@ -1,6 +1,6 @@
-#include "toolgate/registry/model.h"
+#include "toolgate/core/function_model.h"
 
-namespace toolgate::registry {
+namespace toolgate::core {
 
 std::string NormalizeFunctionId(std::string_view function_id) {
   std::string out(function_id);
@@ -13,7 +13,7 @@ std::string NormalizeFunctionId(std::string_view function_id) {
 const PublishedVersion* LatestVersion(const std::vector<PublishedVersion>& versions) {
   const PublishedVersion* best = nullptr;
   for (const auto& v : versions) {
-    if (best == nullptr || core::CompareVersions(v.parsed, best->parsed) > 0) best = &v;
+    if (best == nullptr || CompareVersions(v.parsed, best->parsed) > 0) best = &v;
   }
   return best;
 }
@@ -26,4 +26,4 @@ const PublishedVersion* FindVersion(const std::vector<PublishedVersion>& version
   return nullptr;
 }
 
-}  // namespace toolgate::registry
+}  // namespace toolgate::core
