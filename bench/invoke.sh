@@ -15,11 +15,15 @@
 # throughput run, and one call's trace as a tree (its spans from the logs, and the hops recorded
 # with the execution). docs/benchmarks.md says what each row means.
 #
-#   bench/invoke.sh [duration_s=10] [connections=32] [durable_writes=true] [--lines]
+#   bench/invoke.sh [duration_s=10] [connections=32] [durable_writes=true] [redis_fsync] [--lines]
 #
-# --lines prints machine-readable lines (RESULT, CPU, SPAN, HOP) instead of the tables.
+# --lines prints machine-readable lines (RESULT, CPU, SPAN, HOP, REDIS) instead of the tables.
 # durable_writes=false starts the system with --durable-writes=false (no fsync before answering;
 # unsafe in production) to show the platform's cost apart from this disk's fsync.
+# redis_fsync (always or everysec; default: always with durable writes) sets Redis's appendfsync
+# alone, to measure what the fsync of holds and captures costs with PostgreSQL's commit unchanged;
+# billing's Redis round trips during toolgate's throughput run (from its /metrics) show how many
+# calls share each one.
 # TOOLGATE_BENCH_FLOOR_HOPS changes the floors' stage count. Exits non-zero when a run had
 # failed requests, after printing everything.
 set -euo pipefail
@@ -32,6 +36,7 @@ done
 duration=${args[0]:-10}
 connections=${args[1]:-32}
 durable=${args[2]:-true}
+redis_fsync=${args[3]:-}
 hops=${TOOLGATE_BENCH_FLOOR_HOPS:-3}
 paced_rate=1000        # requests a second, the condition of the paced p50 target
 paced_connections=32   # enough that the schedule is kept while some requests are slow
@@ -58,7 +63,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-start_system "$data" --durable-writes "$durable"
+start_system "$data" --durable-writes "$durable" ${redis_fsync:+--redis-fsync "$redis_fsync"}
 echo_id=$(sed -n 's/.*"echo_id":"\([^"]*\)".*/\1/p' "$data/run/demo.json")
 invoke_url="$url/api/v1/functions/$echo_id/1.0.0/invoke"
 
@@ -122,13 +127,25 @@ for r in "${runs[@]}"; do
   TOOLGATE_BENCH_KEY=${key_of[$r]} wrk -t1 -c4 -d1s -s bench/post.lua "${url_of[$r]}" >/dev/null
 done
 
+# Billing's Redis round trips (a command or a pipeline: with appendfsync always, at most one
+# fsync each) and their total time, from its /metrics: "count seconds".
+billing_admin=$(sed -n 's/.*"billing":"\(http:[^"]*\)".*/\1/p' "$data/run/state.json")
+redis_trips() {
+  curl -s "$billing_admin/metrics" | awk '
+    /^toolgate_redis_round_trips_total/ { n = $2 }
+    /^toolgate_redis_round_trip_duration_seconds_sum/ { s = $2 }
+    END { print n + 0, s + 0 }'
+}
+
 # Throughput, with CPU and context switches of every process of the peer over the run: on a
 # small machine this, not one hop's latency, is what bounds throughput.
 declare -A cpu_us switches
 for r in "${runs[@]}"; do
   # shellcheck disable=SC2086 # pids_of holds a list
   bench/cpu_by_process.py snapshot ${pids_of[$r]} >"$data/cpu.$r.before"
+  [ "$r" != toolgate ] || trips_before=$(redis_trips)
   wrk_run "$r" throughput "$connections"
+  [ "$r" != toolgate ] || trips_after=$(redis_trips)
   # shellcheck disable=SC2086
   bench/cpu_by_process.py snapshot ${pids_of[$r]} >"$data/cpu.$r.after"
   read -r "cpu_us[$r]" "switches[$r]" < <(bench/cpu_by_process.py report "$data/cpu.$r.before" \
@@ -155,7 +172,8 @@ ratio_to_bare() {
   echo "BENCH date=$(date -u +%FT%TZ) cores=$(nproc) duration_s=$duration" \
        "connections=$connections durable_writes=$durable edge_http_threads=$threads" \
        "floor_hops=$hops wrk_threads=1 paced_rate=$paced_rate" \
-       "paced_connections=$paced_connections trace_id=${trace_id:-none}"
+       "paced_connections=$paced_connections trace_id=${trace_id:-none}" \
+       "redis_fsync=${redis_fsync:-default}"
   for r in "${runs[@]}"; do
     for load in throughput one paced; do
       extra=""
@@ -168,13 +186,16 @@ ratio_to_bare() {
   done
   bench/cpu_by_process.py report "$data/cpu.toolgate.before" "$data/cpu.toolgate.after" \
     "$(field "toolgate throughput" requests)" --lines
+  echo "$trips_before $trips_after $(field "toolgate throughput" requests)" | awk '{
+    n = $3 - $1; s = $4 - $2
+    printf "REDIS round_trips_per_call=%.3f round_trip_us=%.0f\n", n / ($5 ? $5 : 1), n ? s / n * 1e6 : 0 }'
   [ -z "$trace_id" ] ||
     bench/trace_tree.py "$data/logs" "$trace_id" "$data/execution.json" --lines || true
 } >"$data/lines"
 if $lines; then
   cat "$data/lines"
 else
-  echo "## bench/invoke.sh $duration $connections $durable"
+  echo "## bench/invoke.sh $duration $connections $durable ${redis_fsync}"
   echo "$(nproc) cores ($(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1))"
   echo
   bench/invoke_report.py <"$data/lines"

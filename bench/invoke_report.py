@@ -11,6 +11,8 @@ The lines (one record each, space-separated key=value pairs after the record's k
   CPU      process=NAME cpu_us voluntary involuntary: toolgate's, per call, by process
   SPAN     depth service name duration_us: one call's spans, in tree order
   HOP      name start_us duration_us: the hops recorded with the same call's execution
+  REDIS    round_trips_per_call round_trip_us: billing's Redis round trips (commands or
+           pipelines) over toolgate's throughput run, and their mean time
 """
 import sys
 
@@ -21,7 +23,7 @@ def parse(stream):
     records = []
     for line in stream:
         kind, _, rest = line.strip().partition(" ")
-        if kind in ("BENCH", "RESULT", "CPU", "SPAN", "HOP"):
+        if kind in ("BENCH", "RESULT", "CPU", "SPAN", "HOP", "REDIS"):
             records.append((kind, dict(f.split("=", 1) for f in rest.split() if "=" in f)))
     return records
 
@@ -50,6 +52,7 @@ def main():
     print(f"wrk -t1, keep-alive, {bench.get('duration_s', '?')} s a run;"
           f" edge HTTP threads: {bench.get('edge_http_threads', '?')} (the bare route's and the"
           f" floors' fronts alike); durable writes: {bench.get('durable_writes', '?')};"
+          f" Redis fsync: {bench.get('redis_fsync', 'default')};"
           f" {bench.get('date', '')}")
     print()
     ms = lambda run, load, key: f"{float(results.get((run, load), {}).get(key, 'nan')):.3f} ms"
@@ -91,6 +94,11 @@ def main():
                          "-" if exited else f"{voluntary:.1f}",
                          "-" if exited else f"{involuntary:.1f}"])
         print(table(["process", "CPU µs", "context switches", "voluntary", "involuntary"], rows))
+    redis = next((r for k, r in records if k == "REDIS"), None)
+    if redis:
+        print()
+        print(f"billing's Redis round trips: {float(redis['round_trips_per_call']):.2f} per call,"
+              f" {float(redis['round_trip_us']):,.0f} µs each on average")
 
     spans = [r for k, r in records if k == "SPAN"]
     hop_records = [r for k, r in records if k == "HOP"]

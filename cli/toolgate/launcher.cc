@@ -503,6 +503,9 @@ int RunUp(const std::vector<std::string>& args) {
   flags.Define("durable-writes", "true",
                "fsync Redis and PostgreSQL writes before answering (false: for benchmarks only, "
                "to tell the platform's cost from the disk's; a crash can then lose charges)");
+  flags.Define("redis-fsync", "",
+               "Redis's appendfsync policy, always or everysec (default: always with durable "
+               "writes, else everysec); everysec is for measuring the fsync's cost only");
   std::vector<char*> argv = {const_cast<char*>("toolgate up")};
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   std::vector<std::string> extra = flags.Parse(static_cast<int>(argv.size()), argv.data());
@@ -511,6 +514,11 @@ int RunUp(const std::vector<std::string>& args) {
   }
   bool demo = flags.GetBool("demo");
   bool durable = flags.GetBool("durable-writes");
+  std::string redis_fsync = flags.Get("redis-fsync");
+  if (redis_fsync.empty()) redis_fsync = durable ? "always" : "everysec";
+  if (redis_fsync != "always" && redis_fsync != "everysec") {
+    Fail("--redis-fsync must be always or everysec, not '" + redis_fsync + "'");
+  }
   bool detach = flags.GetBool("detach");
   // Before any thread or child: the rest of the launcher runs in the detached process.
   if (detach) Detach();
@@ -617,16 +625,17 @@ int RunUp(const std::vector<std::string>& args) {
                         0,
                         SIGTERM,
                         ""});
-  // Redis with an append-only file fsynced before each reply: a killed Redis comes back with
-  // every balance and hold it acknowledged. A config file (0600), not arguments, because it holds
-  // the password and a process's arguments are readable by every local user.
-  WriteFileAtomically(
-      data / "redis" / "redis.conf",
-      "bind 127.0.0.1\nport " + std::to_string(redis_port) + "\ndir " + (data / "redis").string() +
-          "\nappendonly yes\nappendfsync " + (durable ? "always" : "everysec") +
-          "\nsave \"\"\nprotected-mode yes\ndaemonize no\npidfile " +
-          (data / "run" / "redis.pid").string() + "\nrequirepass " + creds.redis + "\n",
-      0600);
+  // Redis with an append-only file fsynced before each reply (--redis-fsync always, the default
+  // with durable writes): Redis, or the whole host, comes back from a crash with every balance
+  // and hold it acknowledged. A config file (0600), not arguments, because it holds the password
+  // and a process's arguments are readable by every local user.
+  WriteFileAtomically(data / "redis" / "redis.conf",
+                      "bind 127.0.0.1\nport " + std::to_string(redis_port) + "\ndir " +
+                          (data / "redis").string() + "\nappendonly yes\nappendfsync " +
+                          redis_fsync + "\nsave \"\"\nprotected-mode yes\ndaemonize no\npidfile " +
+                          (data / "run" / "redis.pid").string() + "\nrequirepass " + creds.redis +
+                          "\n",
+                      0600);
   if (s.ok()) {
     s = supervisor.Start({"redis",
                           {"/usr/bin/redis-server", (data / "redis" / "redis.conf").string()},

@@ -342,9 +342,13 @@ TEST_F(InvokeTest, Row9NoCapacityForGpu) {
   ASSERT_TRUE(published.ok());
   ASSERT_EQ(published->status, 201) << published->body;
   int64_t before = owner_->Balance();
-  auto r = Invoke(*g_system, owner_key_, fn, "1", R"({"event": {}})");
+  // An expiring key is flagged on this answer too, which billing gives from the hold record.
+  std::string expires = FormatRfc3339(NowMs() + 3LL * 24 * 3600 * 1000);
+  std::string expiring_key = owner_->CreateKey(R"(["invoke"])", expires);
+  auto r = Invoke(*g_system, expiring_key, fn, "1", R"({"event": {}})");
   EXPECT_EQ(r.status, 503);
   EXPECT_EQ(Code(r), "no_capacity");
+  EXPECT_EQ(r.Header("x-api-key-expires-at"), expires);
   EXPECT_EQ(owner_->Balance(), before);
   EXPECT_EQ(owner_->Available(), before);  // the hold was released
 }

@@ -12,6 +12,7 @@
 
 #include "system.h"
 #include "toolgate/base/json_writer.h"
+#include "toolgate/base/time.h"
 
 namespace toolgate::testing {
 namespace {
@@ -20,10 +21,16 @@ const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SharedSystem(
     {"--rate-limit-per-key", "3", "--rate-limit-burst", "3", "--concurrency-per-org", "1"},
     {"TOOLGATE_CHAIN_TIMEOUT_MS=1500", "TOOLGATE_DISPATCH_NOTICE_MS=200"}));
 
+// An expiry close enough (within 14 days) for X-Api-Key-Expires-At to flag it on every answer.
+std::string SoonExpiry() {
+  return FormatRfc3339(NowMs() + 3LL * 24 * 3600 * 1000);
+}
+
 TEST(LimitsTest, RateLimitPerKey) {
   Account acct(*g_system, "Rate");
   acct.TopUp(1'000'000);
-  std::string key = acct.CreateKey();
+  const std::string expires = SoonExpiry();
+  std::string key = acct.CreateKey(R"(["invoke"])", expires);
   std::string other_key = acct.CreateKey();
   std::string fn = acct.CreateFunction("echo");
   ASSERT_EQ(acct.PublishLua(fn, "1", "function service_handler(e, c) return e end").status, 201);
@@ -40,6 +47,7 @@ TEST(LimitsTest, RateLimitPerKey) {
   EXPECT_GE(limited, 4);
   EXPECT_EQ(StringField(last.body, "code"), "rate_limited");
   EXPECT_FALSE(last.Header("retry-after").empty());
+  EXPECT_EQ(last.Header("x-api-key-expires-at"), expires);
   // The limit is per key: another key of the same organization is not limited.
   EXPECT_EQ(Invoke(*g_system, other_key, fn, "1", R"({"event": {}})").status, 200);
 }
@@ -48,7 +56,8 @@ TEST(LimitsTest, ConcurrencyPerOrganization) {
   Account acct(*g_system, "Concurrency");
   acct.TopUp(1'000'000);
   std::string key = acct.CreateKey();
-  std::string second_key = acct.CreateKey();
+  const std::string expires = SoonExpiry();
+  std::string second_key = acct.CreateKey(R"(["invoke"])", expires);
   std::string fn = acct.CreateFunction("slow");
   // Spins until told to stop by the deadline; 408 ends it.
   ASSERT_EQ(acct.PublishLua(fn, "1", "function service_handler(e, c) while true do end end",
@@ -63,6 +72,7 @@ TEST(LimitsTest, ConcurrencyPerOrganization) {
   EXPECT_EQ(r.status, 429);
   EXPECT_EQ(StringField(r.body, "code"), "concurrency_limit");
   EXPECT_FALSE(r.Header("retry-after").empty());
+  EXPECT_EQ(r.Header("x-api-key-expires-at"), expires);
   slow.join();
   EXPECT_EQ(acct.Balance(), balance);  // 408 and 429: nothing charged
 }

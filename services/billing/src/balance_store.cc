@@ -194,6 +194,8 @@ redis::Client::ScriptCall HoldCall(const HoldRecord& hold, const Limits& limits)
            std::to_string(hold.amount_micro_usd),
            "key_id",
            hold.key_id,
+           "key_expires_at_ms",
+           std::to_string(hold.key_expires_at_ms),
            "edge_reply",
            hold.edge_reply,
            "traceparent",
@@ -396,6 +398,7 @@ Result<std::optional<HoldRecord>> BalanceStore::GetHold(const std::string& execu
     if (field == "owner") h.owner_org_id = value;
     if (field == "amount") h.amount_micro_usd = ToInt(value).value_or(0);
     if (field == "key_id") h.key_id = value;
+    if (field == "key_expires_at_ms") h.key_expires_at_ms = ToInt(value).value_or(0);
     if (field == "edge_reply") h.edge_reply = value;
     if (field == "traceparent") h.traceparent = value;
     if (field == "runtime") h.runtime = value;

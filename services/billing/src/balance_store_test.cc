@@ -120,6 +120,7 @@ class BalanceStoreTest : public ::testing::Test {
     h.org_id = org;
     h.owner_org_id = "org-b";
     h.key_id = key_id;
+    h.key_expires_at_ms = 1'900'000'000'000;
     h.amount_micro_usd = amount;
     h.edge_reply = "_INBOX.edge." + execution_id;
     h.traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
@@ -374,6 +375,7 @@ TEST_F(BalanceStoreTest, HoldRecordKeepsWhatAnyReplicaNeeds) {
   EXPECT_EQ(h.org_id, sent.org_id);
   EXPECT_EQ(h.owner_org_id, sent.owner_org_id);
   EXPECT_EQ(h.key_id, sent.key_id);
+  EXPECT_EQ(h.key_expires_at_ms, 1'900'000'000'000);
   EXPECT_EQ(h.amount_micro_usd, 100);
   EXPECT_EQ(h.edge_reply, sent.edge_reply);
   EXPECT_EQ(h.traceparent, sent.traceparent);

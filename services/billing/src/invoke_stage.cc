@@ -95,6 +95,7 @@ void InvokeStage::Handle(bus::Message&& message) {
   hold.org_id = job.principal().org_id();
   hold.owner_org_id = job.function().owner_org_id();
   hold.key_id = job.principal().key_id();
+  hold.key_expires_at_ms = job.principal().key_expires_at_ms();
   hold.amount_micro_usd = HoldAmountFor(config_.rates, job);
   hold.edge_reply = call->in.reply;
   hold.traceparent = call->in.span->traceparent();

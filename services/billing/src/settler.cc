@@ -98,6 +98,7 @@ void Settler::OnNoResponders(const bus::Message& message) {
   trace::Span span(trace::ContinueOrStart(h.traceparent), "billing.no_capacity");
   span.SetAttribute("faas.invocation_id", execution_id);
   v1::InvokeReply reply;
+  reply.set_key_expires_at_ms(h.key_expires_at_ms);
   *reply.mutable_problem() =
       core::MakeProblem("no_capacity", "No executor serves " + h.runtime + " on " + h.compute_type +
                                            " right now; nothing was charged. Retry later.");

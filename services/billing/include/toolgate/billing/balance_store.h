@@ -34,6 +34,8 @@ struct HoldRecord {
   std::string org_id;  // the caller, whose balance is held
   std::string owner_org_id;
   std::string key_id;  // the API key charged for the rate limit; empty: none
+  // The key's expiry (0: a session), for X-Api-Key-Expires-At on an answer given from the hold.
+  int64_t key_expires_at_ms = 0;
   int64_t amount_micro_usd = 0;
   std::string edge_reply;
   std::string traceparent;
