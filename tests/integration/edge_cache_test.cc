@@ -81,6 +81,30 @@ TEST_F(EdgeCacheTest, AWarmKeyRevokedIsRefusedWithinASecond) {
   EXPECT_EQ(Code(r), "api_key_revoked");
 }
 
+// A change made through an edge is seen by the very next call on that edge, without waiting for
+// the owners' broadcast: read your writes.
+TEST_F(EdgeCacheTest, AChangeThroughThisEdgeHoldsForTheNextCallAtOnce) {
+  std::string fn = owner_->CreateFunction("read your writes", R"("visibility":"public")");
+  ASSERT_EQ(owner_->PublishLua(fn, "1", kVersionOf).status, 201);
+  auto before = Invoke(*g_system, caller_key_, fn, "1", R"({"event": {}})");
+  ASSERT_EQ(before.status, 403) << before.body;  // cached: not added
+  caller_->AddToWorkspace(fn);
+  auto added = Invoke(*g_system, caller_key_, fn, "1", R"({"event": {}})");
+  EXPECT_EQ(added.status, 200) << added.body;
+
+  auto created = caller_->session().Post("/api/v1/api-keys", R"({"name":"revoked at once"})");
+  ASSERT_TRUE(created.ok());
+  ASSERT_EQ(created->status, 201);
+  const std::string key = StringField(created->body, "key");
+  Warm(key, fn, "1");
+  auto revoked = caller_->session().Delete("/api/v1/api-keys/" + StringField(created->body, "id"));
+  ASSERT_TRUE(revoked.ok());
+  ASSERT_EQ(revoked->status, 204);
+  auto refused = Invoke(*g_system, key, fn, "1", R"({"event": {}})");
+  EXPECT_EQ(refused.status, 401) << refused.body;
+  EXPECT_EQ(Code(refused), "api_key_revoked");
+}
+
 TEST_F(EdgeCacheTest, AnUnpublishedVersionReachesAWarmEdge) {
   std::string fn = owner_->CreateFunction("unpublish");
   ASSERT_EQ(owner_->PublishLua(fn, "1", kVersionOf).status, 201);
