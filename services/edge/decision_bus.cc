@@ -6,7 +6,6 @@
 #include "toolgate/base/log.h"
 #include "toolgate/core/function_model.h"
 #include "toolgate/core/subjects.h"
-#include "toolgate/metrics/metrics.h"
 
 namespace toolgate::edge {
 namespace {
@@ -71,17 +70,6 @@ Status SubscribeInvalidations(bus::Bus& bus, DecisionCaches& caches) {
       caches.WorkspaceChanged(e.org_id(), core::NormalizeFunctionId(e.function_id()));
     }
   });
-}
-
-uint64_t ReconnectCount() {
-  // The bus library counts its reconnections in this process-wide series; reading it here
-  // keeps the decider off the bus's internals.
-  static metrics::Counter& reconnects =
-      metrics::Registry::Global()
-          .Counter("toolgate_nats_reconnects_total",
-                   "Times a NATS connection of this process came back.")
-          .With({});
-  return reconnects.value();
 }
 
 v1::KeysUsed KeysUsedMessage(const std::unordered_map<std::string, int64_t>& uses) {

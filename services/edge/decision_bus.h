@@ -7,7 +7,6 @@
 //                       tg.events.workspace_changed
 //   KeyUseReporter      sends the uses of keys the edge decided to auth (tg.auth.keys_used),
 //                       deduplicated per key, once per interval: never a message per call
-//   ReconnectCount      the connection epoch the decider watches
 // Thread-safe. Every reference must outlive the object holding it.
 #pragma once
 
@@ -45,9 +44,6 @@ class BusDecisionSource : public DecisionSource {
 
 // Subscribes caches to the invalidation broadcasts; call once at start.
 Status SubscribeInvalidations(bus::Bus& bus, DecisionCaches& caches);
-
-// How many times this process's NATS connections came back (the bus library's counter).
-uint64_t ReconnectCount();
 
 // The report of uses (key_id -> latest use, epoch ms) as it travels.
 v1::KeysUsed KeysUsedMessage(const std::unordered_map<std::string, int64_t>& uses);

@@ -187,7 +187,7 @@ EdgeServer::EdgeServer(bus::Bus& bus, EdgeOptions options)
       decision_source_(mux_, options_.management_timeout_ms),
       decider_(decision_caches_, decision_source_, key_uses_,
                InvokeDecider::Clocks{.wall_ms = [] { return NowMs(); },
-                                     .connection_epoch = [] { return ReconnectCount(); }}),
+                                     .connection_epoch = [this] { return bus_.reconnects(); }}),
       web_(options_.web_dir),
       invoke_metrics_(options_.metrics),
       mcp_codec_(options_.mcp_session_key.empty() ? RandomBytes(McpSessionCodec::kKeyBytes)

@@ -25,15 +25,6 @@ namespace {
 
 const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SharedSystem());
 
-std::pair<int, std::string> RunCommand(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  char buf[4096];
-  while (pipe && fgets(buf, sizeof buf, pipe)) out += buf;
-  int status = pipe ? ::pclose(pipe) : -1;
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
 // Runs command as the unprivileged local user `nobody`, with no environment of ours.
 std::pair<int, std::string> RunAsNobody(const std::string& command) {
   return RunCommand(

@@ -102,15 +102,6 @@ TEST(Launcher, KilledLauncherLeavesNoChildAndTheNextOneComesUp) {
   EXPECT_EQ(r.status, 200) << r.body;
 }
 
-std::pair<int, std::string> RunCommand(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  char buf[4096];
-  while (pipe && fgets(buf, sizeof buf, pipe)) out += buf;
-  int status = pipe ? ::pclose(pipe) : -1;
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
 pid_t PidFromFile(const fs::path& file) {
   std::string text = Slurp(file);
   return text.empty() ? -1 : static_cast<pid_t>(std::stoi(text));

@@ -106,16 +106,6 @@ void ExpectEveryAnswerCharged(Account& account, const std::set<std::string>& ans
   EXPECT_EQ(account.Available(), account.Balance());
 }
 
-// Runs a command, returns its exit status and (merged) output.
-std::pair<int, std::string> RunCommand(const std::string& command) {
-  std::string out;
-  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
-  char buf[4096];
-  while (pipe && fgets(buf, sizeof buf, pipe)) out += buf;
-  int status = pipe ? ::pclose(pipe) : -1;
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
 // Runs redis-cli against the system's Redis (REDISCLI_AUTH, not -a: the password stays out of
 // the process list); returns its output without the trailing newline, or fails the test.
 std::string RedisCli(const std::string& args) {

@@ -368,4 +368,13 @@ int64_t IntField(const std::string& body, const std::string& field) {
   return v;
 }
 
+std::pair<int, std::string> RunCommand(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  char buf[4096];
+  while (pipe && fgets(buf, sizeof buf, pipe)) out += buf;
+  int status = pipe ? ::pclose(pipe) : -1;
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
 }  // namespace toolgate::testing

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "toolgate/base/json.h"
@@ -127,6 +128,8 @@ http::HttpResponse Invoke(const System& system, const std::string& key,
 
 // Parses a JSON body; fails the test and returns an empty document when it is not JSON.
 ParsedJson Json(const std::string& body);
+// Runs a shell command; its exit status (-1 when it did not exit) and its output, stderr merged.
+std::pair<int, std::string> RunCommand(const std::string& command);
 // The string member "field" of a JSON object body ("" when absent).
 std::string StringField(const std::string& body, const std::string& field);
 int64_t IntField(const std::string& body, const std::string& field);

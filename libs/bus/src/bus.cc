@@ -144,6 +144,7 @@ void Bus::OnDisconnected(natsConnection*, void* closure) {
 void Bus::OnReconnected(natsConnection*, void* closure) {
   auto* bus = static_cast<Bus*>(closure);
   if (!bus->closing_.load()) bus->connected_->Set(1);
+  bus->reconnects_.fetch_add(1, std::memory_order_release);
   Reconnects().Inc();
   log::Info("nats reconnected");
 }

@@ -161,6 +161,9 @@ class Bus {
   // Stops delivery to every subscription, lets handlers finish what was delivered, and flushes.
   void Drain(int timeout_ms);
   bool connected() const;
+  // How many times this connection came back after losing the server: a subscriber whose state
+  // mirrors broadcasts compares it between uses, since broadcasts sent meanwhile are lost.
+  uint64_t reconnects() const { return reconnects_.load(std::memory_order_acquire); }
 
  private:
   struct Sub {
@@ -191,8 +194,9 @@ class Bus {
 
   natsConnection* nc_ = nullptr;
   std::string inbox_prefix_ = "_INBOX";
-  std::atomic<bool> closing_{false};     // set before teardown: a disconnect then is expected
-  std::atomic<bool> draining_{false};    // set by Drain(): the library's path drains properly
+  std::atomic<bool> closing_{false};  // set before teardown: a disconnect then is expected
+  std::atomic<bool> draining_{false};
+  std::atomic<uint64_t> reconnects_{0};  // set by Drain(): the library's path drains properly
   metrics::Gauge* connected_ = nullptr;  // this connection's series; lives for the process
   std::mutex mu_;
   std::vector<std::unique_ptr<Sub>> subs_;  // guarded by mu_
