@@ -173,15 +173,15 @@ Result<Reply> Client::Eval(const Script& script, const std::vector<std::string>&
 }
 
 Result<std::vector<Result<Reply>>> Client::Pipeline(
-    const std::vector<std::vector<std::string>>& commands) {
+    const std::vector<std::vector<std::string>>& commands, const std::function<void()>& written) {
   RoundTrip trip;
-  auto out = PipelineOnce(commands);
+  auto out = PipelineOnce(commands, written);
   trip.Done(out.status());
   return out;
 }
 
 Result<std::vector<Result<Reply>>> Client::PipelineOnce(
-    const std::vector<std::vector<std::string>>& commands) {
+    const std::vector<std::vector<std::string>>& commands, const std::function<void()>& written) {
   auto ctx = Acquire();
   if (!ctx.ok()) return ctx.status();
   for (const auto& argv : commands) {
@@ -197,6 +197,18 @@ Result<std::vector<Result<Reply>>> Client::PipelineOnce(
       Release(*ctx, false);
       return Status::Unavailable("redis: " + err);
     }
+  }
+  if (written) {
+    // Put the commands on the wire before anything else happens (redisGetReply would too, but
+    // only after written had run).
+    for (int done = 0; !done;) {
+      if (redisBufferWrite(*ctx, &done) != REDIS_OK) {
+        std::string err = (*ctx)->errstr;
+        Release(*ctx, false);
+        return Status::Unavailable("redis: " + err);
+      }
+    }
+    written();
   }
   std::vector<Result<Reply>> out;
   out.reserve(commands.size());
@@ -218,7 +230,16 @@ Result<std::vector<Result<Reply>>> Client::PipelineOnce(
 }
 
 Result<std::vector<Result<Reply>>> Client::EvalMany(const Script& script,
-                                                     const std::vector<ScriptCall>& calls) {
+                                                    const std::vector<ScriptCall>& calls,
+                                                    const std::function<void()>& written) {
+  // written runs exactly once: after the first attempt's commands left, or when it failed first.
+  bool ran = false;
+  auto once = [&] {
+    if (!ran && written) {
+      ran = true;
+      written();
+    }
+  };
   auto build = [&](const char* verb, const std::string& body) {
     std::vector<std::vector<std::string>> commands;
     commands.reserve(calls.size());
@@ -230,7 +251,8 @@ Result<std::vector<Result<Reply>>> Client::EvalMany(const Script& script,
     }
     return commands;
   };
-  auto replies = Pipeline(build("EVALSHA", script.sha1()));
+  auto replies = Pipeline(build("EVALSHA", script.sha1()), once);
+  once();
   if (!replies.ok()) return replies;
   for (const auto& r : *replies) {
     // A Redis that restarted has forgotten the script: send the source instead.

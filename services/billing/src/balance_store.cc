@@ -332,11 +332,12 @@ Result<bool> BalanceStore::Settle(const SettleStep& step) {
   return CountCapture(SettleOutcome(redis_.Eval(kSettleScript, call.keys, call.args)));
 }
 
-std::vector<Result<bool>> BalanceStore::SettleMany(const std::vector<SettleStep>& steps) {
+std::vector<Result<bool>> BalanceStore::SettleMany(const std::vector<SettleStep>& steps,
+                                                   const std::function<void()>& written) {
   std::vector<redis::Client::ScriptCall> calls;
   calls.reserve(steps.size());
   for (const auto& step : steps) calls.push_back(SettleCall(step));
-  auto replies = redis_.EvalMany(kSettleScript, calls);
+  auto replies = redis_.EvalMany(kSettleScript, calls, written);
   std::vector<Result<bool>> out;
   out.reserve(steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -270,6 +271,48 @@ TEST_F(BalanceStoreTest, SettleManyAppliesEachOnceInOneRoundTrip) {
   EXPECT_EQ(Int("tg:conc:org-a"), 0);
   EXPECT_EQ(Int("tg:bal:org-b"), 6);
   EXPECT_TRUE(store.SettleMany({}).empty());
+}
+
+// The settler answers the callers from SettleMany's written hook: it runs exactly once, after
+// the captures are written (a command sent from it on another connection is applied after
+// them), and also when Redis cannot be reached, so that no answer is lost.
+TEST_F(BalanceStoreTest, SettleManysWrittenHookRunsOnceAfterTheCapturesLeft) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_TRUE(store.Load("org-b", 0).ok());
+  ASSERT_EQ(VerdictOf(store, HoldOf("e1", 100)), HoldVerdict::kHeld);
+  // Redis knows the script (a first use loads it; until then the hook runs after the attempt
+  // that Redis refused with NOSCRIPT, one round trip before the capture).
+  ASSERT_EQ(store.SettleMany({{"e0", "org-a", "org-b", 10, 1}}).size(), 1u);
+  redis::Options options;
+  options.port = server_.port();
+  options.pool_size = 1;
+  redis::Client other(options);
+  int runs = 0;
+  std::optional<int64_t> in_flight_seen_after;
+  auto results = store.SettleMany({{"e1", "org-a", "org-b", 10, 1}}, [&] {
+    ++runs;
+    // Redis serves connections in the order their bytes arrived: this read, sent after the
+    // capture left, sees the capture applied (the caller's next hold would too).
+    auto r = other.Command({"GET", "tg:conc:org-a"});
+    ASSERT_TRUE(r.ok());
+    in_flight_seen_after = r->type == redis::Reply::Type::kNil ? 0 : std::stoll(r->str);
+  });
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_TRUE(results[0].ok() && *results[0]);
+  EXPECT_EQ(runs, 1);
+  EXPECT_EQ(in_flight_seen_after, 0);
+
+  redis::Options gone;
+  gone.port = 1;  // nothing listens there
+  gone.timeout_ms = 200;
+  redis::Client unreachable(gone);
+  BalanceStore cut(unreachable, limits_);
+  runs = 0;
+  auto failed = cut.SettleMany({{"e2", "org-a", "org-b", 10, 1}}, [&] { ++runs; });
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_FALSE(failed[0].ok());
+  EXPECT_EQ(runs, 1);
 }
 
 TEST_F(BalanceStoreTest, HoldManyAppliesEachInOrderInOneRoundTrip) {

@@ -166,17 +166,32 @@ void Settler::Commit(Batch batch) {
       unrun.back().org_id = e.org_id;
     }
   }
-  std::vector<Result<bool>> captures = balances_.SettleMany(steps);
+  // The charges are durable (the transaction committed), so the callers are answered as soon as
+  // the captures are on their way to Redis, without waiting for Redis's fsync of them: a capture
+  // that a crash of Redis loses leaves its hold reserved, never an overdraft, until the reaper
+  // settles it from the ledger. Sending the captures before the answers keeps a caller's next
+  // call from finding its concurrency slot still taken. The batch's answers leave together: one
+  // message per edge, not one per call.
+  bus::Batch answers(bus_);
+  for (const auto& p : batch) AnswerEdge(*p, answers);
+  bool answered = false;
+  auto answer = [&] {
+    if (answered) return;
+    answered = true;
+    Status s = answers.Send();
+    if (!s.ok()) log::Error("answers not sent").Str("error", s.ToString());
+  };
   std::vector<const HoldRecord*> to_release;
   for (const HoldRecord& h : unrun) to_release.push_back(&h);
-  std::vector<Result<bool>> releases = balances_.ReleaseMany(to_release);
+  std::vector<Result<bool>> releases;
+  if (!to_release.empty()) releases = balances_.ReleaseMany(to_release);
+  std::vector<Result<bool>> captures = balances_.SettleMany(steps, answer);
+  answer();
   v1::ExecutionsRecorded recorded_events;
-  // The batch's answers leave together: one message per edge, not one per call.
-  bus::Batch answers(bus_);
   for (size_t i = 0; i < batch.size(); ++i) {
     bool newly_recorded = fresh.erase(batch[i]->settlement.execution.execution_id) > 0;
     Finish(*batch[i],
-           batch[i]->result.handler_ran() ? captures[index_of[i]] : releases[index_of[i]], answers);
+           batch[i]->result.handler_ran() ? captures[index_of[i]] : releases[index_of[i]]);
     // Only the first recording counts, so a retried result never counts twice.
     if (newly_recorded && batch[i]->result.handler_ran()) {
       const ExecutionRecord& execution = batch[i]->settlement.execution;
@@ -190,8 +205,6 @@ void Settler::Commit(Batch batch) {
       event->set_status_code(execution.status_code);
     }
   }
-  Status answered = answers.Send();
-  if (!answered.ok()) log::Error("answers not sent").Str("error", answered.ToString());
   AckAll(batch);
   // One message for the whole batch: the registry's counters need no per-call event.
   if (recorded_events.executions_size() > 0) {
@@ -199,9 +212,16 @@ void Settler::Commit(Batch batch) {
   }
 }
 
-void Settler::Finish(Pending& pending, const Result<bool>& applied, bus::Batch& answers) {
+void Settler::AnswerEdge(const Pending& pending, bus::Batch& answers) {
+  const v1::InvokeJob& job = pending.result.job();
+  if (job.edge_reply().empty()) return;
+  v1::InvokeReply reply = ReplyFor(pending.result, pending.settlement.execution.charge);
+  answers.Add(bus::SiblingDestination(job.edge_reply()),
+              {job.edge_reply(), reply.SerializeAsString(), {}, pending.span->traceparent()});
+}
+
+void Settler::Finish(Pending& pending, const Result<bool>& applied) {
   const v1::ExecutionResult& result = pending.result;
-  const v1::InvokeJob& job = result.job();
   const ExecutionRecord& execution = pending.settlement.execution;
 
   // The hold was captured (or released) with the batch. The ledger is durable already, so a
@@ -229,12 +249,6 @@ void Settler::Finish(Pending& pending, const Result<bool>& applied, bus::Batch& 
         .Str("error", s.ToString());
   }
 
-  const std::string traceparent = pending.span->traceparent();
-  if (!job.edge_reply().empty()) {
-    v1::InvokeReply reply = ReplyFor(result, execution.charge);
-    answers.Add(bus::SiblingDestination(job.edge_reply()),
-                {job.edge_reply(), reply.SerializeAsString(), {}, traceparent});
-  }
   pending.span.reset();
 }
 

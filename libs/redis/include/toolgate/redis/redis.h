@@ -10,6 +10,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -42,7 +43,7 @@ class Script {
 struct Options {
   std::string host = "127.0.0.1";
   int port = 6379;
-  std::string password;   // empty: no AUTH
+  std::string password;  // empty: no AUTH
   size_t pool_size = 8;
   int timeout_ms = 2000;  // connect and command timeout
 };
@@ -67,25 +68,32 @@ class Client {
   };
   // Runs the script once per call in one pipelined round trip: Redis executes them in order in
   // one pass, so under `appendfsync always` they share one fsync. Returns one Result per call;
-  // fails as a whole only when the connection does.
+  // fails as a whole only when the connection does. written, when set, runs once the commands
+  // are on their way to Redis and before their replies (and so their fsync) are waited for:
+  // work that must follow the commands but need not wait for their durability goes there. It
+  // runs exactly once, even when the round trip fails; when Redis has forgotten the script (it
+  // restarted), after the refused first attempt, one round trip before the commands run.
   Result<std::vector<Result<Reply>>> EvalMany(const Script& script,
-                                              const std::vector<ScriptCall>& calls);
+                                              const std::vector<ScriptCall>& calls,
+                                              const std::function<void()>& written = {});
 
  private:
   // Sends every command, then reads every reply, on one connection.
-  Result<std::vector<Result<Reply>>> Pipeline(
-      const std::vector<std::vector<std::string>>& commands);
+  // written: see EvalMany (run by the caller's wrapper when the pipeline fails before it).
+  Result<std::vector<Result<Reply>>> Pipeline(const std::vector<std::vector<std::string>>& commands,
+                                              const std::function<void()>& written = {});
   // Command and Pipeline without the round-trip metrics (toolgate_redis_*) they add.
   Result<Reply> CommandOnce(const std::vector<std::string>& argv);
   Result<std::vector<Result<Reply>>> PipelineOnce(
-      const std::vector<std::vector<std::string>>& commands);
+      const std::vector<std::vector<std::string>>& commands,
+      const std::function<void()>& written = {});
   Result<redisContext*> Acquire();
   void Release(redisContext* ctx, bool healthy);
   Options options_;
   std::mutex mu_;
-  std::condition_variable cv_;          // a connection was returned
-  std::vector<redisContext*> idle_;     // guarded by mu_
-  size_t open_ = 0;                     // guarded by mu_
+  std::condition_variable cv_;       // a connection was returned
+  std::vector<redisContext*> idle_;  // guarded by mu_
+  size_t open_ = 0;                  // guarded by mu_
 };
 
 }  // namespace toolgate::redis

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -102,7 +103,9 @@ class BalanceStore {
   // Idempotent: returns false, changing nothing, when the hold is gone (already settled).
   Result<bool> Settle(const SettleStep& step);
   // Settle for many steps in one round trip (see redis::Client::EvalMany); one Result each.
-  std::vector<Result<bool>> SettleMany(const std::vector<SettleStep>& steps);
+  // written runs once the captures are on their way to Redis, before their fsync is waited for.
+  std::vector<Result<bool>> SettleMany(const std::vector<SettleStep>& steps,
+                                       const std::function<void()>& written = {});
 
   // Returns the hold's amount to the available balance and ends it as an execution in flight.
   // Returns false, changing nothing, when it was already released or settled.

@@ -71,8 +71,10 @@ class Settler {
   void Commit(Batch batch);
   // applied: the outcome of the batch's capture of this hold (the handler ran) or release (it
   // did not); a batch applies each kind in one Redis round trip. A transient failure goes to
-  // the retry queue. The edge's answer joins answers.
-  void Finish(Pending& pending, const Result<bool>& applied, bus::Batch& answers);
+  // the retry queue.
+  void Finish(Pending& pending, const Result<bool>& applied);
+  // The edge's answer to a settled result, added to answers.
+  void AnswerEdge(const Pending& pending, bus::Batch& answers);
   void AckAll(const Batch& batch);
 
   bus::Bus& bus_;
