@@ -212,6 +212,9 @@ Bus::~Bus() {
   closing_ = true;
   draining_ = true;
   connected_->Set(0);
+  // Closing joins the library's reader thread, so no reader-thread handler is still running
+  // with a subscription about to be destroyed.
+  natsConnection_Close(nc_);
   {
     std::lock_guard<std::mutex> lock(mu_);
     subs_.clear();
