@@ -96,4 +96,18 @@ void DecisionCaches::DropAll() {
   functions_.Clear();
 }
 
+void DecisionCaches::ForgetChangedBy(std::string_view owner, std::string_view method,
+                                     const std::vector<std::string>& segments,
+                                     const std::string& caller_org_id) {
+  if (method == "GET" || method == "HEAD" || segments.empty()) return;
+  if (owner == "auth" && segments[0] == "api-keys") {
+    NoteInvalidation();
+    keys_.Clear();
+  } else if (owner == "registry" && segments[0] == "functions" && segments.size() > 1) {
+    FunctionChanged(core::NormalizeFunctionId(segments[1]));
+  } else if (owner == "registry" && segments[0] == "workspace") {
+    WorkspaceChanged(caller_org_id, "");
+  }
+}
+
 }  // namespace toolgate::edge

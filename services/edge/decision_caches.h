@@ -28,6 +28,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "toolgate/base/bounded_ttl_cache.h"
 #include "toolgate/core/function_model.h"
@@ -80,6 +82,13 @@ class DecisionCaches {
   void WorkspaceChanged(const std::string& org_id, const std::string& function_id);
   // Forgets everything (the bus reconnected).
   void DropAll();
+  // Read your writes: forgets what a successful management request (method, path segments below
+  // /api/v1, served by owner: "auth" or "registry") by caller_org_id changed, so that the edge
+  // it went through decides the caller's next call on the new state rather than when the
+  // owner's broadcast arrives a moment later. A key route forgets every key (its hash is not in
+  // the route; revocations are rare).
+  void ForgetChangedBy(std::string_view owner, std::string_view method,
+                       const std::vector<std::string>& segments, const std::string& caller_org_id);
 
   size_t keys_size() const { return keys_.size(); }
   size_t functions_size() const { return functions_.size(); }

@@ -169,5 +169,35 @@ TEST_F(DecisionCachesTest, LookupsAreCountedByCacheAndResult) {
   EXPECT_EQ(family.With({"functions", "miss"}).value(), fn_misses + 1);
 }
 
+// Read your writes: a change made through this edge drops what it made stale, nothing else.
+TEST_F(DecisionCachesTest, AManagementChangeForgetsWhatItChanged) {
+  DecisionCaches caches(Options(), clock_);
+  auto fill = [&] {
+    caches.PutKey("key", Known("k1"), caches.key_generation());
+    caches.PutFunction("org", Function("f1"), caches.function_generation());
+    caches.PutFunction("org", Function("f2"), caches.function_generation());
+    caches.PutFunction("other", Function("f2"), caches.function_generation());
+  };
+  now_ += 1'000;  // past the settle window of the puts above
+  fill();
+  caches.ForgetChangedBy("registry", "GET", {"functions", "f1"}, "org");
+  caches.ForgetChangedBy("auth", "POST", {"auth", "login"}, "org");
+  EXPECT_TRUE(caches.Function("org", "f1"));
+  EXPECT_TRUE(caches.Key("key"));
+
+  caches.ForgetChangedBy("registry", "DELETE", {"functions", "F1", "versions", "2"}, "org");
+  EXPECT_FALSE(caches.Function("org", "f1"));  // ids are compared normalized
+  EXPECT_TRUE(caches.Function("org", "f2"));
+
+  caches.ForgetChangedBy("registry", "POST", {"workspace", "tools"}, "org");
+  EXPECT_FALSE(caches.Function("org", "f2"));
+  EXPECT_TRUE(caches.Function("other", "f2"));
+  EXPECT_TRUE(caches.Key("key"));
+
+  caches.ForgetChangedBy("auth", "DELETE", {"api-keys", "k1"}, "org");
+  EXPECT_FALSE(caches.Key("key"));
+  EXPECT_TRUE(caches.Function("other", "f2"));
+}
+
 }  // namespace
 }  // namespace toolgate::edge

@@ -390,32 +390,6 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
   });
 }
 
-void EdgeServer::ForgetChangedDecisions(const std::string& owner, const v1::HttpRequest& http) {
-  if (http.method() == "GET" || http.method() == "HEAD") return;
-  // Read your writes on this edge: what the caller just changed is dropped here before it gets
-  // the answer, rather than when the owner's broadcast arrives a moment later (other edges learn
-  // from the broadcast alone, within the second).
-  const std::string& path = http.path();
-  auto segment = [&path](size_t index) {
-    size_t start = 0;
-    for (size_t i = 0; i <= index; ++i) {
-      start = path.find('/', start);
-      if (start == std::string::npos) return std::string();
-      ++start;
-    }
-    return path.substr(start, path.find('/', start) - start);
-  };
-  if (owner == "auth" && segment(0) == "api-keys") {
-    decision_caches_.DropAll();  // the key's hash is not in its route; revocations are rare
-  } else if (owner == "registry" && segment(0) == "functions" && !segment(1).empty()) {
-    std::string id = segment(1);
-    for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    decision_caches_.FunctionChanged(id);
-  } else if (owner == "registry" && segment(0) == "workspace") {
-    decision_caches_.WorkspaceChanged(http.principal().org_id(), "");
-  }
-}
-
 void EdgeServer::DispatchInvoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done) {
   // The edge's own hop: the decision it took in place of auth and the registry.
   auto span =
@@ -572,7 +546,10 @@ void EdgeServer::HandleManagement(const Http::Request& request, Writer writer,
                      return SendProblem(*writer, "internal_error", "Malformed answer on the bus.",
                                         request_id);
                    }
-                   if (response.status() < 400) ForgetChangedDecisions(owner, *http);
+                   if (response.status() < 400) {
+                     decision_caches_.ForgetChangedBy(owner, http->method(), Segments(http->path()),
+                                                      http->principal().org_id());
+                   }
                    Send(*writer, RenderHttpResponse(response, request_id), request_id);
                  });
   };

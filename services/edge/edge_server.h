@@ -100,9 +100,6 @@ class EdgeServer {
                  const std::string& request_id, const std::vector<std::string>& segments);
   // Decides job, sends it to its first stage and reports its final reply (a refusal, or a bus
   // failure, as the reply's problem). Sets job.edge_reply.
-  // Drops from this edge's decision caches what a successful management change (to owner's
-  // routes) made stale, before its answer goes out.
-  void ForgetChangedDecisions(const std::string& owner, const v1::HttpRequest& http);
   void DispatchInvoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done);
 
   bus::Bus& bus_;
