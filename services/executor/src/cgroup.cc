@@ -444,6 +444,7 @@ Result<std::unique_ptr<Cgroup>> CgroupTree::Create(std::string_view group,
     cg->cpu_fd_ = ::open((dir + "/cpu.stat").c_str(), O_RDONLY | O_CLOEXEC);
     cg->peak_fd_ = ::open((dir + "/memory.peak").c_str(), O_RDWR | O_CLOEXEC);
     cg->oom_fd_ = ::open((dir + "/memory.events").c_str(), O_RDONLY | O_CLOEXEC);
+    cg->tasks_fd_ = ::open((dir + "/pids.current").c_str(), O_RDONLY | O_CLOEXEC);
   } else {
     const std::string memory = cg->Dir("memory");
     if (limits.memory_bytes > 0) {
@@ -463,6 +464,9 @@ Result<std::unique_ptr<Cgroup>> CgroupTree::Create(std::string_view group,
     cg->cpu_fd_ = ::open((cg->Dir("cpuacct") + "/cpuacct.usage").c_str(), O_RDONLY | O_CLOEXEC);
     cg->peak_fd_ = ::open((memory + "/memory.max_usage_in_bytes").c_str(), O_RDWR | O_CLOEXEC);
     cg->oom_fd_ = ::open((memory + "/memory.oom_control").c_str(), O_RDONLY | O_CLOEXEC);
+    if (!cg->Dir("pids").empty()) {
+      cg->tasks_fd_ = ::open((cg->Dir("pids") + "/pids.current").c_str(), O_RDONLY | O_CLOEXEC);
+    }
   }
   if (!s.ok()) return s;
   if (cg->cpu_fd_ < 0 || cg->oom_fd_ < 0) {
@@ -478,7 +482,7 @@ Cgroup::Cgroup(CgroupTree& tree, std::string group, std::string leaf, CgroupLimi
     : tree_(tree), group_(std::move(group)), leaf_(std::move(leaf)), limits_(limits) {}
 
 Cgroup::~Cgroup() {
-  for (int fd : {cpu_fd_, peak_fd_, oom_fd_}) {
+  for (int fd : {cpu_fd_, peak_fd_, oom_fd_, tasks_fd_}) {
     if (fd >= 0) ::close(fd);
   }
   KillAllExcept(0);
@@ -525,6 +529,7 @@ Status Cgroup::MoveTo(std::string_view group) {
   std::swap(cpu_fd_, (*next)->cpu_fd_);
   std::swap(peak_fd_, (*next)->peak_fd_);
   std::swap(oom_fd_, (*next)->oom_fd_);
+  std::swap(tasks_fd_, (*next)->tasks_fd_);
   return Status::Ok();
 }
 
@@ -566,6 +571,12 @@ std::vector<pid_t> Cgroup::Processes() {
     if (!line.empty()) pids.push_back(static_cast<pid_t>(std::atol(std::string(line).c_str())));
   }
   return pids;
+}
+
+int64_t Cgroup::Tasks() {
+  if (tasks_fd_ < 0) return -1;
+  std::string text = ReadFd(tasks_fd_);
+  return text.empty() ? -1 : std::strtoll(text.c_str(), nullptr, 10);
 }
 
 bool Cgroup::Freeze(bool frozen) {

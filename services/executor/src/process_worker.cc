@@ -246,7 +246,10 @@ void ProcessWorker::AfterAnswer(const Invocation& invocation, const ProcStatus& 
                                 LogBuffer& log, WorkerReply& reply) {
   // Bytes past the answer are frames the handler wrote itself: the stream is out of step.
   if (Pending(process_.replies)) reply.reusable = false;
-  if (cgroup_ != nullptr) {
+  // A sandbox with no more tasks than the worker has threads holds no other process (each has
+  // a task): the counter's one read then stands for listing the processes.
+  const int64_t tasks = cgroup_ != nullptr ? cgroup_->Tasks() : -1;
+  if (cgroup_ != nullptr && (tasks < 0 || status.threads <= 0 || tasks > status.threads)) {
     size_t stopped = cgroup_->KillAllExcept(process_.pid);
     if (stopped > 0) {
       log.Append("[toolgate] " + std::to_string(stopped) +

@@ -105,6 +105,9 @@ class Cgroup {
   uint64_t OomKills();
   // The processes (not threads) in it now.
   std::vector<pid_t> Processes();
+  // The tasks (threads, of every process) in it now, from the pids controller's counter: one
+  // read of a kept descriptor, where Processes opens and lists. -1 when unknown.
+  int64_t Tasks();
   // Kills every process in it except keep (0: all), with the group frozen so that none can fork
   // meanwhile (freezer on v1, cgroup.freeze on v2); returns how many it killed. The killed die
   // when the group thaws, before this returns on v2, moments after on v1.
@@ -124,9 +127,10 @@ class Cgroup {
   std::string group_;
   std::string leaf_;
   CgroupLimits limits_;
-  int cpu_fd_ = -1;   // cpuacct.usage (v1) or cpu.stat (v2)
-  int peak_fd_ = -1;  // memory.max_usage_in_bytes (v1) or memory.peak (v2)
-  int oom_fd_ = -1;   // memory.oom_control (v1) or memory.events (v2)
+  int cpu_fd_ = -1;    // cpuacct.usage (v1) or cpu.stat (v2)
+  int peak_fd_ = -1;   // memory.max_usage_in_bytes (v1) or memory.peak (v2)
+  int oom_fd_ = -1;    // memory.oom_control (v1) or memory.events (v2)
+  int tasks_fd_ = -1;  // pids.current
 };
 
 class CgroupTree {
