@@ -45,8 +45,9 @@ void FairScheduler::Submit(const std::string& org, Callback run, Callback expire
     o.queue.push_back({std::move(run), std::move(expire), clock_() + options_.queue_timeout_ms});
     ++queued_;
   }
+  // One slot is enough: the job is one. The expiry thread is not woken: it looks at least
+  // once per queue timeout (ExpiryLoop), and a job queued now expires one timeout from now.
   work_cv_.notify_one();
-  expiry_cv_.notify_one();
 }
 
 void FairScheduler::Drain() {
@@ -98,8 +99,10 @@ void FairScheduler::SlotLoop() {
     --running_;
     ++ran_;
     Forget(org);
-    // The organization may have been at its cap with jobs waiting: any slot may take one now.
-    work_cv_.notify_all();
+    // No other slot is woken. An idle slot means no job could run (it would have taken it), and
+    // this job's end makes at most one more runnable, its organization's next: this slot takes
+    // it, or another one, as it loops. Waking the idle slots here woke every one of them on
+    // every call, for nothing.
     if (queued_ == 0 && running_ == 0) idle_cv_.notify_all();
   }
 }
@@ -140,8 +143,11 @@ void FairScheduler::ExpiryLoop() {
     int64_t earliest = EarliestExpiry();
     int64_t now = clock_();
     if (earliest < 0 || earliest > now) {
-      // The clock may be a test's: wake at least every 50 ms to read it again.
-      int64_t wait_ms = earliest < 0 ? 1000 : std::min<int64_t>(earliest - now, 50);
+      // The clock may be a test's: wake at least every 50 ms to read it again. With nothing
+      // queued, at least once per queue timeout: a job queued meanwhile expires no earlier, so
+      // Submit need not wake this thread.
+      int64_t wait_ms = earliest < 0 ? std::min<int64_t>(1000, options_.queue_timeout_ms)
+                                     : std::min<int64_t>(earliest - now, 50);
       expiry_cv_.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(1, wait_ms)));
       continue;
     }
