@@ -75,6 +75,12 @@ bool HasHeader(const Http::Request& request, const std::string& name) {
   return request.headers().tryGetRaw(name).has_value() || request.headers().tryGet(name) != nullptr;
 }
 
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 std::vector<std::string> Segments(std::string_view path) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -245,6 +251,15 @@ Status EdgeServer::Start() {
   front.max_connections_per_client = options_.max_connections_per_client;
   front.trusted_proxies = options_.trusted_proxies;
   front.token = front_token_;
+  // Invocations are answered by the front itself: no loopback hop to Pistache and back, and
+  // the answer leaves from the front's thread instead of crossing to a Pistache reactor.
+  front.route.takes = [](std::string_view method, std::string_view target) {
+    return method == "POST" &&
+           InvokeTarget(Segments(target.substr(0, target.find('?')))).has_value();
+  };
+  front.route.answer = [this](FrontRequest request, FrontRespond respond) {
+    AnswerFromFront(std::move(request), std::move(respond));
+  };
   front_ = std::make_unique<HttpFront>(std::move(front));
   return front_->Start();
 }
@@ -302,25 +317,77 @@ void EdgeServer::OnRequest(const Http::Request& request, Http::ResponseWriter wr
     a.body = options_.openapi_json;
     return Send(*shared, a, request_id);
   }
-  // /api/v1/functions/{id}[/{version}]/invoke
-  if (segments.size() >= 5 && segments.size() <= 6 && segments[2] == "functions" &&
-      segments.back() == "invoke") {
+  if (auto target = InvokeTarget(segments)) {
     if (method != Http::Method::Post) {
       return SendProblem(*shared, "method_not_allowed", "Invoke with POST.", request_id);
     }
-    return HandleInvoke(request, shared, request_id, segments[3],
-                        segments.size() == 6 ? segments[4] : std::string());
+    InvokeHttp in;
+    in.traceparent = HeaderValue(request, "traceparent");
+    in.authorization = HeaderValue(request, "Authorization");
+    in.csrf = HeaderValue(request, kCsrfHeader);
+    in.origin = HeaderValue(request, "Origin");
+    in.host = HeaderValue(request, "Host");
+    in.content_type = HeaderValue(request, "Content-Type");
+    if (HasHeader(request, "X-Env-Keys")) in.env_keys = HeaderValue(request, "X-Env-Keys");
+    if (request.cookies().has("tg_session")) in.session = request.cookies().get("tg_session").value;
+    in.body = request.body();
+    return HandleInvoke(
+        std::move(in),
+        [shared](const HttpAnswer& a, const std::string& id, const std::string& traceparent) {
+          Send(*shared, a, id, traceparent);
+        },
+        request_id, target->first, target->second);
   }
   HandleManagement(request, shared, request_id, path.substr(std::string("/api/v1").size()), client);
 }
 
-void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
-                              const std::string& request_id, const std::string& function_id,
-                              const std::string& version) {
+std::optional<std::pair<std::string, std::string>> EdgeServer::InvokeTarget(
+    const std::vector<std::string>& segments) {
+  if (segments.size() < 5 || segments.size() > 6 || segments[0] != "api" || segments[1] != "v1" ||
+      segments[2] != "functions" || segments.back() != "invoke") {
+    return std::nullopt;
+  }
+  return std::make_pair(segments[3], segments.size() == 6 ? segments[4] : std::string());
+}
+
+void EdgeServer::AnswerFromFront(FrontRequest request, FrontRespond respond) {
+  const std::string request_id = HexEncode(RandomBytes(12));
+  const RequestHead& head = request.head;
+  const std::string path = head.target.substr(0, head.target.find('?'));
+  auto target = InvokeTarget(Segments(path));
+  const bool keep_alive = head.KeepAlive();
+  auto answer = [respond = std::move(respond), keep_alive](
+                    const HttpAnswer& a, const std::string& id, const std::string& traceparent) {
+    std::vector<std::pair<std::string, std::string>> headers;
+    headers.reserve(a.headers.size() + 3);
+    if (!a.content_type.empty()) headers.emplace_back("Content-Type", a.content_type);
+    if (!traceparent.empty()) headers.emplace_back("traceparent", traceparent);
+    headers.emplace_back("X-Request-Id", id);
+    headers.insert(headers.end(), a.headers.begin(), a.headers.end());
+    respond(ResponseBytes(a.status, headers, a.body, keep_alive));
+  };
+  if (!target || head.method != "POST") {  // the route takes only these
+    return answer(RenderProblem(core::MakeProblem("not_found", "No such route."), request_id),
+                  request_id, {});
+  }
+  InvokeHttp in;
+  in.traceparent = head.Value("traceparent");
+  in.authorization = head.Value("authorization");
+  in.csrf = head.Value(Lower(kCsrfHeader));
+  in.origin = head.Value("origin");
+  in.host = head.Value("host");
+  in.content_type = head.Value("content-type");
+  if (const std::string* keys = head.Find("x-env-keys")) in.env_keys = *keys;
+  in.session = head.Cookie("tg_session");
+  in.body = std::move(request.body);
+  HandleInvoke(std::move(in), std::move(answer), request_id, target->first, target->second);
+}
+
+void EdgeServer::HandleInvoke(InvokeHttp request, Answer answer, const std::string& request_id,
+                              const std::string& function_id, const std::string& version) {
   const int64_t start_us = MonotonicUs();
-  auto span =
-      std::make_shared<trace::Span>(trace::ContinueOrStart(HeaderValue(request, "traceparent")),
-                                    "edge.invoke", trace::SpanKind::kServer);
+  auto span = std::make_shared<trace::Span>(trace::ContinueOrStart(request.traceparent),
+                                            "edge.invoke", trace::SpanKind::kServer);
   span->SetAttribute("http.request.method", std::string("POST"))
       .SetAttribute("http.route",
                     std::string(version.empty() ? "/api/v1/functions/{id}/invoke"
@@ -328,34 +395,33 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
       .SetAttribute("faas.trigger", std::string("http"))
       .SetAttribute("faas.invoked_name", function_id);
   std::string traceparent = span->traceparent();
-  const std::string& body = request.body();
+  const std::string& body = request.body;
   // Refused before the chain, and counted like any other answer to an invocation.
   auto refuse = [&](std::string_view code, std::string_view detail) {
     v1::InvokeReply reply;
     *reply.mutable_problem() = core::MakeProblem(code, detail);
-    HttpAnswer answer = RenderInvokeReply(reply, request_id, NowMs());
-    invoke_metrics_.Record(function_id, version, reply, answer.status,
+    HttpAnswer rendered = RenderInvokeReply(reply, request_id, NowMs());
+    invoke_metrics_.Record(function_id, version, reply, rendered.status,
                            static_cast<double>(MonotonicUs() - start_us) / 1e6);
-    AnnotateAnswer(*span, answer.status);
-    Send(*writer, answer, request_id, traceparent);
+    AnnotateAnswer(*span, rendered.status);
+    answer(rendered, request_id, traceparent);
   };
   if (body.size() > options_.max_request_bytes) {
     return refuse("payload_too_large", "The request body is over " +
                                            std::to_string(options_.max_request_bytes) + " bytes.");
   }
-  std::string key = ApiKeyFrom(HeaderValue(request, "Authorization"));
+  std::string key = ApiKeyFrom(request.authorization);
   std::string session;
-  if (key.empty() && SessionRequested(HeaderValue(request, kCsrfHeader)) &&
-      request.cookies().has("tg_session")) {
-    if (!SameOrigin(HeaderValue(request, "Origin"), HeaderValue(request, "Host"))) {
+  if (key.empty() && SessionRequested(request.csrf) && request.session) {
+    if (!SameOrigin(request.origin, request.host)) {
       return refuse("forbidden",
                     "A browser session may invoke only from the Toolgate web app; scripts "
                     "send an API key in the Authorization header.");
     }
-    if (!IsJsonContentType(HeaderValue(request, "Content-Type"))) {
+    if (!IsJsonContentType(request.content_type)) {
       return refuse("csrf_rejected", CsrfRejection(CsrfVerdict::kNotJson));
     }
-    session = request.cookies().get("tg_session").value;
+    session = *request.session;
   }
   if (key.empty() && session.empty()) {
     return refuse("missing_api_key", "Send your API key in the Authorization header.");
@@ -374,19 +440,19 @@ void EdgeServer::HandleInvoke(const Http::Request& request, Writer writer,
   job.set_version(version);
   job.set_body_check(parsed.check);
   job.set_event_json(std::move(parsed.event_json));
-  if (HasHeader(request, "X-Env-Keys")) {
+  if (request.env_keys) {
     job.set_env_keys_present(true);
-    job.set_env_keys_header(HeaderValue(request, "X-Env-Keys"));
+    job.set_env_keys_header(*request.env_keys);
   }
   job.set_traceparent(traceparent);
   span->SetAttribute("faas.invocation_id", job.execution_id());
-  DispatchInvoke(std::move(job), [this, writer, span, request_id, traceparent, function_id, version,
-                                  start_us](v1::InvokeReply reply) {
-    HttpAnswer answer = RenderInvokeReply(reply, request_id, NowMs());
-    invoke_metrics_.Record(function_id, version, reply, answer.status,
+  DispatchInvoke(std::move(job), [this, answer = std::move(answer), span, request_id, traceparent,
+                                  function_id, version, start_us](v1::InvokeReply reply) {
+    HttpAnswer rendered = RenderInvokeReply(reply, request_id, NowMs());
+    invoke_metrics_.Record(function_id, version, reply, rendered.status,
                            static_cast<double>(MonotonicUs() - start_us) / 1e6);
-    AnnotateAnswer(*span, answer.status);
-    Send(*writer, answer, request_id, traceparent);
+    AnnotateAnswer(*span, rendered.status);
+    answer(rendered, request_id, traceparent);
   });
 }
 

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@
 #include "mcp_bus.h"
 #include "mcp_endpoint.h"
 #include "mcp_session.h"
+#include "render.h"
 #include "reply_mux.h"
 #include "static_files.h"
 #include "toolgate/bus/bus.h"
@@ -88,9 +90,29 @@ class EdgeServer {
 
  private:
   using Writer = std::shared_ptr<Pistache::Http::ResponseWriter>;
-  void HandleInvoke(const Pistache::Http::Request& request, Writer writer,
-                    const std::string& request_id, const std::string& function_id,
-                    const std::string& version);
+  // What an invocation reads from its HTTP request, from Pistache or from the front.
+  struct InvokeHttp {
+    std::string traceparent;
+    std::string authorization;
+    std::string csrf;  // kCsrfHeader
+    std::string origin;
+    std::string host;
+    std::string content_type;
+    std::optional<std::string> env_keys;  // X-Env-Keys, when sent
+    std::optional<std::string> session;   // the tg_session cookie, when sent
+    std::string body;
+  };
+  // Writes an answer to the request: the HttpAnswer with X-Request-Id and traceparent.
+  using Answer = std::function<void(const HttpAnswer& answer, const std::string& request_id,
+                                    const std::string& traceparent)>;
+  // The invoke route, /api/v1/functions/{id}[/{version}]/invoke: its function id and version
+  // ("" for the latest), or nullopt for another path.
+  static std::optional<std::pair<std::string, std::string>> InvokeTarget(
+      const std::vector<std::string>& segments);
+  void HandleInvoke(InvokeHttp request, Answer answer, const std::string& request_id,
+                    const std::string& function_id, const std::string& version);
+  // The front's own requests (FrontRoute): the invoke route, without Pistache.
+  void AnswerFromFront(FrontRequest request, FrontRespond respond);
   // client: the address the front reports (the auth service throttles sign-ins by it).
   void HandleManagement(const Pistache::Http::Request& request, Writer writer,
                         const std::string& request_id, const std::string& path,

@@ -11,7 +11,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "render.h"
 #include "request_framer.h"
@@ -29,44 +32,25 @@ constexpr int64_t kLingerMs = 2000;  // after our own answer, how long we drain 
 constexpr size_t kMaxDrained = 4 * 1024 * 1024;
 constexpr int64_t kAcceptPauseMs = 100;  // out of file descriptors: retry accepting after this
 
-// epoll tags: id * 4 + side.
+// epoll tags: id * 4 + side. kWake with id 0 is Stop; with id 1, responses for own requests.
 enum Side : uint64_t { kListen = 0, kClient = 1, kBackend = 2, kWake = 3 };
 
 int64_t NowMonoMs() {
   return MonotonicUs() / 1000;
 }
 
-const char* Reason(int status) {
-  switch (status) {
-    case 400:
-      return "Bad Request";
-    case 408:
-      return "Request Timeout";
-    case 413:
-      return "Content Too Large";
-    case 429:
-      return "Too Many Requests";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 503:
-      return "Service Unavailable";
-    default:
-      return "Error";
-  }
-}
+// The most a request the front answers itself may hold, head and body: it is kept whole before
+// it is answered, and reading from the client stops past kHighWater.
+constexpr size_t kMaxOwnRequest = kHighWater / 2;
 
 // A whole HTTP/1.1 problem answer that ends the connection.
 std::string ProblemBytes(std::string_view code, std::string_view detail) {
   std::string request_id = HexEncode(RandomBytes(12));
   HttpAnswer a = RenderProblem(core::MakeProblem(code, detail), request_id);
-  std::string out = "HTTP/1.1 " + std::to_string(a.status) + " " + Reason(a.status) + "\r\n";
-  out += "Content-Type: " + a.content_type + "\r\n";
-  out += "Content-Length: " + std::to_string(a.body.size()) + "\r\n";
-  out += "X-Request-Id: " + request_id + "\r\n";
-  for (const auto& [name, value] : a.headers) out += name + ": " + value + "\r\n";
-  out += "Connection: close\r\n\r\n";
-  out += a.body;
-  return out;
+  std::vector<std::pair<std::string, std::string>> headers = {{"Content-Type", a.content_type},
+                                                              {"X-Request-Id", request_id}};
+  headers.insert(headers.end(), a.headers.begin(), a.headers.end());
+  return ResponseBytes(a.status, headers, a.body, /*keep_alive=*/false);
 }
 
 std::string_view Trim(std::string_view s) {
@@ -128,13 +112,21 @@ std::string ClientAddress(std::string_view peer, std::string_view forwarded_for,
 
 class HttpFront::Loop {
  public:
-  Loop(const FrontOptions& options, int listen_fd) : options_(options), listen_fd_(listen_fd) {
+  Loop(const FrontOptions& options, int listen_fd)
+      : options_(options), listen_fd_(listen_fd), answers_(std::make_shared<Answers>()) {
     epoll_ = epoll_create1(EPOLL_CLOEXEC);
     wake_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    answers_->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     Add(listen_fd_, Tag(0, kListen), EPOLLIN);
     Add(wake_, Tag(0, kWake), EPOLLIN);
+    Add(answers_->fd, Tag(1, kWake), EPOLLIN);
   }
   ~Loop() {
+    {
+      std::lock_guard<std::mutex> lock(answers_->mu);
+      answers_->closed = true;  // a response given from now on goes nowhere
+      close(answers_->fd);
+    }
     for (auto& [id, c] : conns_) {
       if (c.client >= 0) close(c.client);
       if (c.backend >= 0) close(c.backend);
@@ -200,6 +192,19 @@ class HttpFront::Loop {
     int64_t close_at = 0;
     size_t drained = 0;
     int64_t idle_since = 0;
+    // to_backend starts with a request the route takes, kept until it is whole.
+    bool held = false;
+    // The route has a request of this connection and has not answered it yet: nothing after
+    // it goes to Pistache meanwhile.
+    bool own_pending = false;
+  };
+
+  // Responses the route gives, from any thread, for the loop to write.
+  struct Answers {
+    std::mutex mu;
+    int fd = -1;  // eventfd: there are responses
+    bool closed = false;
+    std::vector<std::pair<uint64_t, std::string>> queue;  // (connection id, response)
   };
 
   static uint64_t Tag(uint64_t id, Side side) { return id * 4 + side; }
@@ -221,7 +226,11 @@ class HttpFront::Loop {
     const uint64_t id = tag / 4;
     const auto side = static_cast<Side>(tag % 4);
     if (side == kWake) {
-      stop_ = true;
+      if (id == 0) {
+        stop_ = true;
+      } else {
+        DeliverAnswers();
+      }
       return;
     }
     if (side == kListen) return Accept();
@@ -343,6 +352,11 @@ class HttpFront::Loop {
       if (c.drained > kMaxDrained) Close(c);
       return;
     }
+    // Whether what the framer passes on now starts with a request head, and how many requests
+    // came before it.
+    const bool at_head =
+        c.held || (c.to_backend.empty() && c.framer.phase() == RequestFramer::Phase::kIdle);
+    const uint64_t before = c.framer.completed();
     c.framer.Feed(std::string_view(buf.data(), static_cast<size_t>(n)), now_, &c.to_backend);
     if (c.framer.completed() != c.completed) {
       c.completed = c.framer.completed();
@@ -364,7 +378,102 @@ class HttpFront::Loop {
                       "The request is not valid HTTP/1.1 framing (Content-Length, "
                       "Transfer-Encoding or header syntax).");
     }
-    FlushBackend(c);
+    if (!Route(c, at_head, before)) FlushBackend(c);
+  }
+
+  // Hands the request at the start of to_backend to the route when it takes it and it is
+  // whole, every earlier request of the connection answered. True when to_backend must stay
+  // (kept for the route, or waiting behind the route's answer); false when it goes to Pistache.
+  bool Route(Conn& c, bool at_head, uint64_t before) {
+    if (!options_.route.takes) return false;
+    if (c.own_pending) return true;
+    c.held = false;
+    if (!at_head || c.to_backend.empty()) return false;
+    const size_t head_end = c.to_backend.find("\r\n\r\n");
+    if (head_end == std::string::npos) return false;  // the framer passes whole heads
+    auto head = ParseRequestHead(std::string_view(c.to_backend).substr(0, head_end + 4));
+    if (!head || head->version != "HTTP/1.1" || head->Find("transfer-encoding") != nullptr ||
+        head->Find("expect") != nullptr || !options_.route.takes(head->method, head->target)) {
+      return false;
+    }
+    const uint64_t length = head_end + 4 + head->ContentLength();
+    if (length > kMaxOwnRequest) return false;
+    // Earlier requests still unanswered (pipelined to Pistache): this one follows them there.
+    if (c.responses.blind() || c.responses.close_offset() > 0 ||
+        c.responses.completed() != before) {
+      return false;
+    }
+    if (c.to_backend.size() < length) {
+      c.held = true;  // the body is on its way; the framer's body deadline runs
+      return true;
+    }
+    FrontRequest request{std::move(*head),
+                         c.to_backend.substr(head_end + 4, length - head_end - 4)};
+    c.to_backend.erase(0, length);
+    c.own_pending = true;
+    c.awaiting = true;
+    options_.route.answer(std::move(request), Responder(c.id));
+    return true;
+  }
+
+  FrontRespond Responder(uint64_t id) {
+    return [answers = answers_, id](std::string response) {
+      std::lock_guard<std::mutex> lock(answers->mu);
+      if (answers->closed) return;
+      answers->queue.emplace_back(id, std::move(response));
+      if (answers->queue.size() == 1) {
+        uint64_t one = 1;
+        [[maybe_unused]] ssize_t n = write(answers->fd, &one, sizeof one);
+      }
+    };
+  }
+
+  void DeliverAnswers() {
+    std::vector<std::pair<uint64_t, std::string>> ready;
+    {
+      std::lock_guard<std::mutex> lock(answers_->mu);
+      uint64_t count = 0;
+      [[maybe_unused]] ssize_t n = read(answers_->fd, &count, sizeof count);
+      ready.swap(answers_->queue);
+    }
+    for (auto& [id, response] : ready) {
+      auto it = conns_.find(id);
+      if (it == conns_.end()) continue;  // the client left
+      Conn& c = it->second;
+      if (!c.own_pending || c.closing) continue;
+      c.own_pending = false;
+      c.awaiting = false;
+      c.idle_since = now_;
+      // Through the watch like Pistache's answers: it counts them, and sees a "Connection:
+      // close" one end the connection.
+      c.responses.Feed(response);
+      c.to_client += response;
+      FlushClient(c);
+      if (!conns_.count(id)) continue;
+      // What the client sent meanwhile starts at a request head, every earlier one answered.
+      if (!c.closing && !Route(c, true, c.framer.completed() - CompleteRequestsIn(c))) {
+        FlushBackend(c);
+      }
+      if (conns_.count(id)) Update(c);
+    }
+  }
+
+  // Whole requests in to_backend: the framer's count less those already handed on. Only used
+  // right after the route's answer, when to_backend starts at a head.
+  uint64_t CompleteRequestsIn(const Conn& c) const {
+    uint64_t n = 0;
+    size_t at = 0;
+    while (at < c.to_backend.size()) {
+      size_t head_end = c.to_backend.find("\r\n\r\n", at);
+      if (head_end == std::string::npos) break;
+      auto head = ParseRequestHead(std::string_view(c.to_backend).substr(at, head_end + 4 - at));
+      if (!head || head->Find("transfer-encoding") != nullptr) break;
+      size_t end = head_end + 4 + head->ContentLength();
+      if (end > c.to_backend.size()) break;
+      ++n;
+      at = end;
+    }
+    return n;
   }
 
   void ReadBackend(Conn& c) {
@@ -383,6 +492,7 @@ class HttpFront::Loop {
   }
 
   void FlushBackend(Conn& c) {
+    if (c.held || c.own_pending) return;
     if (c.backend < 0 || !c.backend_connected || c.to_backend.empty()) return;
     ssize_t n = send(c.backend, c.to_backend.data(), c.to_backend.size(), MSG_NOSIGNAL);
     if (n < 0) {
@@ -482,7 +592,9 @@ class HttpFront::Loop {
     if (c.backend >= 0) {
       uint32_t backend_mask = 0;
       if (c.to_client.size() < kHighWater) backend_mask |= EPOLLIN;
-      if (!c.backend_connected || !c.to_backend.empty()) backend_mask |= EPOLLOUT;
+      if (!c.backend_connected || (!c.to_backend.empty() && !c.held && !c.own_pending)) {
+        backend_mask |= EPOLLOUT;
+      }
       if (backend_mask != c.backend_mask) {
         Modify(c.backend, Tag(c.id, kBackend), backend_mask);
         c.backend_mask = backend_mask;
@@ -547,6 +659,7 @@ class HttpFront::Loop {
   int64_t accept_resume_at_ = 0;
   uint64_t next_id_ = 0;
   std::string* buffer_ = nullptr;
+  std::shared_ptr<Answers> answers_;
   std::unordered_map<uint64_t, Conn> conns_;
   std::unordered_map<std::string, int> per_client_;
 };

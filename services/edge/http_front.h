@@ -20,6 +20,13 @@
 //     cannot claim an address.
 // Answers are not parsed: they are relayed as Pistache writes them.
 //
+// The front also answers the requests a FrontRoute takes (the invoke route) itself, without
+// Pistache: when such a request arrives on a connection whose earlier requests are all answered,
+// as HTTP/1.1 with a Content-Length body, it is handed whole to the route on the front's thread,
+// and the route's response is written to the client when it comes, from whatever thread gives
+// it. Requests that follow it on the connection wait for that response, so responses keep the
+// order of their requests. Every limit, deadline and refusal above applies to them alike.
+//
 // One thread, level-triggered epoll; a side is polled for reading only while its buffer has
 // room, so a stalled or departed peer costs no CPU. Start/Stop from one thread; the accessors
 // are thread-safe once Start has returned.
@@ -27,15 +34,32 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "http_head.h"
 #include "toolgate/base/status.h"
 
 namespace toolgate::edge {
+
+// A request the front answers itself (FrontRoute), whole.
+struct FrontRequest {
+  RequestHead head;  // as framed, X-Toolgate-Client included
+  std::string body;
+};
+// Delivers the whole response (ResponseBytes) to one FrontRequest: called exactly once, from any
+// thread; it does nothing once the client's connection or the front is gone.
+using FrontRespond = std::function<void(std::string response)>;
+// Which requests the front answers itself, and how. answer runs on the front's thread and must
+// not block: it answers through respond, now or later.
+struct FrontRoute {
+  std::function<bool(std::string_view method, std::string_view target)> takes;
+  std::function<void(FrontRequest request, FrontRespond respond)> answer;
+};
 
 struct FrontOptions {
   std::string host = "127.0.0.1";
@@ -51,6 +75,7 @@ struct FrontOptions {
   int max_connections_per_client = 128;
   std::vector<std::string> trusted_proxies;  // peer IP addresses, as written by inet_ntop
   std::string token;                         // proves the X-Toolgate-Client header ours
+  FrontRoute route;                          // none: every request goes to Pistache
 };
 
 // The address a request comes from: peer, unless peer is a trusted proxy, in which case the

@@ -1,6 +1,17 @@
 #include "http_front.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <thread>
 
 namespace toolgate::edge {
 namespace {
@@ -23,6 +34,245 @@ TEST(ClientAddressTest, NothingUsableFallsBackToThePeer) {
   EXPECT_EQ(ClientAddress("10.0.0.1", "", proxies), "10.0.0.1");
   EXPECT_EQ(ClientAddress("10.0.0.1", "10.0.0.1", proxies), "10.0.0.1");
   EXPECT_EQ(ClientAddress("10.0.0.1", "not-an-ip", proxies), "10.0.0.1");
+}
+
+// Pistache's stand-in: answers each request "backend:<target>", holding the answers to
+// "/slow" until Release.
+class FakeBackend {
+ public:
+  FakeBackend() {
+    listen_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(listen_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    EXPECT_EQ(::listen(listen_, 16), 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(listen_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~FakeBackend() {
+    Release();
+    ::shutdown(listen_, SHUT_RDWR);
+    ::close(listen_);
+    thread_.join();
+    for (auto& t : connections_) t.join();
+  }
+  int port() const { return port_; }
+  int requests() const { return requests_; }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  void Serve() {
+    for (;;) {
+      int fd = ::accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) return;
+      connections_.emplace_back([this, fd] { Answer(fd); });
+    }
+  }
+  void Answer(int fd) {
+    std::string in;
+    char buf[4096];
+    for (;;) {
+      size_t end = in.find("\r\n\r\n");
+      if (end != std::string::npos) {
+        auto head = ParseRequestHead(std::string_view(in).substr(0, end + 4));
+        size_t length = end + 4 + (head ? head->ContentLength() : 0);
+        if (in.size() >= length) {
+          ++requests_;
+          if (head && head->target == "/slow") {
+            std::unique_lock<std::mutex> lock(mu_);
+            cv_.wait(lock, [this] { return released_; });
+          }
+          std::string body = "backend:" + (head ? head->target : std::string("?"));
+          std::string out = ResponseBytes(200, {}, body, true);
+          (void)!::send(fd, out.data(), out.size(), MSG_NOSIGNAL);
+          in.erase(0, length);
+          continue;
+        }
+      }
+      ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+      if (n <= 0) break;
+      in.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+  }
+  int listen_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+  std::vector<std::thread> connections_;
+  std::atomic<int> requests_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool released_ = false;
+};
+
+// A front whose route takes "POST /own", handing each request to the test.
+class FrontRouteTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    FrontOptions options;
+    options.port = 0;
+    options.backend_port = backend_.port();
+    options.token = "t";
+    options.route.takes = [](std::string_view method, std::string_view target) {
+      return method == "POST" && target == "/own";
+    };
+    options.route.answer = [this](FrontRequest request, FrontRespond respond) {
+      std::lock_guard<std::mutex> lock(mu_);
+      taken_.push_back({std::move(request), std::move(respond)});
+      cv_.notify_all();
+    };
+    front_ = std::make_unique<HttpFront>(std::move(options));
+    ASSERT_TRUE(front_->Start().ok());
+    client_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(front_->port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(client_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  }
+  void TearDown() override {
+    if (client_ >= 0) ::close(client_);
+    front_.reset();
+  }
+  void Write(std::string_view bytes) {
+    ASSERT_EQ(::send(client_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  }
+  // The next n taken requests (waits for them).
+  void AwaitTaken(size_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return taken_.size() >= n; });
+  }
+  // Whether the client receives nothing within ms: the front holds what it must hold.
+  bool Quiet(int ms) {
+    pollfd p{client_, POLLIN, 0};
+    return ::poll(&p, 1, ms) == 0;
+  }
+  // The bodies of the next n responses, in order; "EOF" once the connection ends.
+  std::vector<std::string> Read(size_t n) {
+    std::vector<std::string> out;
+    char buf[4096];
+    while (out.size() < n) {
+      size_t end = pending_.find("\r\n\r\n");
+      if (end != std::string::npos) {
+        size_t at = pending_.find("Content-Length: ");
+        size_t length = at < end ? std::stoul(pending_.substr(at + 16)) : 0;
+        if (pending_.size() >= end + 4 + length) {
+          out.push_back(pending_.substr(end + 4, length));
+          pending_.erase(0, end + 4 + length);
+          continue;
+        }
+      }
+      ssize_t got = ::recv(client_, buf, sizeof buf, 0);
+      if (got <= 0) {
+        out.push_back("EOF");
+        break;
+      }
+      pending_.append(buf, static_cast<size_t>(got));
+    }
+    return out;
+  }
+  struct Taken {
+    FrontRequest request;
+    FrontRespond respond;
+  };
+  FakeBackend backend_;
+  std::unique_ptr<HttpFront> front_;
+  int client_ = -1;
+  std::string pending_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Taken> taken_;
+};
+
+TEST_F(FrontRouteTest, ARequestTheRouteTakesIsAnsweredWithoutTheBackend) {
+  Write("POST /own HTTP/1.1\r\nHost: x\r\nAuthorization: k\r\nContent-Length: 5\r\n\r\nhello");
+  AwaitTaken(1);
+  EXPECT_EQ(taken_[0].request.body, "hello");
+  EXPECT_EQ(taken_[0].request.head.Value("authorization"), "k");
+  EXPECT_TRUE(taken_[0].request.head.KeepAlive());
+  // Answered from another thread, as the bus's reader thread does.
+  std::thread([respond = taken_[0].respond] {
+    respond(ResponseBytes(200, {}, "own", true));
+  }).join();
+  EXPECT_EQ(Read(1), std::vector<std::string>{"own"});
+  // The connection stays open for the next request, relayed or not.
+  Write("GET /other HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(Read(1), std::vector<std::string>{"backend:/other"});
+  EXPECT_EQ(backend_.requests(), 1);
+}
+
+TEST_F(FrontRouteTest, ABodyInPiecesIsHandedOverWhole) {
+  Write("POST /own HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhello");
+  EXPECT_TRUE(Quiet(100));
+  Write("world");
+  AwaitTaken(1);
+  EXPECT_EQ(taken_[0].request.body, "helloworld");
+  taken_[0].respond(ResponseBytes(200, {}, "ok", true));
+  EXPECT_EQ(Read(1), std::vector<std::string>{"ok"});
+  EXPECT_EQ(backend_.requests(), 0);
+}
+
+// Responses keep the order of their requests: one pipelined behind the route's request waits
+// for the route's answer before it reaches the backend.
+TEST_F(FrontRouteTest, ARequestBehindTheRoutesWaitsForItsAnswer) {
+  Write(
+      "POST /own HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+      "GET /next HTTP/1.1\r\nHost: x\r\n\r\n");
+  AwaitTaken(1);
+  EXPECT_TRUE(Quiet(200));
+  EXPECT_EQ(backend_.requests(), 0);
+  taken_[0].respond(ResponseBytes(200, {}, "own", true));
+  EXPECT_EQ(Read(2), (std::vector<std::string>{"own", "backend:/next"}));
+}
+
+// And one the route would take goes to the backend when an earlier request is still there.
+TEST_F(FrontRouteTest, ARouteRequestBehindARelayedOneIsRelayedToo) {
+  Write("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n");
+  Write("POST /own HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  EXPECT_TRUE(Quiet(100));
+  backend_.Release();
+  EXPECT_EQ(Read(2), (std::vector<std::string>{"backend:/slow", "backend:/own"}));
+  std::lock_guard<std::mutex> lock(mu_);
+  EXPECT_TRUE(taken_.empty());
+}
+
+TEST_F(FrontRouteTest, AnAnswerThatClosesEndsTheConnection) {
+  Write("POST /own HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+  AwaitTaken(1);
+  EXPECT_FALSE(taken_[0].request.head.KeepAlive());
+  taken_[0].respond(ResponseBytes(200, {}, "bye", false));
+  EXPECT_EQ(Read(2), (std::vector<std::string>{"bye", "EOF"}));
+}
+
+// The limits hold for the route's requests too: a body over the limit is refused before any
+// of it is read, and the route never sees it.
+TEST_F(FrontRouteTest, TheBodyLimitHoldsForTheRoute) {
+  Write("POST /own HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\n\r\n");
+  std::vector<std::string> got = Read(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_NE(got[0].find("payload_too_large"), std::string::npos) << got[0];
+  EXPECT_EQ(got[1], "EOF");
+  std::lock_guard<std::mutex> lock(mu_);
+  EXPECT_TRUE(taken_.empty());
+}
+
+// A client that leaves before the answer: the late answer goes nowhere.
+TEST_F(FrontRouteTest, AnAnswerAfterTheClientLeftIsDropped) {
+  Write("POST /own HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  AwaitTaken(1);
+  ::close(client_);
+  client_ = -1;
+  taken_[0].respond(ResponseBytes(200, {}, "late", true));
+  front_.reset();  // and one after the front is gone
+  taken_[0].respond(ResponseBytes(200, {}, "later", true));
 }
 
 }  // namespace

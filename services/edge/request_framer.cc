@@ -259,7 +259,10 @@ void ResponseCloseWatch::Feed(std::string_view data) {
       body_left_ -= n;
       seen_ += n;
       data.remove_prefix(static_cast<size_t>(n));
-      if (body_left_ == 0) in_body_ = false;
+      if (body_left_ == 0) {
+        in_body_ = false;
+        ++completed_;
+      }
       continue;
     }
     size_t before = head_.size();
@@ -311,6 +314,7 @@ void ResponseCloseWatch::FinishHead() {
   if (close) close_offset_ = seen_ + *length;
   body_left_ = *length;
   in_body_ = body_left_ > 0;
+  if (!in_body_) ++completed_;
 }
 
 }  // namespace toolgate::edge

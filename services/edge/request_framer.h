@@ -96,6 +96,11 @@ class ResponseCloseWatch {
   void Feed(std::string_view data);
   // The number of response bytes after which the connection ends; 0 while none is known.
   uint64_t close_offset() const { return close_offset_; }
+  // Responses seen whole (1xx not counted), until one that ends the connection or one whose
+  // end is unknown.
+  uint64_t completed() const { return completed_; }
+  // A response without Content-Length was seen: nothing after it can be measured.
+  bool blind() const { return blind_; }
 
  private:
   void FinishHead();
@@ -105,6 +110,7 @@ class ResponseCloseWatch {
   bool in_body_ = false;
   bool blind_ = false;  // a response without Content-Length: its end is unknown
   uint64_t close_offset_ = 0;
+  uint64_t completed_ = 0;
 };
 
 }  // namespace toolgate::edge

@@ -1,0 +1,49 @@
+// The HTTP/1.1 a request answered by the edge's front itself needs (http_front.h, FrontRoute):
+// its head, parsed, and its response, written. The front has already framed and checked the
+// head (request_framer.h): one request line, header lines without folding, a blank line.
+//
+// Pure functions; a RequestHead is a value.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace toolgate::edge {
+
+struct RequestHead {
+  std::string method;
+  std::string target;
+  std::string version;  // "HTTP/1.1"
+  // Every header in order, its name lower-cased and its value trimmed.
+  std::vector<std::pair<std::string, std::string>> headers;
+
+  // The first value of the header named lower_name, or nullptr.
+  const std::string* Find(std::string_view lower_name) const;
+  // Find's value, or "" when the header is absent.
+  std::string Value(std::string_view lower_name) const;
+  // The value of cookie name from the Cookie headers, or nullopt.
+  std::optional<std::string> Cookie(std::string_view name) const;
+  // What Content-Length declares; 0 without one.
+  uint64_t ContentLength() const;
+  // Whether the connection stays open after the answer: HTTP/1.1 without "Connection: close",
+  // or HTTP/1.0 with "Connection: keep-alive".
+  bool KeepAlive() const;
+};
+
+// The head (request line, headers, blank line); nullopt when it is not one.
+std::optional<RequestHead> ParseRequestHead(std::string_view head);
+
+// The reason phrase of an HTTP status ("OK", "Not Found", ...; "Unknown" for others).
+const char* ReasonPhrase(int status);
+
+// A whole HTTP/1.1 response: the status line, headers, Content-Length, and "Connection: close"
+// or "Connection: keep-alive" as keep_alive says, then the body.
+std::string ResponseBytes(int status,
+                          const std::vector<std::pair<std::string, std::string>>& headers,
+                          std::string_view body, bool keep_alive);
+
+}  // namespace toolgate::edge
