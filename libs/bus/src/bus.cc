@@ -220,6 +220,27 @@ Bus::~Bus() {
     subs_.clear();
   }
   natsConnection_Destroy(nc_);
+  std::lock_guard<std::mutex> lock(graveyard_mu_);
+  for (natsMsg* m : graveyard_) natsMsg_Destroy(m);
+  graveyard_.clear();
+}
+
+void Bus::Bury(natsMsg* msg) {
+  const size_t bytes = static_cast<size_t>(natsMsg_GetDataLength(msg));
+  if (bytes >= kGraveyardBytes) {
+    natsMsg_Destroy(msg);
+    return;
+  }
+  std::vector<natsMsg*> group;
+  {
+    std::lock_guard<std::mutex> lock(graveyard_mu_);
+    graveyard_.push_back(msg);
+    graveyard_bytes_ += bytes;
+    if (graveyard_.size() < kGraveyardMessages && graveyard_bytes_ < kGraveyardBytes) return;
+    group.swap(graveyard_);
+    graveyard_bytes_ = 0;
+  }
+  for (natsMsg* m : group) natsMsg_Destroy(m);
 }
 
 Status Bus::Publish(std::string_view subject, std::string_view data, std::string_view reply,
@@ -232,7 +253,7 @@ Status Bus::Publish(std::string_view subject, std::string_view data, std::string
     s = natsMsgHeader_Set(msg, kTraceHeader, std::string(traceparent).c_str());
   }
   if (s == NATS_OK) s = natsConnection_PublishMsg(nc_, msg);
-  natsMsg_Destroy(msg);
+  if (msg != nullptr) Bury(msg);
   if (s == NATS_OK) Published().Inc();
   return FromNats(s, "publish " + subj);
 }
@@ -303,7 +324,7 @@ Status Bus::PublishEnvelope(std::string_view destination, std::vector<Outgoing>:
                                 data.data(), static_cast<int>(data.size()));
   if (s == NATS_OK) s = natsMsgHeader_Set(msg, kBatchHeader, "1");
   if (s == NATS_OK) s = natsConnection_PublishMsg(nc_, msg);
-  natsMsg_Destroy(msg);
+  if (msg != nullptr) Bury(msg);
   if (s == NATS_OK) {
     Published().Inc();
     BatchedEntries().Inc(static_cast<uint64_t>(batch.entries_size()));
@@ -394,11 +415,11 @@ void Bus::OnMessage(natsConnection*, natsSubscription*, natsMsg* msg, void* clos
   const char* batch = nullptr;
   if (natsMsgHeader_Get(msg, kBatchHeader, &batch) == NATS_OK) {
     sub->bus->DeliverBatch(*sub, msg);
-    natsMsg_Destroy(msg);
+    sub->bus->Bury(msg);
     return;
   }
   Message m = ToMessage(msg);
-  natsMsg_Destroy(msg);
+  sub->bus->Bury(msg);
   if (m.no_responders && sub->bus->FanOutNoResponders(*sub, m.subject)) return;
   sub->handler(std::move(m));
 }

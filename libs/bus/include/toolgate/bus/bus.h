@@ -212,6 +212,18 @@ class Bus {
   uint64_t next_envelope_ = 1;              // guarded by envelopes_mu_
   std::deque<std::string> envelope_order_;  // guarded by envelopes_mu_
   std::unordered_map<std::string, std::vector<std::string>> envelope_replies_;  // guarded
+
+  // libnats frees a message on its garbage-collector thread, and natsMsg_Destroy wakes that
+  // thread whenever it sleeps: at low load one wake-up per message sent or received. Messages
+  // done with are destroyed in groups instead (Bury), one wake-up per group; a group is at most
+  // kGraveyardMessages messages and kGraveyardBytes bytes (a larger message goes at once), and
+  // the rest is destroyed with the Bus.
+  void Bury(natsMsg* msg);
+  static constexpr size_t kGraveyardMessages = 32;
+  static constexpr size_t kGraveyardBytes = 256 * 1024;
+  std::mutex graveyard_mu_;
+  std::vector<natsMsg*> graveyard_;  // guarded by graveyard_mu_
+  size_t graveyard_bytes_ = 0;       // guarded by graveyard_mu_
 };
 
 }  // namespace toolgate::bus
