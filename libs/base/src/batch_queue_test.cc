@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <future>
+#include <mutex>
 #include <numeric>
 
 namespace toolgate {
@@ -98,6 +100,48 @@ TEST(BatchQueueTest, FlushReturnsOnceEverythingPushedBeforeItIsConsumed) {
   for (int i = 0; i < 7; ++i) ASSERT_TRUE(queue.Push(i));
   queue.Flush();
   EXPECT_EQ(consumed.load(), 7);
+}
+
+// Records batches and lets the test wait for the nth.
+struct BatchLog {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<std::vector<int>> batches;
+  void Add(std::vector<int> batch) {
+    std::lock_guard<std::mutex> lock(mu);
+    batches.push_back(std::move(batch));
+    cv.notify_all();
+  }
+  // False when fewer than n batches came within a minute (a linger that was not ended).
+  bool AwaitCount(size_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    return cv.wait_for(lock, std::chrono::minutes(1), [&] { return batches.size() >= n; });
+  }
+};
+
+// A lingering queue (the log writer) lets what arrives after a batch gather, however it is
+// paced, and Flush ends the linger at once.
+TEST(BatchQueueTest, ALingeringQueueGathersWhatArrivesAfterABatch) {
+  BatchLog log;
+  BatchQueue<int> queue(
+      10, [&](std::vector<int> batch) { log.Add(std::move(batch)); }, 0, std::chrono::hours(1));
+  ASSERT_TRUE(queue.Push(1));
+  ASSERT_TRUE(log.AwaitCount(1));
+  for (int i = 2; i <= 4; ++i) ASSERT_TRUE(queue.Push(i));
+  queue.Flush();
+  std::lock_guard<std::mutex> lock(log.mu);
+  EXPECT_EQ(log.batches, (std::vector<std::vector<int>>{{1}, {2, 3, 4}}));
+}
+
+TEST(BatchQueueTest, HurryEndsALinger) {
+  BatchLog log;
+  BatchQueue<int> queue(
+      10, [&](std::vector<int> batch) { log.Add(std::move(batch)); }, 0, std::chrono::hours(1));
+  ASSERT_TRUE(queue.Push(1));
+  ASSERT_TRUE(log.AwaitCount(1));
+  ASSERT_TRUE(queue.Push(2));
+  queue.Hurry();
+  EXPECT_TRUE(log.AwaitCount(2));
 }
 
 }  // namespace

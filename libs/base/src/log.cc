@@ -14,7 +14,7 @@
 namespace toolgate::log {
 
 struct LineWriter::Queue {
-  explicit Queue(const Sink& sink, size_t max_queued)
+  Queue(const Sink& sink, size_t max_queued, std::chrono::milliseconds linger)
       : lines(
             kMaxBatchLines,
             [&sink](std::vector<std::string> batch) {
@@ -26,14 +26,14 @@ struct LineWriter::Queue {
               for (const std::string& line : batch) text += line;
               sink(text);
             },
-            max_queued) {}
+            max_queued, linger) {}
 
   static constexpr size_t kMaxBatchLines = 1024;
   BatchQueue<std::string> lines;
 };
 
-LineWriter::LineWriter(Sink sink, size_t max_queued)
-    : sink_(std::move(sink)), queue_(std::make_unique<Queue>(sink_, max_queued)) {}
+LineWriter::LineWriter(Sink sink, size_t max_queued, std::chrono::milliseconds linger)
+    : sink_(std::move(sink)), queue_(std::make_unique<Queue>(sink_, max_queued, linger)) {}
 
 LineWriter::~LineWriter() {
   queue_->lines.Stop();
@@ -44,6 +44,7 @@ void LineWriter::Write(Level level, std::string line) {
     queue_->lines.Push(std::move(line));  // dropped and counted when full
     return;
   }
+  queue_->lines.Hurry();               // a warning waits for no linger
   if (!queue_->lines.TryPush(line)) {  // full: written here, after what is queued
     queue_->lines.Flush();
     sink_(line);

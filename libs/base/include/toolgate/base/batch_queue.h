@@ -9,9 +9,15 @@
 // an event loop, then loses the item when the consumer has fallen that far behind, and the loss
 // is counted (dropped()). Unbounded by default: group commit must not lose a charge.
 //
+// A queue may linger: after each batch the consumer lets items gather for up to linger before
+// it takes the next, so that a steady trickle wakes it once per linger instead of once per item
+// (a log writer, whose lines may wait). Flush and Hurry end a linger at once. Off by default:
+// group commit must not wait.
+//
 // Thread-safe. The consumer runs on the queue's own thread, one batch at a time, in push order.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -29,10 +35,13 @@ class BatchQueue {
  public:
   using Consumer = std::function<void(std::vector<T>)>;
 
-  // Starts the consumer thread. max_batch >= 1; max_queue: items waiting at most (0: no bound).
-  BatchQueue(size_t max_batch, Consumer consume, size_t max_queue = 0)
+  // Starts the consumer thread. max_batch >= 1; max_queue: items waiting at most (0: no bound);
+  // linger: how long items may gather after each batch (0: none).
+  BatchQueue(size_t max_batch, Consumer consume, size_t max_queue = 0,
+             std::chrono::milliseconds linger = std::chrono::milliseconds(0))
       : max_batch_(max_batch < 1 ? 1 : max_batch),
         max_queue_(max_queue),
+        linger_(linger),
         consume_(std::move(consume)),
         thread_([this] { Loop(); }) {}
   // Stop().
@@ -49,12 +58,23 @@ class BatchQueue {
   bool TryPush(T& item) { return Offer(item, /*count_drop=*/false); }
 
   // Waits until every item pushed before the call has been consumed (returns at once on the
-  // consumer's own thread, which would wait for itself).
+  // consumer's own thread, which would wait for itself). Ends a linger.
   void Flush() {
     if (std::this_thread::get_id() == thread_.get_id()) return;
     std::unique_lock<std::mutex> lock(mu_);
     const uint64_t target = pushed_;
+    hurry_ = true;
+    linger_cv_.notify_one();
     consumed_cv_.wait(lock, [&] { return consumed_ >= target || finished_; });
+  }
+
+  // Ends the current linger, or the next one if the consumer is not lingering now.
+  void Hurry() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      hurry_ = true;
+    }
+    linger_cv_.notify_one();
   }
 
   // Items refused because the queue was full.
@@ -70,6 +90,7 @@ class BatchQueue {
       stopping_ = true;
     }
     cv_.notify_one();
+    linger_cv_.notify_one();
     if (thread_.joinable()) thread_.join();
   }
 
@@ -109,20 +130,28 @@ class BatchQueue {
       lock.lock();
       consumed_ += n;
       consumed_cv_.notify_all();
+      if (linger_.count() > 0) {
+        // Items queued now wait here without waking this thread: producers notify cv_.
+        linger_cv_.wait_for(lock, linger_, [this] { return hurry_ || stopping_; });
+      }
+      hurry_ = false;
     }
   }
 
   const size_t max_batch_;
   const size_t max_queue_;
+  const std::chrono::milliseconds linger_;
   const Consumer consume_;
   mutable std::mutex mu_;
   std::condition_variable cv_;           // an item was queued, or stopping_
   std::condition_variable consumed_cv_;  // a batch was consumed, or the consumer finished
+  std::condition_variable linger_cv_;    // hurry_ or stopping_ set
   std::deque<T> queue_;                  // guarded by mu_
   uint64_t pushed_ = 0;                  // guarded by mu_: items accepted so far
   uint64_t consumed_ = 0;                // guarded by mu_: items consumed so far
   uint64_t dropped_ = 0;                 // guarded by mu_
   bool stopping_ = false;                // guarded by mu_
+  bool hurry_ = false;                   // guarded by mu_: end the linger
   bool finished_ = false;                // guarded by mu_: the consumer thread has returned
   std::thread thread_;                   // last: starts once the members above exist
 };

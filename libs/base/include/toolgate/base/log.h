@@ -14,6 +14,7 @@
 // dashboards.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -35,8 +36,12 @@ class LineWriter {
   // thread logging a warning or an error when the queue is full. Must be thread-safe.
   using Sink = std::function<void(std::string_view lines)>;
 
-  // Starts the writer thread; at most max_queued lines wait for it.
-  LineWriter(Sink sink, size_t max_queued);
+  // Starts the writer thread; at most max_queued lines wait for it. After each write, debug and
+  // info lines gather for up to linger before the next (BatchQueue's linger), so that under load
+  // the thread wakes once per linger rather than once per line; a warning, an error or Flush
+  // ends the wait at once.
+  LineWriter(Sink sink, size_t max_queued,
+             std::chrono::milliseconds linger = std::chrono::milliseconds(20));
   // Writes what is queued, then stops the thread.
   ~LineWriter();
   LineWriter(const LineWriter&) = delete;
