@@ -260,6 +260,9 @@ Status EdgeServer::Start() {
   front.route.answer = [this](FrontRequest request, FrontRespond respond) {
     AnswerFromFront(std::move(request), std::move(respond));
   };
+  // The jobs one pass of the front decides leave together: one message per first stage.
+  front.route.pass_begins = [this] { bus_.HoldCoalesced(); };
+  front.route.pass_ends = [this] { bus_.SendCoalesced(); };
   front_ = std::make_unique<HttpFront>(std::move(front));
   return front_->Start();
 }

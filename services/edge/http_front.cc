@@ -156,7 +156,9 @@ class HttpFront::Loop {
         return;
       }
       now_ = NowMonoMs();
+      if (n > 0 && options_.route.pass_begins) options_.route.pass_begins();
       for (int i = 0; i < n; ++i) Dispatch(events[i].data.u64, events[i].events);
+      if (n > 0 && options_.route.pass_ends) options_.route.pass_ends();
       if (next_deadline_ > 0 && now_ >= next_deadline_) Sweep();
     }
   }

@@ -56,9 +56,13 @@ struct FrontRequest {
 using FrontRespond = std::function<void(std::string response)>;
 // Which requests the front answers itself, and how. answer runs on the front's thread and must
 // not block: it answers through respond, now or later.
+// pass_begins and pass_ends, when set, bracket each pass of the front's loop (the events of one
+// epoll_wait), so that the route can send what a pass decided together.
 struct FrontRoute {
   std::function<bool(std::string_view method, std::string_view target)> takes;
   std::function<void(FrontRequest request, FrontRespond respond)> answer;
+  std::function<void()> pass_begins;
+  std::function<void()> pass_ends;
 };
 
 struct FrontOptions {

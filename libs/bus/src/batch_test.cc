@@ -325,6 +325,31 @@ TEST_F(BatchTest, CoalescedMessagesFromManyThreadsArriveOnceInOrder) {
   }
 }
 
+// An event loop's pass: what is published coalesced while it holds, from its thread or another,
+// crosses as one envelope when it sends; nothing crosses before.
+TEST_F(BatchTest, HeldCoalescedMessagesLeaveTogetherWhenSent) {
+  Inbox inbox;
+  Subscribe("tg.invoke.billing", inbox, *receiver_);
+  Watch("tg.invoke.billing");
+  sender_->HoldCoalesced();
+  ASSERT_TRUE(sender_->PublishCoalesced("tg.invoke.billing", {"tg.invoke.billing", "a"}).ok());
+  std::thread other([&] {
+    ASSERT_TRUE(sender_->PublishCoalesced("tg.invoke.billing", {"tg.invoke.billing", "b"}).ok());
+  });
+  other.join();
+  EXPECT_EQ(RawMessages(), 0);
+  sender_->SendCoalesced();
+  auto got = inbox.Wait(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].data, "a");
+  EXPECT_EQ(got[1].data, "b");
+  EXPECT_EQ(RawMessages(), 1);
+  EXPECT_EQ(raw_count_.envelopes, 1);
+  // Released, a lone message goes at once again.
+  ASSERT_TRUE(sender_->PublishCoalesced("tg.invoke.billing", {"tg.invoke.billing", "c"}).ok());
+  EXPECT_EQ(inbox.Wait(3).size(), 3u);
+}
+
 double ReadInlineCount() {
   std::string text = metrics::Registry::Global().Expose();
   size_t at = text.find("\ntoolgate_nats_messages_read_inline_total ");

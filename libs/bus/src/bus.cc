@@ -335,20 +335,40 @@ Status Bus::PublishEnvelope(std::string_view destination, std::vector<Outgoing>:
 Status Bus::PublishCoalesced(std::string destination, Outgoing m) {
   {
     std::lock_guard<std::mutex> lock(coalesce_mu_);
-    if (coalescing_) {
+    if (coalescing_ || coalesce_held_) {
       coalesce_queue_.emplace_back(std::move(destination), std::move(m));
       return Status::Ok();
     }
     coalescing_ = true;
   }
   Status sent = Publish(m.subject, m.data, m.reply, m.traceparent);
+  SendQueuedCoalesced();
+  return sent;
+}
+
+void Bus::HoldCoalesced() {
+  std::lock_guard<std::mutex> lock(coalesce_mu_);
+  coalesce_held_ = true;
+}
+
+void Bus::SendCoalesced() {
+  {
+    std::lock_guard<std::mutex> lock(coalesce_mu_);
+    coalesce_held_ = false;
+    if (coalescing_ || coalesce_queue_.empty()) return;  // a writer sends it, or nothing to send
+    coalescing_ = true;
+  }
+  SendQueuedCoalesced();
+}
+
+void Bus::SendQueuedCoalesced() {
   for (;;) {
     std::vector<std::pair<std::string, Outgoing>> queued;
     {
       std::lock_guard<std::mutex> lock(coalesce_mu_);
       if (coalesce_queue_.empty()) {
         coalescing_ = false;
-        break;
+        return;
       }
       queued.swap(coalesce_queue_);
     }
@@ -372,7 +392,6 @@ Status Bus::PublishCoalesced(std::string destination, Outgoing m) {
       }
     }
   }
-  return sent;
 }
 
 Result<Message> Bus::Request(std::string_view subject, std::string_view data, int timeout_ms,

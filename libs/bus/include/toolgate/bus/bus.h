@@ -146,6 +146,13 @@ class Bus {
   // being written: no timer, no added latency when idle. A queued message's failure is logged and
   // counted, not returned (its sender has moved on).
   Status PublishCoalesced(std::string destination, Outgoing m);
+  // For an event loop that decides many messages in one pass (the edge's front): between
+  // HoldCoalesced and SendCoalesced, PublishCoalesced only queues, from any thread, and
+  // SendCoalesced sends what queued, one batch per destination (or leaves it to a thread that
+  // is sending already). So what one pass decided leaves as one NATS message per destination.
+  // One holder at a time; the loop must not block between the two.
+  void HoldCoalesced();
+  void SendCoalesced();
 
   // Sends a request and waits for the reply. Unavailable with "no responders" when nobody
   // serves the subject, Timeout after timeout_ms.
@@ -187,6 +194,9 @@ class Bus {
   bool FanOutNoResponders(Sub& sub, const std::string& subject);
   // Publishes one envelope; reply_prefix non-empty: every entry's reply shares it, and the
   // envelope gets a reply subject under it whose "no responders" notice fans out.
+  // PublishCoalesced's writer: sends what queued, until nothing is left (then stops being the
+  // writer). The caller is the writer (coalescing_ set).
+  void SendQueuedCoalesced();
   Status PublishEnvelope(std::string_view destination, std::vector<Outgoing>::iterator first,
                          std::vector<Outgoing>::iterator last);
   static void OnDisconnected(natsConnection* nc, void* closure);
@@ -204,6 +214,7 @@ class Bus {
   // PublishCoalesced: the thread that sends, and what queued for it by destination.
   std::mutex coalesce_mu_;
   bool coalescing_ = false;                                       // guarded by coalesce_mu_
+  bool coalesce_held_ = false;                                    // guarded by coalesce_mu_
   std::vector<std::pair<std::string, Outgoing>> coalesce_queue_;  // guarded by coalesce_mu_
 
   // The reply subjects of recent envelopes and their entries' replies, for "no responders"
