@@ -96,3 +96,14 @@ function(toolgate_embed_tree)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_files})
   target_include_directories(${E_TARGET} PUBLIC ${CMAKE_CURRENT_BINARY_DIR}/generated)
 endfunction()
+
+# toolgate_use_service_allocator(target): the services allocate through jemalloc rather than
+# glibc's malloc. Under load glibc spent up to a fifth of a service's CPU consolidating its fast
+# bins (malloc_consolidate, _int_free) as small frees met larger requests on many threads;
+# jemalloc's per-thread caches and size classes have no such step (docs/dependencies.md,
+# docs/benchmarks.md). Linked even where nothing in the binary names it, since the point is to
+# interpose malloc for every library in the process.
+function(toolgate_use_service_allocator TARGET)
+  target_link_libraries(${TARGET} PRIVATE "-Wl,--push-state,--no-as-needed"
+    PkgConfig::JEMALLOC "-Wl,--pop-state")
+endfunction()

@@ -13,7 +13,7 @@ set -euo pipefail
 purpose="${1:-test}"
 run_packages=(
   g++ cmake ninja-build pkg-config
-  libpistache-dev libnats-dev nats-server libsimdjson-dev libhiredis-dev libpq-dev
+  libpistache-dev libnats-dev nats-server libsimdjson-dev libhiredis-dev libpq-dev libjemalloc-dev
   postgresql-15 redis-server liblua5.4-dev libsodium-dev libprotobuf-dev protobuf-compiler
   libcurl4-openssl-dev libssl-dev libre2-dev libseccomp-dev libarchive-dev python3 ca-certificates
 )
