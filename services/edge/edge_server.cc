@@ -14,6 +14,7 @@
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/log.h"
+#include "toolgate/base/strings.h"
 #include "toolgate/base/time.h"
 #include "toolgate/core/http.h"
 #include "toolgate/core/invoke_stage.h"
@@ -73,12 +74,6 @@ std::string HeaderValue(const Http::Request& request, const std::string& name) {
 
 bool HasHeader(const Http::Request& request, const std::string& name) {
   return request.headers().tryGetRaw(name).has_value() || request.headers().tryGet(name) != nullptr;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 std::vector<std::string> Segments(std::string_view path) {
@@ -376,7 +371,7 @@ void EdgeServer::AnswerFromFront(FrontRequest request, FrontRespond respond) {
   InvokeHttp in;
   in.traceparent = head.Value("traceparent");
   in.authorization = head.Value("authorization");
-  in.csrf = head.Value(Lower(kCsrfHeader));
+  in.csrf = head.Value(AsciiLower(kCsrfHeader));
   in.origin = head.Value("origin");
   in.host = head.Value("host");
   in.content_type = head.Value("content-type");

@@ -3,26 +3,16 @@
 #include <algorithm>
 #include <cctype>
 
+#include "toolgate/base/strings.h"
+
 namespace toolgate::edge {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // Whether the comma-separated list (a Connection value) holds token, ignoring case.
 bool ListHas(std::string_view list, std::string_view token) {
   while (!list.empty()) {
     size_t comma = list.find(',');
-    if (Lower(Trim(list.substr(0, comma))) == token) return true;
+    if (AsciiLower(TrimBlanks(list.substr(0, comma))) == token) return true;
     if (comma == std::string_view::npos) break;
     list.remove_prefix(comma + 1);
   }
@@ -49,10 +39,10 @@ std::optional<std::string> RequestHead::Cookie(std::string_view name) const {
     std::string_view rest(value);
     while (!rest.empty()) {
       size_t semi = rest.find(';');
-      std::string_view pair = Trim(rest.substr(0, semi));
+      std::string_view pair = TrimBlanks(rest.substr(0, semi));
       size_t eq = pair.find('=');
-      if (eq != std::string_view::npos && Trim(pair.substr(0, eq)) == name) {
-        std::string_view v = Trim(pair.substr(eq + 1));
+      if (eq != std::string_view::npos && TrimBlanks(pair.substr(0, eq)) == name) {
+        std::string_view v = TrimBlanks(pair.substr(eq + 1));
         if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
         return std::string(v);
       }
@@ -103,8 +93,8 @@ std::optional<RequestHead> ParseRequestHead(std::string_view head) {
     }
     size_t colon = line.find(':');
     if (colon == std::string_view::npos || colon == 0) return std::nullopt;
-    out.headers.emplace_back(Lower(line.substr(0, colon)),
-                             std::string(Trim(line.substr(colon + 1))));
+    out.headers.emplace_back(AsciiLower(line.substr(0, colon)),
+                             std::string(TrimBlanks(line.substr(colon + 1))));
   }
   if (first) return std::nullopt;
   return out;

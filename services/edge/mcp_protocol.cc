@@ -5,30 +5,19 @@
 
 #include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
+#include "toolgate/base/strings.h"
 #include "toolgate/core/event_depth.h"
 #include "toolgate/core/problem.h"
 
 namespace toolgate::edge {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // The q value of a media range's parameters ("q=0.5; level=1"); 1 when absent. Only whether it
 // is zero matters here, so any number other than zero reads as acceptable.
 bool QualityIsZero(std::string_view params) {
   while (!params.empty()) {
     size_t semi = params.find(';');
-    std::string_view param = Trim(params.substr(0, semi));
+    std::string_view param = TrimBlanks(params.substr(0, semi));
     params = semi == std::string_view::npos ? std::string_view() : params.substr(semi + 1);
     if (param.size() < 2 || (param[0] != 'q' && param[0] != 'Q') || param[1] != '=') continue;
     std::string_view value = param.substr(2);
@@ -80,8 +69,8 @@ std::string_view NegotiateMcpRevision(std::string_view asked) {
 }
 
 bool AcceptsMediaType(std::string_view accept, std::string_view media_type) {
-  if (Trim(accept).empty()) return true;
-  const std::string wanted = Lower(media_type);
+  if (TrimBlanks(accept).empty()) return true;
+  const std::string wanted = AsciiLower(media_type);
   const std::string wanted_type = wanted.substr(0, wanted.find('/'));
   int best = 0;  // specificity of the best match so far: 3 exact, 2 type/*, 1 */*
   bool accepted = false;
@@ -90,7 +79,7 @@ bool AcceptsMediaType(std::string_view accept, std::string_view media_type) {
     std::string_view item = accept.substr(0, comma);
     accept = comma == std::string_view::npos ? std::string_view() : accept.substr(comma + 1);
     size_t semi = item.find(';');
-    std::string range = Lower(Trim(item.substr(0, semi)));
+    std::string range = AsciiLower(TrimBlanks(item.substr(0, semi)));
     std::string_view params =
         semi == std::string_view::npos ? std::string_view() : item.substr(semi + 1);
     int specificity = 0;
@@ -115,7 +104,8 @@ bool AcceptsMcpAnswers(std::string_view accept, std::string_view revision) {
 }
 
 bool IsJsonContentType(std::string_view content_type) {
-  return Lower(Trim(content_type.substr(0, content_type.find(';')))) == "application/json";
+  return AsciiLower(TrimBlanks(content_type.substr(0, content_type.find(';')))) ==
+         "application/json";
 }
 
 std::variant<McpMessage, v1::Problem> ParseMcpMessage(std::string_view body) {

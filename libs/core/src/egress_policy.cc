@@ -8,15 +8,10 @@
 #include <charconv>
 #include <cstring>
 
+#include "toolgate/base/strings.h"
+
 namespace toolgate::core {
 namespace {
-
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 // A port in 1-65535 written as plain decimal digits.
 std::optional<int> ParsePort(std::string_view text) {
@@ -59,7 +54,7 @@ bool IsDnsName(std::string_view name) {
 // trailing dot dropped, IP literals in canonical form without brackets.
 std::string NormaliseHost(std::string_view host) {
   if (auto ip = IpAddress::Parse(host); ip.ok()) return ip->ToString();
-  std::string out = Lower(host);
+  std::string out = AsciiLower(host);
   if (!out.empty() && out.back() == '.') out.pop_back();
   return out;
 }
@@ -179,7 +174,7 @@ Result<EgressRule> ParseEntry(std::size_t index, std::string_view entry) {
   if (host.find(':') != std::string_view::npos || host.starts_with('[')) {
     return BadEntry(index, entry, kNotAHost);
   }
-  std::string lower = Lower(host);
+  std::string lower = AsciiLower(host);
   if (lower == "*") {
     rule.host = lower;
     return rule;

@@ -2,16 +2,10 @@
 
 #include <set>
 
+#include "toolgate/base/strings.h"
+
 namespace toolgate::core {
-namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 bool IsValidEnvKeyName(std::string_view name) {
   if (name.empty()) return false;
@@ -26,20 +20,20 @@ bool IsValidEnvKeyName(std::string_view name) {
 Result<std::vector<EnvKeyMapping>> ParseEnvKeys(std::string_view header) {
   std::vector<EnvKeyMapping> out;
   std::set<std::string, std::less<>> seen;
-  if (Trim(header).empty()) return Status::InvalidArgument("X-Env-Keys is empty");
+  if (TrimBlanks(header).empty()) return Status::InvalidArgument("X-Env-Keys is empty");
   size_t start = 0;
   while (start <= header.size()) {
     size_t comma = header.find(',', start);
     if (comma == std::string_view::npos) comma = header.size();
-    std::string_view pair = Trim(header.substr(start, comma - start));
+    std::string_view pair = TrimBlanks(header.substr(start, comma - start));
     start = comma + 1;
     size_t eq = pair.find('=');
     if (eq == std::string_view::npos) {
       return Status::InvalidArgument("X-Env-Keys entry '" + std::string(pair) +
                                      "' is not NAME=<secret_id>");
     }
-    std::string_view name = Trim(pair.substr(0, eq));
-    std::string_view id = Trim(pair.substr(eq + 1));
+    std::string_view name = TrimBlanks(pair.substr(0, eq));
+    std::string_view id = TrimBlanks(pair.substr(eq + 1));
     if (!IsValidEnvKeyName(name)) {
       return Status::InvalidArgument("X-Env-Keys name '" + std::string(name) +
                                      "' must match [A-Za-z_][A-Za-z0-9_]*");

@@ -8,18 +8,13 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "toolgate/base/strings.h"
+
 namespace toolgate::http {
 namespace {
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && Lower(a) == Lower(b);
+  return a.size() == b.size() && AsciiLower(a) == AsciiLower(b);
 }
 
 std::string_view Trim(std::string_view s) {
@@ -55,7 +50,7 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   if (line.rfind("HTTP/", 0) == 0) {
     response->headers.clear();
   } else if (size_t colon = line.find(':'); colon != std::string_view::npos) {
-    response->headers.emplace(Lower(Trim(line.substr(0, colon))),
+    response->headers.emplace(AsciiLower(Trim(line.substr(0, colon))),
                               std::string(Trim(line.substr(colon + 1))));
   }
   return size * n;
@@ -80,7 +75,7 @@ bool HasHeader(const HeaderList& headers, std::string_view name) {
 }  // namespace
 
 std::string HttpResponse::Header(std::string_view name) const {
-  auto it = headers.find(Lower(name));
+  auto it = headers.find(AsciiLower(name));
   return it == headers.end() ? "" : it->second;
 }
 

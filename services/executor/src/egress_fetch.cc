@@ -10,17 +10,11 @@
 #include <mutex>
 #include <optional>
 
+#include "toolgate/base/strings.h"
 #include "toolgate/executor/egress_gateway.h"
 
 namespace toolgate::executor {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -122,7 +116,7 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
     size_t space = line.find(' ');
     t->response.status = space == std::string_view::npos ? 0 : std::atoi(line.data() + space + 1);
   } else if (size_t colon = line.find(':'); colon != std::string_view::npos) {
-    t->response.headers.emplace(Lower(Trim(line.substr(0, colon))),
+    t->response.headers.emplace(AsciiLower(Trim(line.substr(0, colon))),
                                 std::string(Trim(line.substr(colon + 1))));
   }
   return size * n;
@@ -141,7 +135,7 @@ std::optional<Status> GatewayError(const EgressResponse& r) {
                        : r.status == 502 || r.status == 504 ? kEgressErrorHeader
                                                             : nullptr;
   if (header == nullptr) return std::nullopt;
-  auto it = r.headers.find(Lower(header));
+  auto it = r.headers.find(AsciiLower(header));
   if (it == r.headers.end()) return std::nullopt;
   return r.status == 504 ? Status::Timeout(it->second) : Status::Unavailable(it->second);
 }
@@ -182,7 +176,7 @@ Result<EgressResponse> EgressFetch(const EgressConfig& config, const EgressReque
     if (!IsToken(name) || !IsFieldValue(value)) {
       return Status::InvalidArgument("header " + name + " is not a valid header");
     }
-    content_type = content_type || Lower(name) == "content-type";
+    content_type = content_type || AsciiLower(name) == "content-type";
     headers.reset(curl->slist_append(headers.release(), (name + ": " + value).c_str()));
   }
   // curl would name a form type for a body sent without one, and wait for "100 Continue".

@@ -5,20 +5,10 @@
 #include <optional>
 #include <set>
 
+#include "toolgate/base/strings.h"
+
 namespace toolgate::registry {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // The value of parameter `key` in a header value "type; a=b; c=\"d\"", unquoted; nullopt when
 // absent. Quoted values may hold ';' and backslash escapes.
@@ -29,7 +19,7 @@ std::optional<std::string> Parameter(std::string_view header, std::string_view k
     while (i < header.size() && (header[i] == ' ' || header[i] == '\t')) ++i;
     size_t eq = header.find('=', i);
     if (eq == std::string_view::npos) return std::nullopt;
-    std::string name = Lower(Trim(header.substr(i, eq - i)));
+    std::string name = AsciiLower(TrimBlanks(header.substr(i, eq - i)));
     std::string value;
     size_t j = eq + 1;
     if (j < header.size() && header[j] == '"') {
@@ -40,7 +30,8 @@ std::optional<std::string> Parameter(std::string_view header, std::string_view k
       i = header.find(';', j);
     } else {
       size_t end = header.find(';', j);
-      value = std::string(Trim(header.substr(j, end == std::string_view::npos ? end : end - j)));
+      value =
+          std::string(TrimBlanks(header.substr(j, end == std::string_view::npos ? end : end - j)));
       i = end;
     }
     if (name == key) return value;
@@ -61,10 +52,10 @@ Status ReadPartHeaders(std::string_view headers, FormPart* part) {
     headers = eol == std::string_view::npos ? std::string_view() : headers.substr(eol + 2);
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) return Malformed("a part header has no colon");
-    std::string name = Lower(Trim(line.substr(0, colon)));
-    std::string_view value = Trim(line.substr(colon + 1));
+    std::string name = AsciiLower(TrimBlanks(line.substr(0, colon)));
+    std::string_view value = TrimBlanks(line.substr(colon + 1));
     if (name == "content-disposition") {
-      if (Lower(Trim(value.substr(0, value.find(';')))) != "form-data") {
+      if (AsciiLower(TrimBlanks(value.substr(0, value.find(';')))) != "form-data") {
         return Malformed("a part's Content-Disposition is not form-data");
       }
       auto field = Parameter(value, "name");
@@ -83,7 +74,8 @@ Status ReadPartHeaders(std::string_view headers, FormPart* part) {
 }  // namespace
 
 bool IsMultipartForm(std::string_view content_type) {
-  return Lower(Trim(content_type.substr(0, content_type.find(';')))) == "multipart/form-data";
+  return AsciiLower(TrimBlanks(content_type.substr(0, content_type.find(';')))) ==
+         "multipart/form-data";
 }
 
 Result<std::vector<FormPart>> ParseMultipartForm(std::string_view content_type,
