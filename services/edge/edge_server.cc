@@ -491,9 +491,11 @@ void EdgeServer::DispatchInvoke(v1::InvokeJob job, std::function<void(v1::Invoke
     const std::string traceparent = span->traceparent();
     job.set_traceparent(traceparent);
     core::RecordHop(job, *span);
-    // Coalesced: jobs decided on other threads while one is written go with it in one message.
-    Status s = bus_.PublishCoalesced(
-        verdict.next_subject, {verdict.next_subject, job.SerializeAsString(), reply, traceparent});
+    // Coalesced: jobs decided on other threads while one is written, or in the same pass of the
+    // front, go with it in one message. One that cannot be sent is answered at once.
+    bus::Outgoing out{verdict.next_subject, job.SerializeAsString(), reply, traceparent};
+    out.unsent = [this, reply](const Status& s) { mux_.Cancel(reply, s); };
+    Status s = bus_.PublishCoalesced(verdict.next_subject, std::move(out));
     if (!s.ok()) mux_.Cancel(reply, s);
   });
 }

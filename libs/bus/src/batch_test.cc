@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "toolgate/bus/bus.h"
@@ -348,6 +349,20 @@ TEST_F(BatchTest, HeldCoalescedMessagesLeaveTogetherWhenSent) {
   // Released, a lone message goes at once again.
   ASSERT_TRUE(sender_->PublishCoalesced("tg.invoke.billing", {"tg.invoke.billing", "c"}).ok());
   EXPECT_EQ(inbox.Wait(3).size(), 3u);
+}
+
+// A held message that then cannot be sent (here: over the server's payload limit) is reported
+// to its unsent callback, since its sender was already told Ok.
+TEST_F(BatchTest, AHeldMessageThatCannotBeSentIsReported) {
+  sender_->HoldCoalesced();
+  Outgoing big{"tg.invoke.billing", std::string(16 << 20, 'x')};
+  std::optional<Status> reported;
+  big.unsent = [&](const Status& s) { reported = s; };
+  ASSERT_TRUE(sender_->PublishCoalesced("tg.invoke.billing", std::move(big)).ok());
+  EXPECT_FALSE(reported.has_value());
+  sender_->SendCoalesced();
+  ASSERT_TRUE(reported.has_value());
+  EXPECT_FALSE(reported->ok());
 }
 
 double ReadInlineCount() {

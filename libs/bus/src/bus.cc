@@ -381,14 +381,20 @@ void Bus::SendQueuedCoalesced() {
       it->second.push_back(std::move(out));
     }
     for (const std::string& dest : order) {
-      const size_t count = by_destination[dest].size();
-      Status s = PublishBatch(dest, std::move(by_destination[dest]));
+      std::vector<Outgoing>& messages = by_destination[dest];
+      const size_t count = messages.size();
+      std::vector<std::function<void(const Status&)>> unsent;
+      for (Outgoing& m : messages) {
+        if (m.unsent) unsent.push_back(std::move(m.unsent));
+      }
+      Status s = PublishBatch(dest, std::move(messages));
       if (!s.ok()) {
         CoalescedFailures().Inc(count);
         log::Error("coalesced messages not published")
             .Str("destination", dest)
             .Int("count", static_cast<int64_t>(count))
             .Str("error", s.ToString());
+        for (auto& report : unsent) report(s);
       }
     }
   }

@@ -76,6 +76,9 @@ struct Outgoing {
   std::string data;
   std::string reply;        // empty: none
   std::string traceparent;  // empty: none
+  // PublishCoalesced only: called, on the sending thread, when the message was queued and then
+  // could not be sent (its sender had already been told Ok).
+  std::function<void(const Status&)> unsent;
 };
 
 // The destination on which messages to subject may be batched when their subscriber receives
@@ -143,8 +146,8 @@ class Bus {
   // Sends m now when no other thread is publishing coalesced messages on this connection;
   // otherwise queues it for that thread, which sends everything that piled up meanwhile as one
   // batch per destination before it returns. A batch is what queued while the previous one was
-  // being written: no timer, no added latency when idle. A queued message's failure is logged and
-  // counted, not returned (its sender has moved on).
+  // being written: no timer, no added latency when idle. A queued message's failure is logged,
+  // counted and reported to its m.unsent, not returned (its sender has moved on).
   Status PublishCoalesced(std::string destination, Outgoing m);
   // For an event loop that decides many messages in one pass (the edge's front): between
   // HoldCoalesced and SendCoalesced, PublishCoalesced only queues, from any thread, and
