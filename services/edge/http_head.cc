@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "toolgate/base/strings.h"
+#include "toolgate/core/http_status.h"
 
 namespace toolgate::edge {
 namespace {
@@ -100,57 +101,6 @@ std::optional<RequestHead> ParseRequestHead(std::string_view head) {
   return out;
 }
 
-const char* ReasonPhrase(int status) {
-  switch (status) {
-    case 200:
-      return "OK";
-    case 201:
-      return "Created";
-    case 202:
-      return "Accepted";
-    case 204:
-      return "No Content";
-    case 304:
-      return "Not Modified";
-    case 400:
-      return "Bad Request";
-    case 401:
-      return "Unauthorized";
-    case 402:
-      return "Payment Required";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 408:
-      return "Request Timeout";
-    case 409:
-      return "Conflict";
-    case 413:
-      return "Content Too Large";
-    case 415:
-      return "Unsupported Media Type";
-    case 422:
-      return "Unprocessable Content";
-    case 429:
-      return "Too Many Requests";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 500:
-      return "Internal Server Error";
-    case 502:
-      return "Bad Gateway";
-    case 503:
-      return "Service Unavailable";
-    case 504:
-      return "Gateway Timeout";
-    default:
-      return "Unknown";
-  }
-}
-
 std::string ResponseBytes(int status,
                           const std::vector<std::pair<std::string, std::string>>& headers,
                           std::string_view body, bool keep_alive) {
@@ -160,7 +110,10 @@ std::string ResponseBytes(int status,
   size_t size = 64 + (bodiless ? 0 : body.size());
   for (const auto& [name, value] : headers) size += name.size() + value.size() + 4;
   out.reserve(size);
-  out.append("HTTP/1.1 ").append(std::to_string(status)).append(" ").append(ReasonPhrase(status));
+  out.append("HTTP/1.1 ")
+      .append(std::to_string(status))
+      .append(" ")
+      .append(core::ReasonPhrase(status));
   out.append("\r\n");
   for (const auto& [name, value] : headers)
     out.append(name).append(": ").append(value).append("\r\n");

@@ -37,9 +37,6 @@ struct RequestHead {
 // The head (request line, headers, blank line); nullopt when it is not one.
 std::optional<RequestHead> ParseRequestHead(std::string_view head);
 
-// The reason phrase of an HTTP status ("OK", "Not Found", ...; "Unknown" for others).
-const char* ReasonPhrase(int status);
-
 // A whole HTTP/1.1 response: the status line, headers, Content-Length, and "Connection: close"
 // or "Connection: keep-alive" as keep_alive says, then the body.
 std::string ResponseBytes(int status,

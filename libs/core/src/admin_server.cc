@@ -13,6 +13,7 @@
 #include <mutex>
 
 #include "toolgate/base/log.h"
+#include "toolgate/core/http_status.h"
 #include "toolgate/metrics/metrics.h"
 
 namespace toolgate::core {
@@ -31,21 +32,6 @@ Checks& TheChecks() {
 }
 
 std::atomic<bool> g_draining{false};
-
-const char* Reason(int status) {
-  switch (status) {
-    case 200:
-      return "OK";
-    case 400:
-      return "Bad Request";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    default:
-      return "Service Unavailable";
-  }
-}
 
 }  // namespace
 
@@ -199,8 +185,8 @@ void AdminServer::Serve(int conn) {
     response.status = 400;
     response.body = request.status().message() + "\n";
   }
-  std::string out = "HTTP/1.1 " + std::to_string(response.status) + " " + Reason(response.status) +
-                    "\r\nContent-Type: " + response.content_type +
+  std::string out = "HTTP/1.1 " + std::to_string(response.status) + " " +
+                    ReasonPhrase(response.status) + "\r\nContent-Type: " + response.content_type +
                     "\r\nContent-Length: " + std::to_string(response.body.size()) +
                     "\r\nConnection: close\r\n\r\n";
   if (!request.ok() || request->method != "HEAD") out += response.body;

@@ -26,6 +26,7 @@
 
 #include "toolgate/base/process.h"
 #include "toolgate/base/time.h"
+#include "toolgate/core/http_status.h"
 #include "toolgate/executor/egress_fetch.h"
 #include "toolgate/metrics/metrics.h"
 
@@ -141,11 +142,7 @@ std::string Refusal(const std::string& message) {
 }
 
 std::string Failure(int status, const std::string& message) {
-  return Answer(status,
-                status == 504   ? "Gateway Timeout"
-                : status == 400 ? "Bad Request"
-                                : "Bad Gateway",
-                kEgressErrorHeader, message);
+  return Answer(status, core::ReasonPhrase(status), kEgressErrorHeader, message);
 }
 
 // The listening socket, made in the caller's current network namespace.
