@@ -444,11 +444,12 @@ class HttpFront::Loop {
       Conn& c = it->second;
       if (!c.own_pending || c.closing) continue;
       c.own_pending = false;
-      c.awaiting = false;
       c.idle_since = now_;
       // Through the watch like Pistache's answers: it counts them, and sees a "Connection:
       // close" one end the connection.
       c.responses.Feed(response);
+      // Requests that came in behind it are still to be answered.
+      c.awaiting = c.framer.completed() != c.responses.completed();
       c.to_client += response;
       FlushClient(c);
       if (!conns_.count(id)) continue;
