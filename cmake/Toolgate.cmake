@@ -101,7 +101,7 @@ endfunction()
 # glibc's malloc. Under load glibc spent up to a fifth of a service's CPU consolidating its fast
 # bins (malloc_consolidate, _int_free) as small frees met larger requests on many threads;
 # jemalloc's per-thread caches and size classes have no such step (docs/dependencies.md,
-# docs/benchmarks.md). Linked even where nothing in the binary names it, since the point is to
+# docs/decisions.md, "Fewer wake-ups on the invoke path"). Linked even where nothing in the binary names it, since the point is to
 # interpose malloc for every library in the process.
 function(toolgate_use_service_allocator TARGET)
   target_link_libraries(${TARGET} PRIVATE "-Wl,--push-state,--no-as-needed"

@@ -371,7 +371,8 @@ void EdgeServer::AnswerFromFront(FrontRequest request, FrontRespond respond) {
   InvokeHttp in;
   in.traceparent = head.Value("traceparent");
   in.authorization = head.Value("authorization");
-  in.csrf = head.Value(AsciiLower(kCsrfHeader));
+  static const std::string csrf_header = AsciiLower(kCsrfHeader);  // heads keep names lower-cased
+  in.csrf = head.Value(csrf_header);
   in.origin = head.Value("origin");
   in.host = head.Value("host");
   in.content_type = head.Value("content-type");

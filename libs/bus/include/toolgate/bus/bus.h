@@ -195,11 +195,11 @@ class Bus {
   // Delivers a "no responders" notice for one of this connection's envelopes to each entry's
   // reply subject; false when subject is not such an envelope's reply.
   bool FanOutNoResponders(Sub& sub, const std::string& subject);
-  // Publishes one envelope; reply_prefix non-empty: every entry's reply shares it, and the
-  // envelope gets a reply subject under it whose "no responders" notice fans out.
   // PublishCoalesced's writer: sends what queued, until nothing is left (then stops being the
   // writer). The caller is the writer (coalescing_ set).
   void SendQueuedCoalesced();
+  // Publishes one envelope; reply_prefix non-empty: every entry's reply shares it, and the
+  // envelope gets a reply subject under it whose "no responders" notice fans out.
   Status PublishEnvelope(std::string_view destination, std::vector<Outgoing>::iterator first,
                          std::vector<Outgoing>::iterator last);
   static void OnDisconnected(natsConnection* nc, void* closure);
