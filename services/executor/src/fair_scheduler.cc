@@ -38,16 +38,22 @@ FairScheduler::~FairScheduler() {
 }
 
 void FairScheduler::Submit(const std::string& org, Callback run, Callback expire) {
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     Org& o = orgs_[org];
     if (o.queue.empty()) turn_.push_back(org);
     o.queue.push_back({std::move(run), std::move(expire), clock_() + options_.queue_timeout_ms});
     ++queued_;
+    // A slot is woken only for a job that may start now: one within its organization's cap
+    // counting the jobs queued ahead of it, while a slot waits. Any other job is taken by a slot
+    // that finishes one (SlotLoop loops before it waits), so waking a slot for it would wake it
+    // for nothing: under load that was one wake-up per arrival.
+    wake = idle_slots_ > 0 && o.running + o.queue.size() <= options_.max_per_org;
   }
   // One slot is enough: the job is one. The expiry thread is not woken: it looks at least
   // once per queue timeout (ExpiryLoop), and a job queued now expires one timeout from now.
-  work_cv_.notify_one();
+  if (wake) work_cv_.notify_one();
 }
 
 void FairScheduler::Drain() {
@@ -57,7 +63,7 @@ void FairScheduler::Drain() {
 
 FairScheduler::Stats FairScheduler::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return Stats{queued_, running_, ran_, expired_};
+  return Stats{queued_, running_, ran_, expired_, idle_slots_, empty_wakeups_};
 }
 
 bool FairScheduler::TakeNext(std::string* org, Job* job) {
@@ -89,7 +95,15 @@ void FairScheduler::SlotLoop() {
   for (;;) {
     std::string org;
     Job job;
-    work_cv_.wait(lock, [&] { return stopping_ || TakeNext(&org, &job); });
+    if (!stopping_ && !TakeNext(&org, &job)) {
+      ++idle_slots_;
+      for (;;) {
+        work_cv_.wait(lock);
+        if (stopping_ || TakeNext(&org, &job)) break;
+        ++empty_wakeups_;
+      }
+      --idle_slots_;
+    }
     if (org.empty()) return;  // stopping, with nothing taken
     lock.unlock();
     job.run();

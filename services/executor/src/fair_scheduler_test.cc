@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace toolgate::executor {
@@ -114,6 +115,25 @@ TEST(FairSchedulerTest, AJobWaitingPastTheQueueTimeoutIsExpiredNotRun) {
   EXPECT_EQ(scheduler.stats().queued, 0u);
   gates.OpenAll();
   scheduler.Drain();
+}
+
+TEST(FairSchedulerTest, AJobOverItsOrganizationsCapWakesNoSlot) {
+  Gates gates;
+  FairScheduler scheduler({/*slots=*/2, /*max_per_org=*/1, /*queue_timeout_ms=*/600000});
+  while (scheduler.stats().idle != 2) std::this_thread::yield();  // both slots wait
+  scheduler.Submit("a", gates.Job("a0"), Never());
+  gates.WaitStarted(1);
+  while (scheduler.stats().idle != 1) std::this_thread::yield();  // a0's slot left the wait
+  // a is at its cap: its next jobs cannot start, so waking the idle slot would be for nothing.
+  for (int i = 1; i <= 3; ++i) scheduler.Submit("a", gates.Job("a" + std::to_string(i)), Never());
+  // A job of another organization can start: it wakes the idle slot.
+  scheduler.Submit("b", gates.Job("b1"), Never());
+  gates.WaitStarted(2);
+  EXPECT_EQ(gates.started().back(), "b1");
+  gates.OpenAll();
+  scheduler.Drain();  // a's jobs ran one after another on the slot that ran a0
+  EXPECT_EQ(scheduler.stats().ran, 5u);
+  EXPECT_EQ(scheduler.stats().empty_wakeups, 0u);
 }
 
 TEST(FairSchedulerTest, CapIsClampedToTheSlots) {

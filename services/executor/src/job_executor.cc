@@ -175,7 +175,7 @@ Status ServeJobs(bus::Service& service, const std::string& pool, JobExecutor& ex
           const int64_t timeout_ms = scheduler.options().queue_timeout_ms;
           scheduler.Submit(
               org,
-              [&executor, &settler, &notices, span_name, q] {
+              [&executor, &settler, &notices, &scheduler, span_name, q] {
                 trace::Span span(q->parent, span_name);
                 core::AnnotateStageSpan(span, q->job);
                 span.SetAttribute("faas.name", q->job.function_id());
@@ -185,7 +185,13 @@ Status ServeJobs(bus::Service& service, const std::string& pool, JobExecutor& ex
                 v1::ExecutionResult result = executor.Execute(std::move(q->job), traceparent);
                 core::RecordHop(*result.mutable_job(), span);
                 notices.Done(q->ticket);
-                settler.Settle(q->reply, result, traceparent);
+                // A slot that goes straight on to a queued job lets its result wait for the
+                // next one (Settler::SettleSoon, bounded): under load, one message for many.
+                if (scheduler.stats().queued > 0) {
+                  settler.SettleSoon(q->reply, result, traceparent);
+                } else {
+                  settler.Settle(q->reply, result, traceparent);
+                }
               },
               [&settler, &notices, q, timeout_ms] {
                 trace::Span span(q->parent, "executor.no_capacity");

@@ -93,7 +93,11 @@ Result<std::unique_ptr<Settler>> Settler::Start(const bus::BusOptions& options,
 }
 
 Settler::Settler(std::unique_ptr<bus::Bus> bus, SettleTiming timing)
-    : bus_(std::move(bus)), prefix_(bus_->NewInbox() + "."), timing_(timing), pending_(timing) {
+    : bus_(std::move(bus)),
+      prefix_(bus_->NewInbox() + "."),
+      timing_(timing),
+      pending_(timing),
+      held_(timing.hold_ms) {
   retry_thread_ = std::thread([this] { Loop(); });
 }
 
@@ -104,7 +108,8 @@ Settler::~Settler() {
   }
   wake_cv_.notify_one();
   retry_thread_.join();
-  bus_->Drain(1000);  // no reply callback runs after this
+  Send(held_.Take());  // no other thread is left to take them
+  bus_->Drain(1000);   // no reply callback runs after this
   for (const std::string& id : pending_.execution_ids()) {
     log::Error("abandoned a result billing never acknowledged").Str("execution_id", id);
   }
@@ -112,25 +117,53 @@ Settler::~Settler() {
 
 void Settler::Settle(const std::string& subject, const v1::ExecutionResult& result,
                      const std::string& traceparent) {
-  PendingSettlements::Attempt attempt{0, subject, result.SerializeAsString(), traceparent,
-                                      result.job().execution_id()};
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    int64_t now = NowMs();
-    attempt.id = pending_.Add(attempt, now);
-    if (now + timing_.ack_timeout_ms < wake_at_ms_) wake_cv_.notify_one();
-  }
-  Send(attempt);
+  Send(Add(subject, result, traceparent, /*hold=*/false));
 }
 
-void Settler::Send(const PendingSettlements::Attempt& attempt) {
-  // Coalesced: results finishing while another is being written leave with it in one message
-  // (billing subscribes to tg.billing.settle.*). One that fails inside a batch is logged by the
-  // bus and sent again when its ack times out.
-  Status s = bus_->PublishCoalesced(bus::SiblingDestination(attempt.subject),
-                                    {attempt.subject, attempt.payload,
-                                     prefix_ + std::to_string(attempt.id), attempt.traceparent});
-  if (!s.ok()) Failed(attempt.id, s.ToString());
+void Settler::SettleSoon(const std::string& subject, const v1::ExecutionResult& result,
+                         const std::string& traceparent) {
+  std::vector<PendingSettlements::Attempt> now = Add(subject, result, traceparent, /*hold=*/true);
+  if (!now.empty()) Send(std::move(now));
+}
+
+std::vector<PendingSettlements::Attempt> Settler::Add(const std::string& subject,
+                                                      const v1::ExecutionResult& result,
+                                                      const std::string& traceparent, bool hold) {
+  PendingSettlements::Attempt attempt{0, subject, result.SerializeAsString(), traceparent,
+                                      result.job().execution_id()};
+  std::lock_guard<std::mutex> lock(mu_);
+  const int64_t now = NowMs();
+  attempt.id = pending_.Add(attempt, now);
+  int64_t look_by = now + timing_.ack_timeout_ms;
+  bool full = false;
+  if (hold) {
+    full = held_.Hold(std::move(attempt), now);
+    held_since_look_ = true;
+    look_by = now + timing_.hold_ms;
+  }
+  // The retry thread sleeps past look_by only when it was not looking every hold_ms already.
+  if (look_by < wake_at_ms_) wake_cv_.notify_one();
+  if (hold && !full) return {};
+  std::vector<PendingSettlements::Attempt> out = held_.Take();
+  if (!hold) out.push_back(std::move(attempt));
+  return out;
+}
+
+void Settler::Send(std::vector<PendingSettlements::Attempt> attempts) {
+  if (attempts.empty()) return;
+  // Results go to tg.billing.settle.<id>, which billing receives as tg.billing.settle.*: many
+  // travel as one envelope on its sibling subject.
+  std::string destination = bus::SiblingDestination(attempts.front().subject);
+  std::vector<bus::Outgoing> messages;
+  messages.reserve(attempts.size());
+  for (const PendingSettlements::Attempt& a : attempts) {
+    messages.emplace_back(a.subject, a.payload, prefix_ + std::to_string(a.id), a.traceparent);
+  }
+  Status s = bus_->PublishBatch(destination, std::move(messages));
+  if (s.ok()) return;
+  // Which entries left is unknown when one of several messages failed: each is retried after
+  // its backoff (billing acks a duplicate like the first).
+  for (const PendingSettlements::Attempt& a : attempts) Failed(a.id, s.ToString());
 }
 
 void Settler::OnReply(bus::Message&& m) {
@@ -171,16 +204,31 @@ void Settler::Loop() {
   while (!stopping_) {
     int64_t now = NowMs();
     std::vector<PendingSettlements::Attempt> due = pending_.TakeDue(now);
+    if (held_.Due(now)) {
+      // Held past hold_ms: no result finished to take them along. Their pending entries are
+      // in flight already; TakeDue did not return them unless their ack timed out too.
+      for (PendingSettlements::Attempt& a : held_.Take()) {
+        bool retried =
+            std::any_of(due.begin(), due.end(),
+                        [&](const PendingSettlements::Attempt& d) { return d.id == a.id; });
+        if (!retried) due.push_back(std::move(a));
+      }
+    }
     if (!due.empty()) {
       lock.unlock();
-      for (const auto& attempt : due) Send(attempt);
+      Send(std::move(due));
       lock.lock();
       continue;
     }
     // With nothing pending it looks again one ack timeout from now anyway: a result added
     // meanwhile is due no earlier than that, so Settle need not wake this thread for it (at low
-    // load that was one wake-up per call).
+    // load that was one wake-up per call). While results are being held it looks every
+    // hold_ms, so SettleSoon need not wake it either.
     wake_at_ms_ = pending_.next_due_ms().value_or(now + timing_.ack_timeout_ms);
+    if (held_since_look_ || held_.size() > 0) {
+      wake_at_ms_ = std::min(wake_at_ms_, held_.due_ms().value_or(now + timing_.hold_ms));
+    }
+    held_since_look_ = false;
     wake_cv_.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(0, wake_at_ms_ - now)));
     wake_at_ms_ = INT64_MAX;
   }

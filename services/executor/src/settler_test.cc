@@ -88,5 +88,37 @@ TEST(PendingSettlements, KeepsEachResultOnItsOwnSchedule) {
   EXPECT_EQ(pending.execution_ids().size(), 2u);
 }
 
+TEST(HeldResults, HoldsUntilTakenAndGivesThemBackInOrder) {
+  HeldResults<int> held(1);
+  EXPECT_FALSE(held.due_ms().has_value());
+  EXPECT_FALSE(held.Hold(1, 100));
+  EXPECT_FALSE(held.Hold(2, 100));
+  EXPECT_EQ(held.Take(), (std::vector<int>{1, 2}));
+  EXPECT_EQ(held.size(), 0u);
+  EXPECT_FALSE(held.due_ms().has_value());
+}
+
+TEST(HeldResults, TheOldestFallsDueAfterTheHoldTime) {
+  HeldResults<int> held(2);
+  held.Hold(1, 100);
+  held.Hold(2, 101);
+  EXPECT_EQ(held.due_ms(), 102);
+  EXPECT_FALSE(held.Due(101));
+  EXPECT_TRUE(held.Due(102));
+  held.Take();
+  held.Hold(3, 200);  // a new first result starts a new wait
+  EXPECT_FALSE(held.Due(201));
+  EXPECT_EQ(held.due_ms(), 202);
+}
+
+TEST(HeldResults, AFullHolderMustBeSentAtOnce) {
+  HeldResults<int> held(1000);
+  for (size_t i = 1; i < HeldResults<int>::kMaxHeld; ++i) {
+    EXPECT_FALSE(held.Hold(static_cast<int>(i), 0));
+  }
+  EXPECT_TRUE(held.Hold(0, 0));
+  EXPECT_EQ(held.Take().size(), HeldResults<int>::kMaxHeld);
+}
+
 }  // namespace
 }  // namespace toolgate::executor

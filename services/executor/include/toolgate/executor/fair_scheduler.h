@@ -61,6 +61,8 @@ class FairScheduler {
     size_t running = 0;
     uint64_t ran = 0;
     uint64_t expired = 0;
+    size_t idle = 0;             // slots waiting for a job
+    uint64_t empty_wakeups = 0;  // times a waiting slot woke and found no job it could take
   };
   Stats stats() const;
   const FairSchedulerOptions& options() const { return options_; }
@@ -98,6 +100,8 @@ class FairScheduler {
   std::list<std::string> turn_;        // guarded by mu_: organizations with jobs queued, in turn
   size_t queued_ = 0;                  // guarded by mu_
   size_t running_ = 0;                 // guarded by mu_
+  size_t idle_slots_ = 0;              // guarded by mu_: slots waiting for a job
+  uint64_t empty_wakeups_ = 0;         // guarded by mu_
   uint64_t ran_ = 0;                   // guarded by mu_
   uint64_t expired_ = 0;               // guarded by mu_
   bool stopping_ = false;              // guarded by mu_

@@ -59,7 +59,8 @@ v1::ExecutionResult NoCapacityResult(v1::InvokeJob job, int64_t waited_ms);
 // "executor-<pool>-<runtime>", on scheduler's slots (never on the NATS delivery thread), fairly
 // across the callers' organizations. Each job runs under a span "executor.<runtime>" continuing
 // the incoming traceparent, and its result is settled on tg.billing.settle.<execution_id> with
-// the span's traceparent; a job expired by the scheduler is settled as NoCapacityResult.
+// the span's traceparent (held to travel with the next result while jobs are queued:
+// Settler::SettleSoon); a job expired by the scheduler is settled as NoCapacityResult.
 // notices hears of each job's arrival and end. service, executor, settler, notices and scheduler
 // must outlive the subscriptions.
 Status ServeJobs(bus::Service& service, const std::string& pool, JobExecutor& executor,

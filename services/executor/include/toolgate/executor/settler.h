@@ -6,6 +6,11 @@
 // and leave a hold. So there is no giving up while the process runs: an attempt that fails (no
 // responders, a refusal) is retried after a backoff of 100 ms doubling to 5 s, and one with no
 // answer within the ack timeout is sent again.
+//
+// Results travel together when they finish close together: a result whose slot goes straight on
+// to another queued job may be held (SettleSoon) and leaves with the next result sent now, or
+// after at most hold_ms, in one message. One message per result cost a NATS routing and a wake-up
+// of billing's reader per call; under load the executor's results were most of the bus's traffic.
 #pragma once
 
 #include <climits>
@@ -17,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "toolgate/base/status.h"
@@ -29,6 +35,39 @@ struct SettleTiming {
   int64_t ack_timeout_ms = 5000;   // an attempt unanswered this long is sent again
   int64_t first_backoff_ms = 100;  // the wait after a first failed attempt; it doubles...
   int64_t max_backoff_ms = 5000;   // ...up to this
+  int64_t hold_ms = 1;             // the longest a result waits to travel with others
+};
+
+// The results held back to travel with the next ones (SettleSoon), in the order they came.
+// Bounded: kMaxHeld results, and none older than hold_ms. Time is passed in. Not thread-safe.
+template <typename T>
+class HeldResults {
+ public:
+  static constexpr size_t kMaxHeld = 64;
+
+  explicit HeldResults(int64_t hold_ms) : hold_ms_(hold_ms) {}
+
+  // Holds item at now_ms; true when the holder is full and must be sent now (Take).
+  bool Hold(T item, int64_t now_ms) {
+    if (items_.empty()) first_ms_ = now_ms;
+    items_.push_back(std::move(item));
+    return items_.size() >= kMaxHeld;
+  }
+  // Everything held, oldest first; the holder is empty afterwards.
+  std::vector<T> Take() { return std::exchange(items_, {}); }
+  // True when something has been held hold_ms or longer at now_ms.
+  bool Due(int64_t now_ms) const { return !items_.empty() && now_ms - first_ms_ >= hold_ms_; }
+  // When the oldest held result falls due; nullopt when nothing is held.
+  std::optional<int64_t> due_ms() const {
+    if (items_.empty()) return std::nullopt;
+    return first_ms_ + hold_ms_;
+  }
+  size_t size() const { return items_.size(); }
+
+ private:
+  int64_t hold_ms_;
+  int64_t first_ms_ = 0;
+  std::vector<T> items_;
 };
 
 // The results awaiting an ack and when each is next due. Time is passed in, so tests drive it.
@@ -96,15 +135,27 @@ class Settler {
   Settler(const Settler&) = delete;
   Settler& operator=(const Settler&) = delete;
 
-  // Sends result to subject now and keeps it until acked. Never blocks on billing.
+  // Sends result to subject now, with every result held so far, and keeps it until acked.
+  // Never blocks on billing.
   void Settle(const std::string& subject, const v1::ExecutionResult& result,
               const std::string& traceparent);
+  // Like Settle, for a caller that will finish another result shortly (its slot goes on to a
+  // queued job): result is held to travel with the next one sent, and goes after hold_ms at the
+  // latest, or at once when HeldResults::kMaxHeld are held.
+  void SettleSoon(const std::string& subject, const v1::ExecutionResult& result,
+                  const std::string& traceparent);
   // Waits until every result is acked or timeout_ms has passed; returns how many remain.
   size_t Drain(int timeout_ms);
 
  private:
   explicit Settler(std::unique_ptr<bus::Bus> bus, SettleTiming timing);
-  void Send(const PendingSettlements::Attempt& attempt);
+  // Records result as pending (sent now, as far as the ack timeout is concerned); hold: keep it
+  // in held_ when there is room. Returns what must be sent now.
+  std::vector<PendingSettlements::Attempt> Add(const std::string& subject,
+                                               const v1::ExecutionResult& result,
+                                               const std::string& traceparent, bool hold);
+  // Publishes attempts as one message (several when they exceed a batch's bounds).
+  void Send(std::vector<PendingSettlements::Attempt> attempts);
   void OnReply(bus::Message&& m);
   void Failed(uint64_t id, const std::string& why);
   void Loop();
@@ -116,8 +167,12 @@ class Settler {
   std::condition_variable wake_cv_;     // an attempt fell due earlier than wake_at_, or stopping
   std::condition_variable drained_cv_;  // nothing is pending any more
   PendingSettlements pending_;          // guarded by mu_
-  int64_t wake_at_ms_ = INT64_MAX;      // guarded by mu_; when the retry thread next looks
-  bool stopping_ = false;               // guarded by mu_
+  HeldResults<PendingSettlements::Attempt> held_;  // guarded by mu_
+  // Guarded by mu_: a result was held since the retry thread last looked. While results are
+  // being held the thread looks every hold_ms, so that holding one never needs to wake it.
+  bool held_since_look_ = false;
+  int64_t wake_at_ms_ = INT64_MAX;  // guarded by mu_; when the retry thread next looks
+  bool stopping_ = false;           // guarded by mu_
   std::thread retry_thread_;
 };
 
