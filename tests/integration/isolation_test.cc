@@ -310,12 +310,14 @@ TEST_F(IsolationTest, ASpinningNeighbourLeavesOthersTheirSlots) {
 
   // Four spinning calls: two hold the neighbour's two slots, two wait for them.
   std::atomic<int> spun{0};
+  std::atomic<int> answered{0};
   std::vector<int> statuses(4, 0);
   std::vector<std::thread> calls;
   for (int i = 0; i < 4; ++i) {
     calls.emplace_back([&, i] {
       statuses[i] = Call(spin, "{}", neighbour_key).status;
       if (statuses[i] == 408) ++spun;
+      ++answered;
     });
   }
   int64_t deadline = MonotonicUs() + 5'000'000;
@@ -329,6 +331,10 @@ TEST_F(IsolationTest, ASpinningNeighbourLeavesOthersTheirSlots) {
     EXPECT_EQ(r.status, 200) << r.body;
   }
   EXPECT_EQ(spun.load(), 0) << "the other organization waited for the neighbour's slots";
+  // Each echo ended while the neighbour's jobs were queued, so the executor held its result to
+  // travel with the next one (Settler::SettleSoon); none came until the neighbour's queued calls
+  // expired (1.5 s). The hold's own bound (1 ms) must have sent them first.
+  EXPECT_EQ(answered.load(), 0) << "a held result waited for the neighbour's jobs";
   for (std::thread& t : calls) t.join();
   // Two spun to their timeout (408); two waited past the queue timeout for a slot (503).
   std::sort(statuses.begin(), statuses.end());
