@@ -478,6 +478,16 @@ void DetachedReady(const fs::path& logs) {
 
 }  // namespace
 
+// nats-server's GOMAXPROCS. Go runs a goroutine woken by another on any idle core, waking an OS
+// thread for it; on a machine it shares with every other service, the bus did better on fewer
+// cores (docs/decisions.md, "nats-server on a quarter of the cores").
+namespace {
+int64_t NatsCpus(int64_t flag) {
+  if (flag > 0) return flag;
+  return std::max<int64_t>(1, ::sysconf(_SC_NPROCESSORS_ONLN) / 4);
+}
+}  // namespace
+
 int RunUp(const std::vector<std::string>& args) {
   Flags flags("toolgate up", "Run the whole Toolgate system on this machine.");
   flags.Define("data-dir", "./data", "where PostgreSQL, Redis, keys and logs live");
@@ -503,6 +513,9 @@ int RunUp(const std::vector<std::string>& args) {
   flags.Define("durable-writes", "true",
                "fsync Redis and PostgreSQL writes before answering (false: for benchmarks only, "
                "to tell the platform's cost from the disk's; a crash can then lose charges)");
+  flags.Define("nats-cpus", "0",
+               "cores nats-server runs Go code on at once (its GOMAXPROCS); 0: a quarter of this "
+               "machine's cores, at least 1");
   flags.Define("redis-fsync", "",
                "Redis's appendfsync policy, always or everysec (default: always with durable "
                "writes, else everysec); everysec is for measuring the fsync's cost only");
@@ -519,6 +532,8 @@ int RunUp(const std::vector<std::string>& args) {
   if (redis_fsync != "always" && redis_fsync != "everysec") {
     Fail("--redis-fsync must be always or everysec, not '" + redis_fsync + "'");
   }
+  const int64_t nats_cpus = flags.GetInt("nats-cpus");
+  if (nats_cpus < 0 || nats_cpus > 4096) Fail("--nats-cpus must be 0..4096");
   bool detach = flags.GetBool("detach");
   // Before any thread or child: the rest of the launcher runs in the detached process.
   if (detach) Detach();
@@ -619,7 +634,7 @@ int RunUp(const std::vector<std::string>& args) {
   Status s =
       supervisor.Start({"nats",
                         {"/usr/sbin/nats-server", "-c", (data / "nats" / "nats.conf").string()},
-                        {},
+                        {"GOMAXPROCS=" + std::to_string(NatsCpus(nats_cpus))},
                         (logs / "nats.log").string(),
                         0,
                         0,

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -121,6 +122,12 @@ TEST_F(UpDown, DetachedSystemIsShownByStatusAndStoppedByDown) {
       EXPECT_NE(text.find("admin http://127.0.0.1:"), std::string::npos) << text;
     }
   }
+  // nats-server runs Go code on a quarter of the cores (--nats-cpus 0), at least one.
+  std::string nats_env = ReadFile("/proc/" + std::to_string(pids["nats"]) + "/environ");
+  const long cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  EXPECT_NE(
+      nats_env.find(std::string("GOMAXPROCS=") + std::to_string(std::max(1L, cores / 4)) + '\0'),
+      std::string::npos);
   // The same, for scripts.
   CommandRun json = Toolgate("status --json --data-dir " + data_.string());
   EXPECT_EQ(json.status, 0) << json.out;
