@@ -97,7 +97,7 @@ Settler::Settler(std::unique_ptr<bus::Bus> bus, SettleTiming timing)
       prefix_(bus_->NewInbox() + "."),
       timing_(timing),
       pending_(timing),
-      held_(timing.hold_ms) {
+      held_(timing.hold_us) {
   retry_thread_ = std::thread([this] { Loop(); });
 }
 
@@ -132,18 +132,19 @@ std::vector<PendingSettlements::Attempt> Settler::Add(const std::string& subject
   PendingSettlements::Attempt attempt{0, subject, result.SerializeAsString(), traceparent,
                                       result.job().execution_id()};
   std::lock_guard<std::mutex> lock(mu_);
-  const int64_t now = NowMs();
-  attempt.id = pending_.Add(attempt, now);
-  int64_t look_by = now + timing_.ack_timeout_ms;
-  bool full = false;
+  const int64_t now_us = MonotonicUs();
+  attempt.id = pending_.Add(attempt, now_us / 1000);
+  int64_t look_by_us = now_us + timing_.ack_timeout_ms * 1000;
+  bool send_held = !hold;
   if (hold) {
-    full = held_.Hold(std::move(attempt), now);
+    send_held = held_.Hold(std::move(attempt), now_us);
     held_since_look_ = true;
-    look_by = now + timing_.hold_ms;
+    look_by_us = now_us + timing_.hold_us;
   }
-  // The retry thread sleeps past look_by only when it was not looking every hold_ms already.
-  if (look_by < wake_at_ms_) wake_cv_.notify_one();
-  if (hold && !full) return {};
+  // The retry thread sleeps past look_by only when it was not looking every hold_us
+  // already.
+  if (look_by_us < wake_at_us_) wake_cv_.notify_one();
+  if (!send_held) return {};
   std::vector<PendingSettlements::Attempt> out = held_.Take();
   if (!hold) out.push_back(std::move(attempt));
   return out;
@@ -202,11 +203,12 @@ void Settler::Failed(uint64_t id, const std::string& why) {
 void Settler::Loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
-    int64_t now = NowMs();
+    const int64_t now_us = MonotonicUs();
+    const int64_t now = now_us / 1000;
     std::vector<PendingSettlements::Attempt> due = pending_.TakeDue(now);
-    if (held_.Due(now)) {
-      // Held past hold_ms: no result finished to take them along. Their pending entries are
-      // in flight already; TakeDue did not return them unless their ack timed out too.
+    if (held_.Due(now_us)) {
+      // Held past hold_us: no result finished to take them along. Their pending entries
+      // are in flight already; TakeDue did not return them unless their ack timed out too.
       for (PendingSettlements::Attempt& a : held_.Take()) {
         bool retried =
             std::any_of(due.begin(), due.end(),
@@ -223,14 +225,14 @@ void Settler::Loop() {
     // With nothing pending it looks again one ack timeout from now anyway: a result added
     // meanwhile is due no earlier than that, so Settle need not wake this thread for it (at low
     // load that was one wake-up per call). While results are being held it looks every
-    // hold_ms, so SettleSoon need not wake it either.
-    wake_at_ms_ = pending_.next_due_ms().value_or(now + timing_.ack_timeout_ms);
+    // hold_us, so SettleSoon need not wake it either.
+    wake_at_us_ = pending_.next_due_ms().value_or(now + timing_.ack_timeout_ms) * 1000;
     if (held_since_look_ || held_.size() > 0) {
-      wake_at_ms_ = std::min(wake_at_ms_, held_.due_ms().value_or(now + timing_.hold_ms));
+      wake_at_us_ = std::min(wake_at_us_, held_.due_us().value_or(now_us + timing_.hold_us));
     }
     held_since_look_ = false;
-    wake_cv_.wait_for(lock, std::chrono::milliseconds(std::max<int64_t>(0, wake_at_ms_ - now)));
-    wake_at_ms_ = INT64_MAX;
+    wake_cv_.wait_for(lock, std::chrono::microseconds(std::max<int64_t>(0, wake_at_us_ - now_us)));
+    wake_at_us_ = INT64_MAX;
   }
 }
 

@@ -89,30 +89,39 @@ TEST(PendingSettlements, KeepsEachResultOnItsOwnSchedule) {
 }
 
 TEST(HeldResults, HoldsUntilTakenAndGivesThemBackInOrder) {
-  HeldResults<int> held(1);
-  EXPECT_FALSE(held.due_ms().has_value());
+  HeldResults<int> held(1000);
+  EXPECT_FALSE(held.due_us().has_value());
   EXPECT_FALSE(held.Hold(1, 100));
   EXPECT_FALSE(held.Hold(2, 100));
   EXPECT_EQ(held.Take(), (std::vector<int>{1, 2}));
   EXPECT_EQ(held.size(), 0u);
-  EXPECT_FALSE(held.due_ms().has_value());
+  EXPECT_FALSE(held.due_us().has_value());
+}
+
+TEST(HeldResults, AResultFinishingAfterTheHoldTimeTakesTheHeldOnesAlong) {
+  HeldResults<int> held(300);
+  EXPECT_FALSE(held.Hold(1, 1000));
+  EXPECT_FALSE(held.Hold(2, 1299));
+  EXPECT_TRUE(held.Hold(3, 1300));  // the oldest waited 300 µs: all three go now
+  EXPECT_EQ(held.Take(), (std::vector<int>{1, 2, 3}));
+  EXPECT_FALSE(held.Hold(4, 1400));  // a new first result starts a new wait
 }
 
 TEST(HeldResults, TheOldestFallsDueAfterTheHoldTime) {
-  HeldResults<int> held(2);
+  HeldResults<int> held(1000);
   held.Hold(1, 100);
   held.Hold(2, 101);
-  EXPECT_EQ(held.due_ms(), 102);
-  EXPECT_FALSE(held.Due(101));
-  EXPECT_TRUE(held.Due(102));
+  EXPECT_EQ(held.due_us(), 1100);
+  EXPECT_FALSE(held.Due(1099));
+  EXPECT_TRUE(held.Due(1100));
   held.Take();
-  held.Hold(3, 200);  // a new first result starts a new wait
-  EXPECT_FALSE(held.Due(201));
-  EXPECT_EQ(held.due_ms(), 202);
+  held.Hold(3, 2000);
+  EXPECT_FALSE(held.Due(2999));
+  EXPECT_EQ(held.due_us(), 3000);
 }
 
 TEST(HeldResults, AFullHolderMustBeSentAtOnce) {
-  HeldResults<int> held(1000);
+  HeldResults<int> held(1'000'000);
   for (size_t i = 1; i < HeldResults<int>::kMaxHeld; ++i) {
     EXPECT_FALSE(held.Hold(static_cast<int>(i), 0));
   }

@@ -8,9 +8,11 @@
 // answer within the ack timeout is sent again.
 //
 // Results travel together when they finish close together: a result whose slot goes straight on
-// to another queued job may be held (SettleSoon) and leaves with the next result sent now, or
-// after at most hold_ms, in one message. One message per result cost a NATS routing and a wake-up
-// of billing's reader per call; under load the executor's results were most of the bus's traffic.
+// to another queued job may be held (SettleSoon) and leaves with a later result, in one message:
+// the next one sent at once, or the first to finish after the oldest held has waited hold_us
+// (the retry thread sends those that waited that long when none finishes). One message per result
+// cost a NATS routing and a wake-up of billing's reader per call; under load the executor's results
+// were most of the bus's traffic.
 #pragma once
 
 #include <climits>
@@ -35,38 +37,41 @@ struct SettleTiming {
   int64_t ack_timeout_ms = 5000;   // an attempt unanswered this long is sent again
   int64_t first_backoff_ms = 100;  // the wait after a first failed attempt; it doubles...
   int64_t max_backoff_ms = 5000;   // ...up to this
-  int64_t hold_ms = 1;             // the longest a result waits to travel with others
+  // The longest a held result (SettleSoon) waits for others to travel with.
+  int64_t hold_us = 1000;
 };
 
 // The results held back to travel with the next ones (SettleSoon), in the order they came.
-// Bounded: kMaxHeld results, and none older than hold_ms. Time is passed in. Not thread-safe.
+// Bounded: kMaxHeld results, and none older than hold_us. Time (µs) is passed in. Not
+// thread-safe.
 template <typename T>
 class HeldResults {
  public:
   static constexpr size_t kMaxHeld = 64;
 
-  explicit HeldResults(int64_t hold_ms) : hold_ms_(hold_ms) {}
+  explicit HeldResults(int64_t hold_us) : hold_us_(hold_us) {}
 
-  // Holds item at now_ms; true when the holder is full and must be sent now (Take).
-  bool Hold(T item, int64_t now_ms) {
-    if (items_.empty()) first_ms_ = now_ms;
+  // Holds item at now_us; true when everything held must be sent now (Take): the holder is
+  // full, or its oldest result has waited hold_us.
+  bool Hold(T item, int64_t now_us) {
+    if (items_.empty()) first_us_ = now_us;
     items_.push_back(std::move(item));
-    return items_.size() >= kMaxHeld;
+    return items_.size() >= kMaxHeld || Due(now_us);
   }
   // Everything held, oldest first; the holder is empty afterwards.
   std::vector<T> Take() { return std::exchange(items_, {}); }
-  // True when something has been held hold_ms or longer at now_ms.
-  bool Due(int64_t now_ms) const { return !items_.empty() && now_ms - first_ms_ >= hold_ms_; }
+  // True when something has been held hold_us or longer at now_us.
+  bool Due(int64_t now_us) const { return !items_.empty() && now_us - first_us_ >= hold_us_; }
   // When the oldest held result falls due; nullopt when nothing is held.
-  std::optional<int64_t> due_ms() const {
+  std::optional<int64_t> due_us() const {
     if (items_.empty()) return std::nullopt;
-    return first_ms_ + hold_ms_;
+    return first_us_ + hold_us_;
   }
   size_t size() const { return items_.size(); }
 
  private:
-  int64_t hold_ms_;
-  int64_t first_ms_ = 0;
+  int64_t hold_us_;
+  int64_t first_us_ = 0;
   std::vector<T> items_;
 };
 
@@ -140,8 +145,8 @@ class Settler {
   void Settle(const std::string& subject, const v1::ExecutionResult& result,
               const std::string& traceparent);
   // Like Settle, for a caller that will finish another result shortly (its slot goes on to a
-  // queued job): result is held to travel with the next one sent, and goes after hold_ms at the
-  // latest, or at once when HeldResults::kMaxHeld are held.
+  // queued job): result is held to travel with a later one, hold_us at most, or goes at once
+  // with those held when the oldest waited that long or HeldResults::kMaxHeld are held.
   void SettleSoon(const std::string& subject, const v1::ExecutionResult& result,
                   const std::string& traceparent);
   // Waits until every result is acked or timeout_ms has passed; returns how many remain.
@@ -169,9 +174,9 @@ class Settler {
   PendingSettlements pending_;          // guarded by mu_
   HeldResults<PendingSettlements::Attempt> held_;  // guarded by mu_
   // Guarded by mu_: a result was held since the retry thread last looked. While results are
-  // being held the thread looks every hold_ms, so that holding one never needs to wake it.
+  // being held the thread looks every hold_us, so that holding one never needs to wake it.
   bool held_since_look_ = false;
-  int64_t wake_at_ms_ = INT64_MAX;  // guarded by mu_; when the retry thread next looks
+  int64_t wake_at_us_ = INT64_MAX;  // guarded by mu_; when the retry thread next looks
   bool stopping_ = false;           // guarded by mu_
   std::thread retry_thread_;
 };
