@@ -391,7 +391,7 @@ int main(int argc, char** argv) {
                "first host uid/gid of the sandboxes: the sandboxes' root; workers use the next "
                "--max-workers ids");
   flags.Define("max-workers", "64", "most worker processes alive at once (busy or idle)");
-  flags.Define("worker-max-calls", "1000", "calls a worker serves before it is replaced");
+  flags.Define("worker-max-calls", "10000", "calls a worker serves before it is replaced");
   flags.Define("worker-idle-ms", "60000", "how long an idle worker is kept");
   flags.Define("spare-workers", "1",
                "worker processes kept started, sandboxed and waiting, per runtime (at the default "

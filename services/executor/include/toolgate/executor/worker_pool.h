@@ -99,7 +99,7 @@ class Worker {
 
 struct WorkerPoolOptions {
   size_t max_workers = 64;
-  int64_t max_calls_per_worker = 1000;
+  int64_t max_calls_per_worker = 10000;
   int64_t max_idle_ms = 60000;
   // Spares kept started for each shape named by KeepSpares; 0: none (every worker is started
   // for the call that needs it).
