@@ -97,10 +97,11 @@ class ProcessWorker : public Worker {
                 std::unique_ptr<Cgroup> cgroup, std::unique_ptr<EgressDoor> door);
   // After an answer: stops what the handler left running and decides whether the worker may
   // serve again; notes what it did in log.
-  // status is what /proc said of the process once it answered.
+  // status is what /proc said of the process once it answered (its threads at least); tasks
+  // the sandbox cgroup's task count then (-1 without a cgroup).
   struct ProcStatus;
-  void AfterAnswer(const Invocation& invocation, const ProcStatus& status, LogBuffer& log,
-                   WorkerReply& reply);
+  void AfterAnswer(const Invocation& invocation, const ProcStatus& status, int64_t tasks,
+                   LogBuffer& log, WorkerReply& reply);
   // Waits for the worker's kHello (its interpreter is up, no tool code has run) and counts its
   // threads then. Internal when it dies or takes longer than 30 s.
   Status AwaitHello();
@@ -108,9 +109,10 @@ class ProcessWorker : public Worker {
   bool Exited();
   // Kills the process and reaps it.
   void Kill();
-  // Starts a new peak for ReadStatus's peak_kb: skipped when the last call ended with its peak
-  // at the resident size, where the reset would change nothing (an idle worker does not
-  // shrink, and one that runs between calls is stopped by the idle CPU check).
+  // Starts a new peak for ReadStatus's peak_kb, which only a worker without a cgroup reports:
+  // skipped with a cgroup, and when the last call ended with its peak at the resident size,
+  // where the reset would change nothing (an idle worker does not shrink, and one that runs
+  // between calls is stopped by the idle CPU check).
   void ResetPeakMemory();
   // The process's peak resident KiB since the last reset, resident KiB now and threads now, from
   // one read of /proc/<pid>/status; zeros when unknown.
