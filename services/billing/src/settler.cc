@@ -40,6 +40,14 @@ Settler::Settler(bus::Bus& bus, LedgerStore& ledger, BalanceStore& balances, Ret
       balances_(balances),
       retries_(retries),
       config_(config),
+      recorded_(
+          4096,
+          [this](std::vector<v1::ExecutionRecorded> events) {
+            v1::ExecutionsRecorded message;
+            for (v1::ExecutionRecorded& e : events) *message.add_executions() = std::move(e);
+            bus_.Publish(kExecutionEvents, message.SerializeAsString());
+          },
+          /*max_queue=*/65536, std::chrono::milliseconds(100)),
       queue_(config.settle_batch, [this](Batch batch) { Commit(std::move(batch)); }) {}
 
 Settler::~Settler() {
@@ -48,6 +56,7 @@ Settler::~Settler() {
 
 void Settler::Stop() {
   queue_.Stop();
+  recorded_.Stop();  // after the last batch: it sends what the batches left
 }
 
 void Settler::OnResult(bus::Message&& message) {
@@ -187,7 +196,6 @@ void Settler::Commit(Batch batch) {
   if (!to_release.empty()) releases = balances_.ReleaseMany(to_release);
   std::vector<Result<bool>> captures = balances_.SettleMany(steps, answer);
   answer();
-  v1::ExecutionsRecorded recorded_events;
   for (size_t i = 0; i < batch.size(); ++i) {
     bool newly_recorded = fresh.erase(batch[i]->settlement.execution.execution_id) > 0;
     Finish(*batch[i],
@@ -195,21 +203,18 @@ void Settler::Commit(Batch batch) {
     // Only the first recording counts, so a retried result never counts twice.
     if (newly_recorded && batch[i]->result.handler_ran()) {
       const ExecutionRecord& execution = batch[i]->settlement.execution;
-      v1::ExecutionRecorded* event = recorded_events.add_executions();
-      event->set_execution_id(execution.execution_id);
-      event->set_function_id(execution.function_id);
-      event->set_caller_org_id(execution.org_id);
-      event->set_created_at_ms(NowMs());
-      event->set_outcome_known(true);
-      event->set_runtime_ms(execution.runtime_ms);
-      event->set_status_code(execution.status_code);
+      v1::ExecutionRecorded event;
+      event.set_execution_id(execution.execution_id);
+      event.set_function_id(execution.function_id);
+      event.set_caller_org_id(execution.org_id);
+      event.set_created_at_ms(NowMs());
+      event.set_outcome_known(true);
+      event.set_runtime_ms(execution.runtime_ms);
+      event.set_status_code(execution.status_code);
+      recorded_.Push(std::move(event));
     }
   }
   AckAll(batch);
-  // One message for the whole batch: the registry's counters need no per-call event.
-  if (recorded_events.executions_size() > 0) {
-    bus_.Publish(kExecutionEvents, recorded_events.SerializeAsString());
-  }
 }
 
 void Settler::AnswerEdge(const Pending& pending, bus::Batch& answers) {
