@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Where a call's time goes under load: the system as `toolgate up --demo` starts it, the demo's
+# Lua echo at CONNECTIONS connections for DURATION seconds (bench/post.lua, wrk -t1, keep-alive),
+# reporting
+#   - req/s, and the whole machine's busy CPU per request and idle share over the run, from
+#     /proc/stat: every process, wrk and the kernel's own work included;
+#   - the median timeline of SAMPLE executions finished during the run, from the hops billing
+#     stores with each (GET /api/v1/executions/{id}): when each stage took the call, from the
+#     edge's decision, and how long it held it.
+# Compare figures only between runs of this script on the same machine and day.
+#
+#   bench/under_load.sh [duration_s=6] [connections=32] [sample=60]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration=${1:-6}
+connections=${2:-32}
+sample=${3:-60}
+[ -x build/bin/toolgate ] || { echo "missing build/bin/toolgate: scripts/build.sh run" >&2; exit 1; }
+source bench/system.sh
+system_data_dir
+start_system "$data"
+echo_id=$(sed -n 's/.*"echo_id":"\([^"]*\)".*/\1/p' "$data/run/demo.json")
+url_invoke="$url/api/v1/functions/$echo_id/1.0.0/invoke"
+TOOLGATE_BENCH_KEY=$key wrk -t1 -c4 -d2s -s bench/post.lua "$url_invoke" >/dev/null  # warm up
+
+before=$(head -1 /proc/stat)
+TOOLGATE_BENCH_KEY=$key wrk -t1 -c"$connections" -d"${duration}s" --latency -s bench/post.lua \
+  "$url_invoke" >"$data/wrk.out" &
+wrk_pid=$!
+# The executions listed newest first once the run is half over: all of them finished under load.
+sleep "$((duration / 2))"  # not synchronisation: a point in the middle of the run to sample at
+curl -sf -H "Authorization: $key" "$url/api/v1/executions?limit=$sample" >"$data/executions.json"
+wait "$wrk_pid"
+after=$(head -1 /proc/stat)
+
+echo "## bench/under_load.sh $duration $connections $sample ($(nproc) cores, $(date -u +%FT%TZ))"
+grep '^RESULT' "$data/wrk.out"
+python3 - "$url" "$key" "$data" "$before" "$after" <<'PY'
+import json, re, statistics, sys, urllib.request
+
+url, key, data, before, after = sys.argv[1:6]
+requests = int(re.search(r"requests=(\d+)", open(f"{data}/wrk.out").read()).group(1))
+a = [int(x) for x in before.split()[1:]]
+b = [int(x) for x in after.split()[1:]]
+delta = [y - x for x, y in zip(a, b)]
+idle = delta[3] + delta[4]  # idle, iowait
+busy = sum(delta) - idle
+tick_us = 1e6 / 100  # USER_HZ
+print(f"whole machine: {busy * tick_us / requests:.0f} µs busy per request, "
+      f"{100 * idle / (idle + busy):.0f} % idle (wrk included)")
+
+items = json.load(open(f"{data}/executions.json"))["items"]
+starts, held = {}, {}
+for item in items:
+    request = urllib.request.Request(f"{url}/api/v1/executions/{item['execution_id']}",
+                                     headers={"Authorization": key})
+    hops = json.load(urllib.request.urlopen(request)).get("hops", [])
+    if not hops:
+        continue
+    first = hops[0]["start_unix_us"]
+    for hop in hops:
+        starts.setdefault(hop["name"], []).append(hop["start_unix_us"] - first)
+        held.setdefault(hop["name"], []).append(hop["duration_us"])
+print(f"\n{len(items)} executions, median per hop:\n")
+print("| hop | starts at | held |")
+print("|---|---:|---:|")
+for name in sorted(starts, key=lambda n: statistics.median(starts[n])):
+    print(f"| {name} | {statistics.median(starts[name]):,.0f} µs | "
+          f"{statistics.median(held[name]):,.0f} µs |")
+PY
