@@ -62,6 +62,13 @@ TEST(JsonWriterTest, EscapesQuotesAndBackslashes) {
   EXPECT_EQ(JsonWriter::Quote("/"), R"("/")");
 }
 
+TEST(JsonWriterTest, KeepsTheTextBetweenEscapes) {
+  EXPECT_EQ(JsonWriter::Quote("ab\"cd\\ef\ngh\x01ij"), R"("ab\"cd\\ef\ngh\u0001ij")");
+  EXPECT_EQ(JsonWriter::Quote("\"\""), R"("\"\"")");
+  EXPECT_EQ(JsonWriter::Quote("plain text, é and ✓"), "\"plain text, é and ✓\"");
+  EXPECT_EQ(JsonWriter::Quote(""), R"("")");
+}
+
 TEST(JsonWriterTest, EscapesNamedControlCharacters) {
   EXPECT_EQ(JsonWriter::Quote("a\nb\rc\td\be\ff"), R"("a\nb\rc\td\be\ff")");
 }

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <ctime>
 
@@ -49,8 +50,32 @@ bool Digits(std::string_view s, size_t pos, size_t n, int* out) {
 
 }  // namespace
 
-std::string FormatRfc3339(int64_t epoch_ms) { return Format(epoch_ms, false); }
-std::string FormatRfc3339Millis(int64_t epoch_ms) { return Format(epoch_ms, true); }
+std::string FormatRfc3339(int64_t epoch_ms) {
+  return Format(epoch_ms, false);
+}
+std::string FormatRfc3339Millis(int64_t epoch_ms) {
+  // Every log line asks for the time, mostly the same second as the line before: each thread
+  // keeps that second's text and writes only the milliseconds anew. (gmtime_r takes glibc's
+  // time-zone lock, shared by every thread, and snprintf was a visible share of a span's cost.)
+  thread_local int64_t cached_secs = INT64_MIN;
+  thread_local std::string cached;  // "YYYY-MM-DDTHH:MM:SS" of cached_secs
+  const int64_t secs = epoch_ms >= 0 ? epoch_ms / 1000 : (epoch_ms - 999) / 1000;
+  if (secs != cached_secs) {
+    cached = Format(secs * 1000, false);
+    cached.pop_back();  // its "Z"
+    cached_secs = secs;
+  }
+  const auto ms = static_cast<int>(epoch_ms - secs * 1000);
+  std::string out;
+  out.reserve(cached.size() + 5);
+  out += cached;
+  out += '.';
+  out += static_cast<char>('0' + ms / 100);
+  out += static_cast<char>('0' + ms / 10 % 10);
+  out += static_cast<char>('0' + ms % 10);
+  out += 'Z';
+  return out;
+}
 
 std::optional<int64_t> ParseRfc3339(std::string_view s) {
   int year, mon, day, hour = 0, min = 0, sec = 0;
@@ -95,8 +120,7 @@ std::optional<int64_t> ParseRfc3339(std::string_view s) {
     if (pos != s.size()) return std::nullopt;
   }
   static const int kDays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (mon < 1 || mon > 12 || day < 1 || day > kDays[mon - 1] || hour > 23 || min > 59 ||
-      sec > 60) {
+  if (mon < 1 || mon > 12 || day < 1 || day > kDays[mon - 1] || hour > 23 || min > 59 || sec > 60) {
     return std::nullopt;
   }
   bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;

@@ -20,6 +20,15 @@ TEST(TimeTest, FormatRfc3339Millis) {
   EXPECT_EQ(FormatRfc3339Millis(k2027Jan31 + 7), "2027-01-31T00:00:00.007Z");
 }
 
+TEST(TimeTest, FormatRfc3339MillisAcrossSecondsAndBack) {
+  // The second's text is kept between calls: each must still get its own.
+  EXPECT_EQ(FormatRfc3339Millis(k2027Jan31 + 999), "2027-01-31T00:00:00.999Z");
+  EXPECT_EQ(FormatRfc3339Millis(k2027Jan31 + 1000), "2027-01-31T00:00:01.000Z");
+  EXPECT_EQ(FormatRfc3339Millis(k2027Jan31 + 1001), "2027-01-31T00:00:01.001Z");
+  EXPECT_EQ(FormatRfc3339Millis(k2027Jan31 + 59), "2027-01-31T00:00:00.059Z");
+  EXPECT_EQ(FormatRfc3339Millis(1700000000999), "2023-11-14T22:13:20.999Z");
+}
+
 TEST(TimeTest, FormatBeforeEpochRoundsTowardsThePast) {
   EXPECT_EQ(FormatRfc3339Millis(-1), "1969-12-31T23:59:59.999Z");
   EXPECT_EQ(FormatRfc3339(-1000), "1969-12-31T23:59:59Z");
