@@ -64,8 +64,6 @@ cleanup() {
 trap cleanup EXIT
 
 start_system "$data" --durable-writes "$durable" ${redis_fsync:+--redis-fsync "$redis_fsync"}
-echo_id=$(sed -n 's/.*"echo_id":"\([^"]*\)".*/\1/p' "$data/run/demo.json")
-invoke_url="$url/api/v1/functions/$echo_id/1.0.0/invoke"
 
 # The edge's Pistache reactor threads as the running edge has them: its --http-threads, else
 # TOOLGATE_HTTP_THREADS in its environment, else the flag's default.
@@ -103,7 +101,7 @@ chain_pids=()
 runs=(bare permsg batched inline toolgate)
 declare -A url_of pids_of key_of
 url_of=([bare]="http://127.0.0.1:$bare_port/echo" [permsg]=$permsg_url [batched]=$batched_url
-        [inline]=$inline_url [toolgate]=$invoke_url)
+        [inline]=$inline_url [toolgate]=$echo_url)
 pids_of=([bare]=$bare_pid [permsg]="${permsg_pids[*]}" [batched]="${batched_pids[*]}"
          [inline]="${inline_pids[*]}" [toolgate]=$up_pid)
 key_of=([bare]="" [permsg]="" [batched]="" [inline]="" [toolgate]=$key)
@@ -155,7 +153,7 @@ for r in "${runs[@]}"; do wrk_run "$r" one 1; done
 for r in "${runs[@]}"; do wrk_run "$r" paced "$paced_connections" "$paced_rate"; done
 
 # One call, traced: the spans every hop logs, and the hops billing stored with the execution.
-headers=$(curl -s -D - -o "$data/call.json" -X POST "$invoke_url" -H "Authorization: $key" \
+headers=$(curl -s -D - -o "$data/call.json" -X POST "$echo_url" -H "Authorization: $key" \
   -H 'Content-Type: application/json' -H 'Connection: close' -d '{"event":{"trace":true}}')
 trace_id=$(sed -n 's/^traceparent: 00-\([0-9a-f]*\)-.*/\1/ip' <<<"$headers" | tr -d '\r')
 execution_id=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["summary"]["execution_id"])' \

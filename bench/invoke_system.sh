@@ -18,13 +18,11 @@ connections=${2:-32}
 source bench/system.sh
 system_data_dir
 start_system "$data"
-echo_id=$(sed -n 's/.*"echo_id":"\([^"]*\)".*/\1/p' "$data/run/demo.json")
-url_invoke="$url/api/v1/functions/$echo_id/1.0.0/invoke"
 run() {  # connections [rate]: wrk's RESULT line
   TOOLGATE_BENCH_KEY=$key TOOLGATE_BENCH_RATE=${2:-} \
-    wrk -t1 -c"$1" -d"${duration}s" --latency -s bench/post.lua "$url_invoke" | grep '^RESULT'
+    wrk -t1 -c"$1" -d"${duration}s" --latency -s bench/post.lua "$echo_url" | grep '^RESULT'
 }
-TOOLGATE_BENCH_KEY=$key wrk -t1 -c4 -d2s -s bench/post.lua "$url_invoke" >/dev/null  # warm up
+TOOLGATE_BENCH_KEY=$key wrk -t1 -c4 -d2s -s bench/post.lua "$echo_url" >/dev/null  # warm up
 bench/cpu_by_process.py snapshot "$up_pid" >"$data/cpu.before"
 throughput=$(run "$connections")
 bench/cpu_by_process.py snapshot "$up_pid" >"$data/cpu.after"

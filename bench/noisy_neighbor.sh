@@ -25,7 +25,6 @@ trap cleanup EXIT
 
 source bench/system.sh
 start_system "$data"
-echo_id=$(sed -n 's/.*"echo_id":"\([^"]*\)".*/\1/p' "$data/run/demo.json")
 api="$url/api/v1"
 
 # Organization A: its own account, a funded balance, a key and a handler that spins until its

@@ -4,9 +4,9 @@
 #
 #   start_system DATA_DIR [toolgate up flags...]
 #
-# Sets up_pid, url (the edge), nats_url (which takes the credentials in DATA/keys) and key (the
-# demo organization's API key, scopes invoke and manage); exits with the launcher's log when the
-# system does not come up.
+# Sets up_pid, url (the edge), nats_url (which takes the credentials in DATA/keys), key (the
+# demo organization's API key, scopes invoke and manage), echo_id and echo_url (the demo's Lua
+# echo and its invoke URL); exits with the launcher's log when the system does not come up.
 start_system() {
   local data=$1
   shift
@@ -21,6 +21,8 @@ start_system() {
   url=$(sed -n 's/.*"url":"\([^"]*\)".*/\1/p' "$data/run/state.json")
   nats_url=$(sed -n 's/.*"nats_url":"\([^"]*\)".*/\1/p' "$data/run/state.json")
   key=$(sed -n 's/.*"api_key":"\([^"]*\)".*/\1/p' "$data/run/demo.json")
+  echo_id=$(sed -n 's/.*"echo_id":"\([^"]*\)".*/\1/p' "$data/run/demo.json")
+  echo_url="$url/api/v1/functions/$echo_id/1.0.0/invoke"
 }
 
 # Prints a TCP port that is free on 127.0.0.1 now.

@@ -4,34 +4,39 @@
 # reporting
 #   - req/s, and the whole machine's busy CPU per request and idle share over the run, from
 #     /proc/stat: every process, wrk and the kernel's own work included;
+#   - Redis's time inside billing's scripts per request (INFO commandstats, EVALSHA);
 #   - the median timeline of SAMPLE executions finished during the run, from the hops billing
 #     stores with each (GET /api/v1/executions/{id}): when each stage took the call, from the
 #     edge's decision, and how long it held it.
-# Compare figures only between runs of this script on the same machine and day.
+# Arguments after the third go to `toolgate up` (`--log-level warn`: no span lines). Compare
+# figures only between runs of this script on the same machine and day.
 #
-#   bench/under_load.sh [duration_s=6] [connections=32] [sample=60]
+#   bench/under_load.sh [duration_s=6] [connections=32] [sample=60] [toolgate up flags...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-6}
 connections=${2:-32}
 sample=${3:-60}
+shift $(($# < 3 ? $# : 3))
 [ -x build/bin/toolgate ] || { echo "missing build/bin/toolgate: scripts/build.sh run" >&2; exit 1; }
 source bench/system.sh
 system_data_dir
-start_system "$data"
-echo_id=$(sed -n 's/.*"echo_id":"\([^"]*\)".*/\1/p' "$data/run/demo.json")
-url_invoke="$url/api/v1/functions/$echo_id/1.0.0/invoke"
-TOOLGATE_BENCH_KEY=$key wrk -t1 -c4 -d2s -s bench/post.lua "$url_invoke" >/dev/null  # warm up
+start_system "$data" "$@"
+redis_port=$(sed -n 's/.*"redis_url":"redis:\/\/[^"]*:\([0-9]*\)".*/\1/p' "$data/run/state.json")
+redis() { REDISCLI_AUTH=$(cat "$data/keys/redis.password") redis-cli -p "$redis_port" "$@"; }
+TOOLGATE_BENCH_KEY=$key wrk -t1 -c4 -d2s -s bench/post.lua "$echo_url" >/dev/null  # warm up
 
+redis CONFIG RESETSTAT >/dev/null
 before=$(head -1 /proc/stat)
 TOOLGATE_BENCH_KEY=$key wrk -t1 -c"$connections" -d"${duration}s" --latency -s bench/post.lua \
-  "$url_invoke" >"$data/wrk.out" &
+  "$echo_url" >"$data/wrk.out" &
 wrk_pid=$!
 # The executions listed newest first once the run is half over: all of them finished under load.
 sleep "$((duration / 2))"  # not synchronisation: a point in the middle of the run to sample at
 curl -sf -H "Authorization: $key" "$url/api/v1/executions?limit=$sample" >"$data/executions.json"
 wait "$wrk_pid"
 after=$(head -1 /proc/stat)
+redis INFO commandstats | tr -d '\r' >"$data/commandstats"
 
 echo "## bench/under_load.sh $duration $connections $sample ($(nproc) cores, $(date -u +%FT%TZ))"
 grep '^RESULT' "$data/wrk.out"
@@ -48,6 +53,11 @@ busy = sum(delta) - idle
 tick_us = 1e6 / 100  # USER_HZ
 print(f"whole machine: {busy * tick_us / requests:.0f} µs busy per request, "
       f"{100 * idle / (idle + busy):.0f} % idle (wrk included)")
+stats = re.search(r"cmdstat_evalsha:calls=(\d+),usec=(\d+)", open(f"{data}/commandstats").read())
+if stats:
+    calls, usec = int(stats.group(1)), int(stats.group(2))
+    print(f"Redis scripts: {calls / requests:.2f} per request, {usec / max(calls, 1):.1f} µs each, "
+          f"{usec / requests:.1f} µs per request")
 
 items = json.load(open(f"{data}/executions.json"))["items"]
 starts, held = {}, {}
