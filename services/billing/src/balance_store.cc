@@ -2,7 +2,11 @@
 
 #include <charconv>
 
+#include "BillingScript_capture.h"
+#include "BillingScript_hold.h"
+#include "BillingScript_release.h"
 #include "toolgate/metrics/metrics.h"
+#include "toolgate/v1/toolgate.pb.h"
 
 namespace toolgate::billing {
 namespace {
@@ -30,95 +34,10 @@ std::string HoldKey(const std::string& execution_id) {
   return "tg:hold:" + execution_id;
 }
 
-// Exact comparison of two canonical decimal integers (as Redis stores them), so that no amount
-// ever becomes a Lua (double) number.
-#define TG_LUA_LESS                                                           \
-  "local function less(a, b)\n"                                               \
-  "  local na, nb = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'\n" \
-  "  if na ~= nb then return na end\n"                                        \
-  "  if na then a, b = string.sub(b, 2), string.sub(a, 2) end\n"              \
-  "  if #a ~= #b then return #a < #b end\n"                                   \
-  "  return a < b\n"                                                          \
-  "end\n"
-
-// KEYS: bal res conc rl hold holds
-// ARGV: execution_id amount rate burst concurrency expiry_ms field value ...
-// Returns {0} held, {1} already held, {2} balance not loaded, {3, retry_after_s} rate limited,
-// {4, retry_after_s} concurrency limit, {5, balance, reserved} insufficient balance.
-const redis::Script kHoldScript(TG_LUA_LESS R"lua(
-if redis.call('EXISTS', KEYS[5]) == 1 then return {1} end
-local bal = redis.call('GET', KEYS[1])
-if not bal then return {2} end
-local rate = tonumber(ARGV[3])
-if rate > 0 then
-  local burst = tonumber(ARGV[4])
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-  local bucket = redis.call('HMGET', KEYS[4], 'tokens', 'at')
-  local tokens, at = tonumber(bucket[1]), tonumber(bucket[2])
-  if not tokens or not at then tokens, at = burst, now end
-  if now > at then
-    tokens = math.min(burst, tokens + (now - at) * rate / 1000000)
-    at = now
-  end
-  if tokens < 1 then return {3, math.ceil((1 - tokens) / rate)} end
-  redis.call('HSET', KEYS[4], 'tokens', tokens - 1, 'at', at)
-  redis.call('PEXPIRE', KEYS[4], math.ceil(burst / rate * 1000) + 1000)
-end
-local limit = tonumber(ARGV[5])
-if limit > 0 and tonumber(redis.call('GET', KEYS[3]) or '0') >= limit then return {4, 1} end
-local reserved = redis.call('GET', KEYS[2]) or '0'
-redis.call('INCRBY', KEYS[2], ARGV[2])
-if less(bal, redis.call('GET', KEYS[2])) then
-  redis.call('DECRBY', KEYS[2], ARGV[2])
-  return {5, bal, reserved}
-end
-redis.call('INCR', KEYS[3])
-redis.call('HSET', KEYS[5], 'state', 'held', unpack(ARGV, 7))
-redis.call('ZADD', KEYS[6], ARGV[6], ARGV[1])
-return {0}
-)lua");
-
-// KEYS: hold bal res conc owner_bal holds
-// ARGV: execution_id org total revenue
-const redis::Script kSettleScript(R"lua(
-local h = redis.call('HMGET', KEYS[1], 'state', 'org', 'amount')
-if not h[1] then return 0 end
-if h[2] ~= ARGV[2] then return redis.error_reply('hold of another organization') end
-if redis.call('EXISTS', KEYS[2]) == 1 then redis.call('DECRBY', KEYS[2], ARGV[3]) end
-if h[1] == 'held' then
-  redis.call('DECRBY', KEYS[3], h[3])
-  redis.call('DECR', KEYS[4])
-end
-if ARGV[4] ~= '0' and redis.call('EXISTS', KEYS[5]) == 1 then
-  redis.call('INCRBY', KEYS[5], ARGV[4])
-end
-redis.call('DEL', KEYS[1])
-redis.call('ZREM', KEYS[6], ARGV[1])
-return 1
-)lua");
-
-// KEYS: hold res conc holds
-// ARGV: execution_id org tombstone_ttl_ms (0: delete the hold)
-const redis::Script kReleaseScript(R"lua(
-local h = redis.call('HMGET', KEYS[1], 'state', 'org', 'amount')
-if not h[1] then return 0 end
-if h[2] ~= ARGV[2] then return redis.error_reply('hold of another organization') end
-local held = h[1] == 'held'
-if held then
-  redis.call('DECRBY', KEYS[2], h[3])
-  redis.call('DECR', KEYS[3])
-  redis.call('ZREM', KEYS[4], ARGV[1])
-end
-if ARGV[3] == '0' then
-  redis.call('DEL', KEYS[1])
-elseif held then
-  redis.call('HSET', KEYS[1], 'state', 'released')
-  redis.call('PEXPIRE', KEYS[1], ARGV[3])
-end
-if held then return 1 end
-return 0
-)lua");
+// Hold, capture and release take whole batches: one EVALSHA per batch (services/billing/scripts).
+const redis::Script kHoldScript{std::string(BillingScript_hold())};
+const redis::Script kCaptureScript{std::string(BillingScript_capture())};
+const redis::Script kReleaseScript{std::string(BillingScript_release())};
 
 // KEYS: hold holds ; ARGV: execution_id
 const redis::Script kForgetDueScript(R"lua(
@@ -150,8 +69,6 @@ redis.call('SET', KEYS[1], ARGV[2])
 return 1
 )lua");
 
-#undef TG_LUA_LESS
-
 std::optional<int64_t> ToInt(const std::string& text) {
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -176,44 +93,49 @@ BalanceStore::BalanceStore(redis::Client& redis, Limits limits) : redis_(redis),
 
 namespace {
 
-redis::Client::ScriptCall HoldCall(const HoldRecord& hold, const Limits& limits) {
-  bool limit_rate = limits.rate_per_key_per_s > 0 && !hold.key_id.empty();
-  return {{BalanceKey(hold.org_id), ReservedKey(hold.org_id), InFlightKey(hold.org_id),
-           RateKey(hold.key_id), HoldKey(hold.execution_id), kHolds},
-          {hold.execution_id,
-           std::to_string(hold.amount_micro_usd),
-           limit_rate ? std::to_string(limits.rate_per_key_per_s) : "0",
-           std::to_string(limits.rate_burst),
-           std::to_string(limits.concurrency_per_org),
-           std::to_string(hold.expiry_ms),
-           "org",
-           hold.org_id,
-           "owner",
-           hold.owner_org_id,
-           "amount",
-           std::to_string(hold.amount_micro_usd),
-           "key_id",
-           hold.key_id,
-           "key_expires_at_ms",
-           std::to_string(hold.key_expires_at_ms),
-           "edge_reply",
-           hold.edge_reply,
-           "traceparent",
-           hold.traceparent,
-           "runtime",
-           hold.runtime,
-           "compute_type",
-           hold.compute_type,
-           "created_ms",
-           std::to_string(hold.created_ms),
-           "expiry_ms",
-           std::to_string(hold.expiry_ms)}};
+std::string DetailOf(const HoldRecord& hold) {
+  v1::HoldDetail d;
+  d.set_owner_org_id(hold.owner_org_id);
+  d.set_key_id(hold.key_id);
+  d.set_key_expires_at_ms(hold.key_expires_at_ms);
+  d.set_edge_reply(hold.edge_reply);
+  d.set_traceparent(hold.traceparent);
+  d.set_runtime(hold.runtime);
+  d.set_compute_type(hold.compute_type);
+  d.set_created_ms(hold.created_ms);
+  d.set_expiry_ms(hold.expiry_ms);
+  return d.SerializeAsString();
 }
 
-Result<HoldOutcome> HoldOutcomeOf(const Result<redis::Reply>& reply) {
+bool ReadDetail(const std::string& bytes, HoldRecord& h) {
+  v1::HoldDetail d;
+  if (!d.ParseFromString(bytes)) return false;
+  h.owner_org_id = d.owner_org_id();
+  h.key_id = d.key_id();
+  h.key_expires_at_ms = d.key_expires_at_ms();
+  h.edge_reply = d.edge_reply();
+  h.traceparent = d.traceparent();
+  h.runtime = d.runtime();
+  h.compute_type = d.compute_type();
+  h.created_ms = d.created_ms();
+  h.expiry_ms = d.expiry_ms();
+  return true;
+}
+
+// The reply of a batch script: an array with one element per item, or the failure every item
+// shares.
+Result<std::vector<redis::Reply>> ItemsOf(Result<redis::Reply> reply, size_t count,
+                                          const char* what) {
   if (!reply.ok()) return reply.status();
-  const auto& e = reply->elements;
-  if (reply->type != redis::Reply::Type::kArray || e.empty() || !IntOf(e[0])) {
+  if (reply->type != redis::Reply::Type::kArray || reply->elements.size() != count) {
+    return Unexpected(what);
+  }
+  return std::move(reply->elements);
+}
+
+Result<HoldOutcome> HoldOutcomeOf(const redis::Reply& reply) {
+  const auto& e = reply.elements;
+  if (reply.type != redis::Reply::Type::kArray || e.empty() || !IntOf(e[0])) {
     return Unexpected("hold");
   }
   HoldOutcome out;
@@ -243,9 +165,13 @@ Result<HoldOutcome> HoldOutcomeOf(const Result<redis::Reply>& reply) {
   return Unexpected("hold");
 }
 
-}  // namespace
-
-namespace {
+// 1 changed, 0 found nothing to change, -1 a hold of another organization.
+Result<bool> ChangedOf(const redis::Reply& reply, const char* what) {
+  auto v = IntOf(reply);
+  if (!v || *v < -1 || *v > 1) return Unexpected(what);
+  if (*v == -1) return Status::Internal(std::string(what) + ": hold of another organization");
+  return *v == 1;
+}
 
 // Holds by verdict, and captures and releases that changed a hold (a repeated one that found
 // the hold gone does not count).
@@ -291,58 +217,84 @@ Result<bool> CountRelease(Result<bool> released) {
 }  // namespace
 
 Result<HoldOutcome> BalanceStore::Hold(const HoldRecord& hold) {
-  auto call = HoldCall(hold, limits_);
-  return CountHold(HoldOutcomeOf(redis_.Eval(kHoldScript, call.keys, call.args)));
+  return std::move(HoldMany({hold}).front());
 }
 
 std::vector<Result<HoldOutcome>> BalanceStore::HoldMany(const std::vector<HoldRecord>& holds) {
-  std::vector<redis::Client::ScriptCall> calls;
-  calls.reserve(holds.size());
-  for (const auto& hold : holds) calls.push_back(HoldCall(hold, limits_));
-  auto replies = redis_.EvalMany(kHoldScript, calls);
+  std::vector<const HoldRecord*> pointers;
+  pointers.reserve(holds.size());
+  for (const auto& hold : holds) pointers.push_back(&hold);
+  return HoldMany(pointers);
+}
+
+std::vector<Result<HoldOutcome>> BalanceStore::HoldMany(
+    const std::vector<const HoldRecord*>& holds) {
   std::vector<Result<HoldOutcome>> out;
+  if (holds.empty()) return out;
+  std::vector<std::string> keys{kHolds};
+  std::vector<std::string> args{std::to_string(limits_.rate_burst),
+                                std::to_string(limits_.concurrency_per_org)};
+  keys.reserve(1 + holds.size() * 5);
+  args.reserve(2 + holds.size() * 6);
+  const std::string rate = std::to_string(limits_.rate_per_key_per_s);
+  for (const HoldRecord* h : holds) {
+    const HoldRecord& hold = *h;
+    bool limit_rate = limits_.rate_per_key_per_s > 0 && !hold.key_id.empty();
+    keys.push_back(BalanceKey(hold.org_id));
+    keys.push_back(ReservedKey(hold.org_id));
+    keys.push_back(InFlightKey(hold.org_id));
+    keys.push_back(RateKey(hold.key_id));
+    keys.push_back(HoldKey(hold.execution_id));
+    args.push_back(hold.execution_id);
+    args.push_back(std::to_string(hold.amount_micro_usd));
+    args.push_back(limit_rate ? rate : "0");
+    args.push_back(std::to_string(hold.expiry_ms));
+    args.push_back(hold.org_id);
+    args.push_back(DetailOf(hold));
+  }
+  auto items = ItemsOf(redis_.Eval(kHoldScript, keys, args), holds.size(), "hold");
   out.reserve(holds.size());
   for (size_t i = 0; i < holds.size(); ++i) {
-    out.push_back(CountHold(replies.ok() ? HoldOutcomeOf((*replies)[i])
-                                         : Result<HoldOutcome>(replies.status())));
+    out.push_back(
+        CountHold(items.ok() ? HoldOutcomeOf((*items)[i]) : Result<HoldOutcome>(items.status())));
   }
   return out;
 }
 
-namespace {
-
-redis::Client::ScriptCall SettleCall(const SettleStep& step) {
-  const std::string& owner = step.owner_org_id.empty() ? step.org_id : step.owner_org_id;
-  return {{HoldKey(step.execution_id), BalanceKey(step.org_id), ReservedKey(step.org_id),
-           InFlightKey(step.org_id), BalanceKey(owner), kHolds},
-          {step.execution_id, step.org_id, std::to_string(step.total_micro_usd),
-           std::to_string(step.revenue_micro_usd)}};
-}
-
-Result<bool> SettleOutcome(const Result<redis::Reply>& reply) {
-  if (!reply.ok()) return reply.status();
-  if (reply->type != redis::Reply::Type::kInteger) return Unexpected("settle");
-  return reply->integer == 1;
-}
-
-}  // namespace
-
 Result<bool> BalanceStore::Settle(const SettleStep& step) {
-  auto call = SettleCall(step);
-  return CountCapture(SettleOutcome(redis_.Eval(kSettleScript, call.keys, call.args)));
+  return std::move(SettleMany({step}).front());
 }
 
 std::vector<Result<bool>> BalanceStore::SettleMany(const std::vector<SettleStep>& steps,
                                                    const std::function<void()>& written) {
-  std::vector<redis::Client::ScriptCall> calls;
-  calls.reserve(steps.size());
-  for (const auto& step : steps) calls.push_back(SettleCall(step));
-  auto replies = redis_.EvalMany(kSettleScript, calls, written);
   std::vector<Result<bool>> out;
+  if (steps.empty()) {
+    if (written) written();
+    return out;
+  }
+  redis::Client::ScriptCall call{{kHolds}, {}};
+  call.keys.reserve(1 + steps.size() * 5);
+  call.args.reserve(steps.size() * 4);
+  for (const auto& step : steps) {
+    const std::string& owner = step.owner_org_id.empty() ? step.org_id : step.owner_org_id;
+    call.keys.push_back(HoldKey(step.execution_id));
+    call.keys.push_back(BalanceKey(step.org_id));
+    call.keys.push_back(ReservedKey(step.org_id));
+    call.keys.push_back(InFlightKey(step.org_id));
+    call.keys.push_back(BalanceKey(owner));
+    call.args.push_back(step.execution_id);
+    call.args.push_back(step.org_id);
+    call.args.push_back(std::to_string(step.total_micro_usd));
+    call.args.push_back(std::to_string(step.revenue_micro_usd));
+  }
+  // EvalMany for its written hook: the one script goes out as a pipeline of one.
+  auto replies = redis_.EvalMany(kCaptureScript, {std::move(call)}, written);
+  auto items = ItemsOf(replies.ok() ? std::move(replies->front()) : replies.status(), steps.size(),
+                       "capture");
   out.reserve(steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
-    out.push_back(
-        CountCapture(replies.ok() ? SettleOutcome((*replies)[i]) : Result<bool>(replies.status())));
+    out.push_back(CountCapture(items.ok() ? ChangedOf((*items)[i], "capture")
+                                          : Result<bool>(items.status())));
   }
   return out;
 }
@@ -350,35 +302,36 @@ std::vector<Result<bool>> BalanceStore::SettleMany(const std::vector<SettleStep>
 Result<bool> BalanceStore::Release(const std::string& execution_id, const std::string& org_id,
                                    ReleaseMode mode) {
   int64_t ttl = mode == ReleaseMode::kKeepTombstone ? kTombstoneTtlMs : 0;
-  auto reply = redis_.Eval(
-      kReleaseScript, {HoldKey(execution_id), ReservedKey(org_id), InFlightKey(org_id), kHolds},
-      {execution_id, org_id, std::to_string(ttl)});
-  if (!reply.ok()) return reply.status();
-  if (reply->type != redis::Reply::Type::kInteger) return Unexpected("release");
-  return CountRelease(reply->integer == 1);
+  return std::move(ReleaseAll({{execution_id, org_id, ttl}}).front());
 }
 
 std::vector<Result<bool>> BalanceStore::ReleaseMany(const std::vector<const HoldRecord*>& holds) {
-  std::vector<redis::Client::ScriptCall> calls;
-  calls.reserve(holds.size());
-  for (const HoldRecord* h : holds) {
-    calls.push_back(
-        {{HoldKey(h->execution_id), ReservedKey(h->org_id), InFlightKey(h->org_id), kHolds},
-         {h->execution_id, h->org_id, "0"}});
-  }
-  auto replies = redis_.EvalMany(kReleaseScript, calls);
+  std::vector<ReleaseItem> items;
+  items.reserve(holds.size());
+  for (const HoldRecord* h : holds) items.push_back({h->execution_id, h->org_id, 0});
+  return ReleaseAll(items);
+}
+
+std::vector<Result<bool>> BalanceStore::ReleaseAll(const std::vector<ReleaseItem>& releases) {
   std::vector<Result<bool>> out;
-  out.reserve(holds.size());
-  for (size_t i = 0; i < holds.size(); ++i) {
-    if (!replies.ok()) {
-      out.push_back(replies.status());
-    } else if (!(*replies)[i].ok()) {
-      out.push_back((*replies)[i].status());
-    } else if ((*replies)[i]->type != redis::Reply::Type::kInteger) {
-      out.push_back(Unexpected("release"));
-    } else {
-      out.push_back(CountRelease((*replies)[i]->integer == 1));
-    }
+  if (releases.empty()) return out;
+  std::vector<std::string> keys{kHolds};
+  std::vector<std::string> args;
+  keys.reserve(1 + releases.size() * 3);
+  args.reserve(releases.size() * 3);
+  for (const auto& r : releases) {
+    keys.push_back(HoldKey(r.execution_id));
+    keys.push_back(ReservedKey(r.org_id));
+    keys.push_back(InFlightKey(r.org_id));
+    args.push_back(r.execution_id);
+    args.push_back(r.org_id);
+    args.push_back(std::to_string(r.tombstone_ttl_ms));
+  }
+  auto items = ItemsOf(redis_.Eval(kReleaseScript, keys, args), releases.size(), "release");
+  out.reserve(releases.size());
+  for (size_t i = 0; i < releases.size(); ++i) {
+    out.push_back(CountRelease(items.ok() ? ChangedOf((*items)[i], "release")
+                                          : Result<bool>(items.status())));
   }
   return out;
 }
@@ -396,8 +349,10 @@ Result<std::optional<HoldRecord>> BalanceStore::GetHold(const std::string& execu
     const std::string& value = e[i + 1].str;
     if (field == "state") h.released = value == "released";
     if (field == "org") h.org_id = value;
-    if (field == "owner") h.owner_org_id = value;
     if (field == "amount") h.amount_micro_usd = ToInt(value).value_or(0);
+    if (field == "detail" && !ReadDetail(value, h)) return Unexpected("HGETALL (hold detail)");
+    // A hold written before the record's detail was one field kept each in a field of its own.
+    if (field == "owner") h.owner_org_id = value;
     if (field == "key_id") h.key_id = value;
     if (field == "key_expires_at_ms") h.key_expires_at_ms = ToInt(value).value_or(0);
     if (field == "edge_reply") h.edge_reply = value;

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -136,6 +137,18 @@ class BalanceStoreTest : public ::testing::Test {
     auto r = client_->Command({"GET", key});
     EXPECT_TRUE(r.ok());
     return r->type == redis::Reply::Type::kNil ? 0 : std::stoll(r->str);
+  }
+
+  // How many scripts Redis has run since it started (INFO commandstats).
+  int64_t ScriptsRun() {
+    auto r = client_->Command({"INFO", "commandstats"});
+    EXPECT_TRUE(r.ok());
+    int64_t calls = 0;
+    for (const char* name : {"cmdstat_evalsha:calls=", "cmdstat_eval:calls="}) {
+      auto at = r->str.find(name);
+      if (at != std::string::npos) calls += std::stoll(r->str.substr(at + strlen(name)));
+    }
+    return calls;
   }
 
   HoldVerdict VerdictOf(BalanceStore& store, const HoldRecord& hold) {
@@ -331,7 +344,131 @@ TEST_F(BalanceStoreTest, HoldManyAppliesEachInOrderInOneRoundTrip) {
   EXPECT_EQ(outcomes[4]->verdict, HoldVerdict::kBalanceNotLoaded);
   EXPECT_EQ(Int("tg:res:org-a"), 90);
   EXPECT_EQ(Int("tg:conc:org-a"), 2);
-  EXPECT_TRUE(store.HoldMany({}).empty());
+  EXPECT_TRUE(store.HoldMany(std::vector<HoldRecord>{}).empty());
+}
+
+TEST_F(BalanceStoreTest, ABatchIsOneScriptHoweverManyItCarries) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_TRUE(store.Load("org-c", 1000).ok());
+  std::vector<HoldRecord> holds;
+  for (int i = 0; i < 40; ++i) holds.push_back(HoldOf("e" + std::to_string(i), 10, "org-a"));
+  holds.push_back(HoldOf("c1", 10, "org-c"));
+  // Redis learns each script on its first use (NOSCRIPT, then EVAL): count from the second.
+  ASSERT_EQ(VerdictOf(store, HoldOf("warm", 10)), HoldVerdict::kHeld);
+  ASSERT_TRUE(store.Settle({"warm", "org-a", "org-b", 10, 0}).ok());
+  int64_t before = ScriptsRun();
+  for (const auto& o : store.HoldMany(holds)) ASSERT_EQ(o->verdict, HoldVerdict::kHeld);
+  EXPECT_EQ(ScriptsRun() - before, 1);
+
+  std::vector<SettleStep> steps;
+  for (const auto& h : holds) steps.push_back({h.execution_id, h.org_id, "org-b", 7, 0});
+  before = ScriptsRun();
+  for (const auto& c : store.SettleMany(steps)) ASSERT_TRUE(*c);
+  EXPECT_EQ(ScriptsRun() - before, 1);
+  EXPECT_EQ(Int("tg:bal:org-a"), 1000 - 10 - 40 * 7);
+  EXPECT_EQ(Int("tg:bal:org-c"), 1000 - 7);
+  EXPECT_EQ(Int("tg:res:org-a"), 0);
+  EXPECT_EQ(Int("tg:conc:org-c"), 0);
+}
+
+TEST_F(BalanceStoreTest, ACaptureRepeatedWithinOneBatchChargesOnce) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_EQ(VerdictOf(store, HoldOf("e1", 100)), HoldVerdict::kHeld);
+  auto captured =
+      store.SettleMany({{"e1", "org-a", "org-b", 40, 0}, {"e1", "org-a", "org-b", 40, 0}});
+  ASSERT_TRUE(captured[0].ok() && captured[1].ok());
+  EXPECT_TRUE(*captured[0]);
+  EXPECT_FALSE(*captured[1]);
+  EXPECT_EQ(Int("tg:bal:org-a"), 960);
+  EXPECT_EQ(Int("tg:res:org-a"), 0);
+  EXPECT_EQ(Int("tg:conc:org-a"), 0);
+}
+
+TEST_F(BalanceStoreTest, ABatchLargerThanOneRunOfTheDueListIsWhole) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1'000'000).ok());
+  std::vector<HoldRecord> holds;
+  for (int i = 0; i < 1200; ++i) holds.push_back(HoldOf("e" + std::to_string(i), 1));
+  for (const auto& o : store.HoldMany(holds)) ASSERT_EQ(o->verdict, HoldVerdict::kHeld);
+  EXPECT_EQ(client_->Command({"ZCARD", "tg:holds"})->integer, 1200);
+  auto due = store.DueHolds(holds[0].expiry_ms, 2000);
+  ASSERT_TRUE(due.ok());
+  EXPECT_EQ(due->size(), 1200u);
+  std::vector<SettleStep> steps;
+  for (const auto& h : holds) steps.push_back({h.execution_id, "org-a", "org-b", 1, 0});
+  for (const auto& c : store.SettleMany(steps)) ASSERT_TRUE(*c);
+  EXPECT_EQ(client_->Command({"ZCARD", "tg:holds"})->integer, 0);
+  EXPECT_EQ(client_->Command({"EXISTS", "tg:hold:e0", "tg:hold:e1199"})->integer, 0);
+  EXPECT_EQ(Int("tg:bal:org-a"), 1'000'000 - 1200);
+  EXPECT_EQ(Int("tg:conc:org-a"), 0);
+}
+
+TEST_F(BalanceStoreTest, AnotherOrganizationsHoldFailsOnlyItsOwnItem) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_EQ(VerdictOf(store, HoldOf("e1", 100)), HoldVerdict::kHeld);
+  ASSERT_EQ(VerdictOf(store, HoldOf("e2", 100)), HoldVerdict::kHeld);
+  ASSERT_EQ(VerdictOf(store, HoldOf("e3", 100)), HoldVerdict::kHeld);
+  auto captured = store.SettleMany({{"e1", "org-a", "org-b", 40, 0},
+                                    {"e2", "org-x", "org-b", 40, 0},
+                                    {"e3", "org-a", "org-b", 40, 0}});
+  ASSERT_EQ(captured.size(), 3u);
+  EXPECT_TRUE(captured[0].ok() && *captured[0]);
+  EXPECT_FALSE(captured[1].ok());
+  EXPECT_TRUE(captured[2].ok() && *captured[2]);
+  EXPECT_EQ(Int("tg:bal:org-a"), 1000 - 80);
+  EXPECT_EQ(Int("tg:res:org-a"), 100);  // e2's hold stands
+  EXPECT_FALSE(store.Release("e2", "org-x", ReleaseMode::kDelete).ok());
+  EXPECT_TRUE(*store.Release("e2", "org-a", ReleaseMode::kDelete));
+  EXPECT_EQ(Int("tg:res:org-a"), 0);
+}
+
+TEST_F(BalanceStoreTest, AHoldWrittenFieldByFieldIsStillReadAndCaptured) {
+  // The record as holds were written before their detail became one field.
+  ASSERT_TRUE(client_
+                  ->Command({"HSET",
+                             "tg:hold:old",
+                             "state",
+                             "held",
+                             "org",
+                             "org-a",
+                             "owner",
+                             "org-b",
+                             "amount",
+                             "100",
+                             "key_id",
+                             "key-1",
+                             "key_expires_at_ms",
+                             "1900000000000",
+                             "edge_reply",
+                             "_INBOX.edge.old",
+                             "traceparent",
+                             "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+                             "runtime",
+                             "lua",
+                             "compute_type",
+                             "CPU",
+                             "created_ms",
+                             "1000",
+                             "expiry_ms",
+                             "61000"})
+                  .ok());
+  ASSERT_TRUE(client_->Command({"SET", "tg:res:org-a", "100"}).ok());
+  ASSERT_TRUE(client_->Command({"SET", "tg:conc:org-a", "1"}).ok());
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  auto hold = store.GetHold("old");
+  ASSERT_TRUE(hold.ok() && hold->has_value());
+  EXPECT_EQ((*hold)->owner_org_id, "org-b");
+  EXPECT_EQ((*hold)->amount_micro_usd, 100);
+  EXPECT_EQ((*hold)->edge_reply, "_INBOX.edge.old");
+  EXPECT_EQ((*hold)->expiry_ms, 61000);
+  EXPECT_TRUE(*store.Settle({"old", "org-a", "org-b", 40, 0}));
+  EXPECT_EQ(Int("tg:bal:org-a"), 960);
+  EXPECT_EQ(Int("tg:res:org-a"), 0);
+  EXPECT_EQ(Int("tg:conc:org-a"), 0);
 }
 
 TEST_F(BalanceStoreTest, ReleaseManyUndoesHoldsInOneRoundTrip) {
@@ -455,6 +592,74 @@ TEST_F(BalanceStoreTest, RateLimitPerKey) {
   EXPECT_EQ(Int("tg:conc:org-a"), 3);
   // Another key of the same organization has its own bucket.
   EXPECT_EQ(VerdictOf(store, HoldOf("e4", 1, "org-a", "key-2")), HoldVerdict::kHeld);
+}
+
+TEST_F(BalanceStoreTest, LimitsHoldWithinOneBatchAsAcrossBatches) {
+  limits_.rate_per_key_per_s = 1;
+  limits_.rate_burst = 3;
+  limits_.concurrency_per_org = 4;
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  // key-1 has 3 tokens: its fourth and fifth calls are refused; key-2 has a bucket of its own,
+  // until the organization's fourth call in flight fills its concurrency.
+  auto outcomes = store.HoldMany({HoldOf("e1", 1), HoldOf("e2", 1), HoldOf("e3", 1),
+                                  HoldOf("e4", 1), HoldOf("k1", 1, "org-a", "key-2"),
+                                  HoldOf("e5", 1), HoldOf("k2", 1, "org-a", "key-2")});
+  std::vector<HoldVerdict> verdicts;
+  for (const auto& o : outcomes) verdicts.push_back(o->verdict);
+  EXPECT_EQ(verdicts,
+            (std::vector<HoldVerdict>{HoldVerdict::kHeld, HoldVerdict::kHeld, HoldVerdict::kHeld,
+                                      HoldVerdict::kRateLimited, HoldVerdict::kHeld,
+                                      HoldVerdict::kRateLimited, HoldVerdict::kConcurrencyLimit}));
+  EXPECT_EQ(Int("tg:conc:org-a"), 4);
+  EXPECT_EQ(Int("tg:res:org-a"), 4);
+  // The buckets were written back: key-1 is still empty in the next batch, and key-2 spent a
+  // token on the call refused for concurrency.
+  ASSERT_TRUE(*store.Settle({"e1", "org-a", "org-b", 1, 0}));
+  outcomes = store.HoldMany({HoldOf("e6", 1), HoldOf("k3", 1, "org-a", "key-2")});
+  EXPECT_EQ(outcomes[0]->verdict, HoldVerdict::kRateLimited);
+  EXPECT_EQ(outcomes[1]->verdict, HoldVerdict::kHeld);
+  EXPECT_EQ(VerdictOf(store, HoldOf("k4", 1, "org-a", "key-2")), HoldVerdict::kRateLimited);
+}
+
+TEST_F(BalanceStoreTest, ABatchMovesEveryBalanceItTouchesExactly) {
+  BalanceStore store = Store();
+  // Beyond 2^53, where a double loses digits: every figure must still be exact.
+  const int64_t big = 9'007'199'254'740'993;  // 2^53 + 1
+  ASSERT_TRUE(store.Load("org-a", 4 * big).ok());
+  ASSERT_TRUE(store.Load("org-b", 1000).ok());
+  ASSERT_TRUE(store.Load("org-c", 1000).ok());
+  std::vector<HoldRecord> holds = {HoldOf("a1", big), HoldOf("a2", big), HoldOf("b1", 300, "org-b"),
+                                   HoldOf("c1", 200, "org-c")};
+  // Fifteen-digit amounts whose sum passes 2^53 part way through the batch.
+  for (int i = 0; i < 10; ++i)
+    holds.push_back(HoldOf("m" + std::to_string(i), 999'999'999'999'999));
+  holds.push_back(HoldOf("over", big));  // reserved would pass the balance
+  auto held = store.HoldMany(holds);
+  for (size_t i = 0; i + 1 < held.size(); ++i) ASSERT_EQ(held[i]->verdict, HoldVerdict::kHeld) << i;
+  ASSERT_EQ(held.back()->verdict, HoldVerdict::kInsufficientBalance);
+  EXPECT_EQ(held.back()->available_micro_usd, 4 * big - 2 * big - 10 * 999'999'999'999'999);
+  // org-b pays org-c and earns from org-a within one batch; org-a pays past 2^53.
+  std::vector<SettleStep> steps = {{"a1", "org-a", "org-b", big, 7},
+                                   {"b1", "org-b", "org-c", 250, 11},
+                                   {"a2", "org-a", "org-c", big - 1, 13},
+                                   {"c1", "org-c", "org-b", 200, 5}};
+  for (int i = 0; i < 10; ++i) {
+    steps.push_back({"m" + std::to_string(i), "org-a", "org-a", 999'999'999'999'999, 0});
+  }
+  for (const auto& c : store.SettleMany(steps)) ASSERT_TRUE(*c);
+  auto exact = [&](const std::string& key) {
+    auto r = client_->Command({"GET", key});
+    return r.ok() ? r->str : std::string("error");
+  };
+  EXPECT_EQ(exact("tg:bal:org-a"),
+            std::to_string(4 * big - big - (big - 1) - 10 * 999'999'999'999'999));
+  EXPECT_EQ(exact("tg:bal:org-b"), std::to_string(1000 + 7 - 250 + 5));
+  EXPECT_EQ(exact("tg:bal:org-c"), std::to_string(1000 + 11 + 13 - 200));
+  for (const char* org : {"org-a", "org-b", "org-c"}) {
+    EXPECT_EQ(exact(std::string("tg:res:") + org), "0") << org;
+    EXPECT_EQ(exact(std::string("tg:conc:") + org), "0") << org;
+  }
 }
 
 TEST_F(BalanceStoreTest, ConcurrencyLimitPerOrganization) {

@@ -116,9 +116,9 @@ void InvokeStage::Handle(bus::Message&& message) {
 }
 
 void InvokeStage::HoldBatch(std::vector<CallPtr> batch) {
-  std::vector<HoldRecord> holds;
+  std::vector<const HoldRecord*> holds;
   holds.reserve(batch.size());
-  for (const CallPtr& call : batch) holds.push_back(call->hold);
+  for (const CallPtr& call : batch) holds.push_back(&call->hold);
   std::vector<Result<HoldOutcome>> outcomes = balances_.HoldMany(holds);
   // Redis may have applied a failed hold and lost only its reply: undo them all in one round
   // trip (a no-op where nothing was held), so that a Redis that hangs costs this thread one

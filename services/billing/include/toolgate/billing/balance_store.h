@@ -1,7 +1,9 @@
 // BalanceStore: the fast, atomic side of billing in Redis. Every operation that reads and then
 // writes is one Lua script, so concurrent invocations on any number of replicas can never
-// overdraw. Money is never a Lua number: amounts stay decimal strings handed to INCRBY/DECRBY
-// and compared as strings, so the arithmetic is exact 64-bit integer arithmetic.
+// overdraw. Holds, captures and releases run a whole batch in one script
+// (services/billing/scripts), applied in order, each item as its own atomic step. Money is never a
+// Lua number: amounts stay decimal strings handed to INCRBY/DECRBY and compared as strings, so the
+// arithmetic is exact 64-bit integer arithmetic.
 //
 // Keys:
 //   tg:bal:<org>          balance in micro-USD; when present it equals SUM(ledger) of the org
@@ -9,7 +11,9 @@
 //   tg:res:<org>          micro-USD held by executions in flight
 //   tg:conc:<org>         executions in flight
 //   tg:rl:<key_id>        token bucket of one API key (hash: tokens, at)
-//   tg:hold:<execution>   one hold (hash; see HoldRecord). Never holds secrets.
+//   tg:hold:<execution>   one hold (hash: state, org, amount, which the scripts read, and
+//                         detail, the rest of the HoldRecord as a v1::HoldDetail). Never holds
+//                         secrets.
 //   tg:holds              sorted set of held executions by expiry (ms), for the reaper
 //   tg:credited:<ledger>  marks a top-up credited to tg:bal, so a retried credit applies once
 //
@@ -94,15 +98,19 @@ class BalanceStore {
   // available = balance - reserved >= amount. Held: reserved += amount, in flight += 1, and the
   // hold is recorded.
   Result<HoldOutcome> Hold(const HoldRecord& hold);
-  // Hold for many holds in one round trip (see redis::Client::EvalMany), applied in order; one
-  // Result each.
+  // Hold for many holds in one script and one round trip, applied in order; one Result each.
+  // Should the script fail part way (Redis stopped, a key of the wrong type), every Result is
+  // that failure though earlier holds may stand: undo with ReleaseMany (a no-op where nothing
+  // was held).
+  std::vector<Result<HoldOutcome>> HoldMany(const std::vector<const HoldRecord*>& holds);
   std::vector<Result<HoldOutcome>> HoldMany(const std::vector<HoldRecord>& holds);
 
   // Captures a charge: balance -= total, the hold's amount leaves reserved, in flight -= 1, the
   // owner's balance += revenue, and the hold is deleted. On a tombstone only the balances move.
   // Idempotent: returns false, changing nothing, when the hold is gone (already settled).
   Result<bool> Settle(const SettleStep& step);
-  // Settle for many steps in one round trip (see redis::Client::EvalMany); one Result each.
+  // Settle for many steps in one script and one round trip; one Result each (a failure part way
+  // fails them all; retrying is safe, as Settle is idempotent).
   // written runs once the captures are on their way to Redis, before their fsync is waited for.
   std::vector<Result<bool>> SettleMany(const std::vector<SettleStep>& steps,
                                        const std::function<void()>& written = {});
@@ -111,7 +119,7 @@ class BalanceStore {
   // Returns false, changing nothing, when it was already released or settled.
   Result<bool> Release(const std::string& execution_id, const std::string& org_id,
                        ReleaseMode mode);
-  // Release (kDelete) of many holds, given as HoldRecords, in one round trip; one Result each.
+  // Release (kDelete) of many holds, given as HoldRecords, in one script; one Result each.
   std::vector<Result<bool>> ReleaseMany(const std::vector<const HoldRecord*>& holds);
 
   // nullopt when no such hold (or tombstone) exists.
@@ -137,6 +145,14 @@ class BalanceStore {
   Result<bool> Repair(const std::string& org_id, int64_t expected, int64_t value);
 
  private:
+  struct ReleaseItem {
+    const std::string& execution_id;
+    const std::string& org_id;
+    int64_t tombstone_ttl_ms;  // 0: delete the hold
+  };
+  // Release of many holds in one script; one Result each.
+  std::vector<Result<bool>> ReleaseAll(const std::vector<ReleaseItem>& releases);
+
   redis::Client& redis_;
   Limits limits_;
 };

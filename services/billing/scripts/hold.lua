@@ -1,0 +1,133 @@
+-- Holds a batch of executions' charges, in order. Each hold is the contract's atomic step:
+-- per-key rate, per-organization concurrency, then available = balance - reserved >= amount;
+-- held: reserved += amount, in flight += 1, and the hold is recorded. One script per batch, so
+-- Redis parses, looks up and replies to one command however many calls the batch carries, and
+-- what is per organization or per key (the balance, the count in flight, the token bucket) is
+-- read once and written once per batch, and the new holds join the due list in one ZADD: the script runs as one instant, so nothing else can
+-- read or change them in between.
+--
+-- Money is never a Lua number where it could lose a digit: amounts stay decimal strings handed
+-- to INCRBY/DECRBY and compared as strings (less); a reply of INCRBY is used as a number only
+-- below 2^53, where a double is exact.
+--
+-- KEYS: tg:holds, then per hold: bal res conc rl hold
+-- ARGV: burst concurrency, then per hold: execution_id amount rate expiry_ms org detail
+--       (rate 0: no rate limit; detail: the rest of the record, opaque here)
+-- Returns one array per hold: {0} held, {1} already held, {2} balance not loaded,
+-- {3, retry_after_s} rate limited, {4, retry_after_s} concurrency limit,
+-- {5, balance, reserved} insufficient balance.
+
+local EXACT = 9007199254740991 -- 2^53 - 1
+
+-- redis.call(command, key..., list...) in runs of at most 1,000 list items: unpack's results
+-- must fit Lua's C stack, and a batch's size is the operator's to set.
+local function call_in_runs(command, first, list)
+  for i = 1, #list, 1000 do
+    local run = {}
+    for j = i, math.min(i + 999, #list) do run[#run + 1] = list[j] end
+    if first then redis.call(command, first, unpack(run)) else redis.call(command, unpack(run)) end
+  end
+end
+
+-- Exact comparison of two canonical decimal integers (as Redis stores them).
+local function less(a, b)
+  local na, nb = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
+  if na ~= nb then return na end
+  if na then a, b = string.sub(b, 2), string.sub(a, 2) end
+  if #a ~= #b then return #a < #b end
+  return a < b
+end
+
+local burst, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+local now -- microseconds, read once
+
+-- Per organization (by balance key): the balance (holds never change it), the count in flight
+-- and what this batch added to it. Per rate key: the bucket, written back at the end.
+local orgs, org_order = {}, {}
+-- The new holds' expiries and ids, added to tg:holds in one ZADD.
+local due = {}
+local buckets, bucket_order = {}, {}
+
+local function org_of(bal_key, conc_key)
+  local o = orgs[bal_key]
+  if not o then
+    o = {bal = redis.call('GET', bal_key), conc_key = conc_key, added = 0}
+    orgs[bal_key] = o
+    org_order[#org_order + 1] = o
+  end
+  return o
+end
+
+local function in_flight(o)
+  if not o.conc then o.conc = tonumber(redis.call('GET', o.conc_key) or '0') end
+  return o.conc + o.added
+end
+
+local function bucket_of(rate_key)
+  local b = buckets[rate_key]
+  if not b then
+    if not now then
+      local t = redis.call('TIME')
+      now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+    end
+    local stored = redis.call('HMGET', rate_key, 'tokens', 'at')
+    b = {key = rate_key, tokens = tonumber(stored[1]), at = tonumber(stored[2]), used = false}
+    if not b.tokens or not b.at then b.tokens, b.at = burst, now end
+    buckets[rate_key] = b
+    bucket_order[#bucket_order + 1] = b
+  end
+  return b
+end
+
+local function hold(k, a)
+  local bal_key, res_key, conc_key, rate_key, hold_key =
+    KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]
+  local amount, rate = ARGV[a + 1], tonumber(ARGV[a + 2])
+  if redis.call('EXISTS', hold_key) == 1 then return {1} end
+  local o = org_of(bal_key, conc_key)
+  if not o.bal then return {2} end
+  if rate > 0 then
+    local b = bucket_of(rate_key)
+    if now > b.at then
+      b.tokens = math.min(burst, b.tokens + (now - b.at) * rate / 1000000)
+      b.at = now
+    end
+    if b.tokens < 1 then return {3, math.ceil((1 - b.tokens) / rate)} end
+    b.tokens = b.tokens - 1
+    b.used, b.ttl = true, math.ceil(burst / rate * 1000) + 1000
+  end
+  if limit > 0 and in_flight(o) >= limit then return {4, 1} end
+  local reserved = redis.call('INCRBY', res_key, amount)
+  local reserved_text = math.abs(reserved) <= EXACT and string.format('%.0f', reserved)
+                        or redis.call('GET', res_key)
+  if less(o.bal, reserved_text) then
+    redis.call('DECRBY', res_key, amount)
+    return {5, o.bal, redis.call('GET', res_key) or '0'}
+  end
+  o.added = o.added + 1
+  redis.call('HSET', hold_key, 'state', 'held', 'org', ARGV[a + 4], 'amount', amount,
+             'detail', ARGV[a + 5])
+  due[#due + 1] = ARGV[a + 3]
+  due[#due + 1] = ARGV[a]
+  return {0}
+end
+
+local n = (#ARGV - 2) / 6
+if n ~= math.floor(n) or #KEYS ~= 1 + n * 5 then
+  return redis.error_reply('hold: KEYS and ARGV do not describe whole holds')
+end
+local out = {}
+for i = 0, n - 1 do
+  out[i + 1] = hold(2 + i * 5, 3 + i * 6)
+end
+call_in_runs('ZADD', KEYS[1], due)
+for _, o in ipairs(org_order) do
+  if o.added > 0 then redis.call('INCRBY', o.conc_key, o.added) end
+end
+for _, b in ipairs(bucket_order) do
+  if b.used then
+    redis.call('HSET', b.key, 'tokens', b.tokens, 'at', b.at)
+    redis.call('PEXPIRE', b.key, b.ttl)
+  end
+end
+return out
