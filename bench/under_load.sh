@@ -4,7 +4,9 @@
 # reporting
 #   - req/s, and the whole machine's busy CPU per request and idle share over the run, from
 #     /proc/stat: every process, wrk and the kernel's own work included;
-#   - Redis's time inside billing's scripts per request (INFO commandstats, EVALSHA);
+#   - Redis's time inside billing's scripts per request (INFO commandstats, EVALSHA: wall time,
+#     so under load it includes time the script was descheduled);
+#   - PostgreSQL's WAL per request (pg_stat_wal: records, bytes, syncs);
 #   - the median timeline of SAMPLE executions finished during the run, from the hops billing
 #     stores with each (GET /api/v1/executions/{id}): when each stage took the call, from the
 #     edge's decision, and how long it held it.
@@ -26,7 +28,12 @@ redis_port=$(sed -n 's/.*"redis_url":"redis:\/\/[^"]*:\([0-9]*\)".*/\1/p' "$data
 redis() { REDISCLI_AUTH=$(cat "$data/keys/redis.password") redis-cli -p "$redis_port" "$@"; }
 TOOLGATE_BENCH_KEY=$key wrk -t1 -c4 -d2s -s bench/post.lua "$echo_url" >/dev/null  # warm up
 
+pg_url=$(sed -n 's/.*"postgres_url":"\([^"]*\)".*/\1/p' "$data/run/state.json")
+wal() { PGPASSWORD=$(cat "$data/keys/postgres.password") psql "$pg_url" -Atc \
+  "SELECT wal_records, wal_bytes, wal_sync FROM pg_stat_wal"; }
+
 redis CONFIG RESETSTAT >/dev/null
+wal_before=$(wal)
 before=$(head -1 /proc/stat)
 TOOLGATE_BENCH_KEY=$key wrk -t1 -c"$connections" -d"${duration}s" --latency -s bench/post.lua \
   "$echo_url" >"$data/wrk.out" &
@@ -36,14 +43,15 @@ sleep "$((duration / 2))"  # not synchronisation: a point in the middle of the r
 curl -sf -H "Authorization: $key" "$url/api/v1/executions?limit=$sample" >"$data/executions.json"
 wait "$wrk_pid"
 after=$(head -1 /proc/stat)
+wal_after=$(wal)
 redis INFO commandstats | tr -d '\r' >"$data/commandstats"
 
 echo "## bench/under_load.sh $duration $connections $sample ($(nproc) cores, $(date -u +%FT%TZ))"
 grep '^RESULT' "$data/wrk.out"
-python3 - "$url" "$key" "$data" "$before" "$after" <<'PY'
+python3 - "$url" "$key" "$data" "$before" "$after" "$wal_before" "$wal_after" <<'PY'
 import json, re, statistics, sys, urllib.request
 
-url, key, data, before, after = sys.argv[1:6]
+url, key, data, before, after, wal_before, wal_after = sys.argv[1:8]
 requests = int(re.search(r"requests=(\d+)", open(f"{data}/wrk.out").read()).group(1))
 a = [int(x) for x in before.split()[1:]]
 b = [int(x) for x in after.split()[1:]]
@@ -58,6 +66,10 @@ if stats:
     calls, usec = int(stats.group(1)), int(stats.group(2))
     print(f"Redis scripts: {calls / requests:.2f} per request, {usec / max(calls, 1):.1f} µs each, "
           f"{usec / requests:.1f} µs per request")
+
+wal = [int(y) - int(x) for x, y in zip(wal_before.split("|"), wal_after.split("|"))]
+print(f"PostgreSQL's WAL: {wal[0] / requests:.1f} records and {wal[1] / requests:,.0f} bytes per "
+      f"request, {wal[2] / requests:.2f} syncs per request")
 
 items = json.load(open(f"{data}/executions.json"))["items"]
 starts, held = {}, {}
