@@ -42,7 +42,8 @@ def main():
                 break
             time.sleep(0.05)  # not synchronisation of the measurement: waiting for the server
         cli("SET", "tg:bal:org-a", "1000000000000000000")
-        hold = open(os.path.join(ROOT, "services/billing/scripts/hold.lua")).read()
+        scripts = os.path.join(ROOT, "services/billing/scripts")
+        hold = open(f"{scripts}/prelude.lua").read() + open(f"{scripts}/hold.lua").read()
 
         def run(script, n):
             sha = cli("SCRIPT", "LOAD", script).strip()
@@ -59,7 +60,8 @@ def main():
             m = re.search(r"cmdstat_evalsha:calls=(\d+),usec=(\d+)", cli("INFO", "commandstats"))
             return int(m.group(2)) / int(m.group(1)) / n
 
-        print(f"## bench/redis_scripts.py {COUNT} ({time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())})")
+        now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        print(f"## bench/redis_scripts.py {COUNT} ({now})")
         print("| script | holds per script | µs per hold |")
         print("|---|---:|---:|")
         for n in (1, 8, 32):

@@ -3,8 +3,8 @@
 -- hold is deleted. On a tombstone (a hold the reaper released) only the balances move.
 -- Idempotent: a hold that is gone (already captured) changes nothing. One script per batch;
 -- what moves per organization is summed and written once per batch, and the captured holds go
--- in one DEL and one ZREM (the script runs as one
--- instant, so nothing else reads those keys in between).
+-- in one DEL and one ZREM (the script runs as one instant, so nothing else reads those keys in
+-- between).
 --
 -- Sums are Lua numbers only while they stay below 2^53, where a double is exact; an amount of
 -- more than 15 digits, or a sum that would pass that bound, is applied as its own decimal
@@ -14,18 +14,8 @@
 -- ARGV: per capture: execution_id org total revenue
 -- Returns one integer per capture: 1 captured, 0 the hold was gone, -1 the hold belongs to
 -- another organization (nothing changed).
-
-local EXACT = 9007199254740991 -- 2^53 - 1
-
--- redis.call(command, key..., list...) in runs of at most 1,000 list items: unpack's results
--- must fit Lua's C stack, and a batch's size is the operator's to set.
-local function call_in_runs(command, first, list)
-  for i = 1, #list, 1000 do
-    local run = {}
-    for j = i, math.min(i + 999, #list) do run[#run + 1] = list[j] end
-    if first then redis.call(command, first, unpack(run)) else redis.call(command, unpack(run)) end
-  end
-end
+--
+-- Runs after prelude.lua (EXACT, less, call_in_runs, each_item).
 
 -- Pending changes by command and key, in the order first met: {key, command, sum}. A balance
 -- can both pay (DECRBY) and earn (INCRBY) in one batch: two entries.
@@ -86,14 +76,8 @@ local function capture(k, a)
   return 1
 end
 
-local n = #ARGV / 4
-if n ~= math.floor(n) or #KEYS ~= 1 + n * 5 then
-  return redis.error_reply('capture: KEYS and ARGV do not describe whole captures')
-end
-local out = {}
-for i = 0, n - 1 do
-  out[i + 1] = capture(2 + i * 5, 1 + i * 4)
-end
+local out, err = each_item('capture', 1, 5, 0, 4, capture)
+if not out then return err end
 for _, p in ipairs(order) do apply(p) end
 call_in_runs('DEL', nil, gone_keys)
 call_in_runs('ZREM', KEYS[1], gone_ids)

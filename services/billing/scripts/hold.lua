@@ -1,14 +1,14 @@
 -- Holds a batch of executions' charges, in order. Each hold is the contract's atomic step:
 -- per-key rate, per-organization concurrency, then available = balance - reserved >= amount;
 -- held: reserved += amount, in flight += 1, and the hold is recorded. One script per batch, so
--- Redis parses, looks up and replies to one command however many calls the batch carries, and
--- what is per organization or per key (the balance, the count in flight, the token bucket) is
--- read once and written once per batch, and the new holds join the due list in one ZADD: the script runs as one instant, so nothing else can
--- read or change them in between.
+-- Redis parses, looks up and replies to one command however many calls the batch carries. What
+-- is per organization or per key (the balance, the count in flight, the token bucket) is read
+-- once and written once per batch, and the new holds join the due list in one ZADD: the script
+-- runs as one instant, so nothing else can read or change them in between.
 --
 -- Money is never a Lua number where it could lose a digit: amounts stay decimal strings handed
--- to INCRBY/DECRBY and compared as strings (less); a reply of INCRBY is used as a number only
--- below 2^53, where a double is exact.
+-- to INCRBY/DECRBY and compared as strings (less, in prelude.lua); a reply of INCRBY is used as
+-- a number only below 2^53, where a double is exact.
 --
 -- KEYS: tg:holds, then per hold: bal res conc rl hold
 -- ARGV: burst concurrency, then per hold: execution_id amount rate expiry_ms org detail
@@ -16,27 +16,8 @@
 -- Returns one array per hold: {0} held, {1} already held, {2} balance not loaded,
 -- {3, retry_after_s} rate limited, {4, retry_after_s} concurrency limit,
 -- {5, balance, reserved} insufficient balance.
-
-local EXACT = 9007199254740991 -- 2^53 - 1
-
--- redis.call(command, key..., list...) in runs of at most 1,000 list items: unpack's results
--- must fit Lua's C stack, and a batch's size is the operator's to set.
-local function call_in_runs(command, first, list)
-  for i = 1, #list, 1000 do
-    local run = {}
-    for j = i, math.min(i + 999, #list) do run[#run + 1] = list[j] end
-    if first then redis.call(command, first, unpack(run)) else redis.call(command, unpack(run)) end
-  end
-end
-
--- Exact comparison of two canonical decimal integers (as Redis stores them).
-local function less(a, b)
-  local na, nb = string.sub(a, 1, 1) == '-', string.sub(b, 1, 1) == '-'
-  if na ~= nb then return na end
-  if na then a, b = string.sub(b, 2), string.sub(a, 2) end
-  if #a ~= #b then return #a < #b end
-  return a < b
-end
+--
+-- Runs after prelude.lua (EXACT, less, call_in_runs, each_item).
 
 local burst, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
 local now -- microseconds, read once
@@ -112,14 +93,8 @@ local function hold(k, a)
   return {0}
 end
 
-local n = (#ARGV - 2) / 6
-if n ~= math.floor(n) or #KEYS ~= 1 + n * 5 then
-  return redis.error_reply('hold: KEYS and ARGV do not describe whole holds')
-end
-local out = {}
-for i = 0, n - 1 do
-  out[i + 1] = hold(2 + i * 5, 3 + i * 6)
-end
+local out, err = each_item('hold', 1, 5, 2, 6, hold)
+if not out then return err end
 call_in_runs('ZADD', KEYS[1], due)
 for _, o in ipairs(org_order) do
   if o.added > 0 then redis.call('INCRBY', o.conc_key, o.added) end

@@ -7,6 +7,8 @@
 -- ARGV: per release: execution_id org tombstone_ttl_ms
 -- Returns one integer per release: 1 released, 0 already released or gone, -1 the hold belongs
 -- to another organization (nothing changed).
+--
+-- Runs after prelude.lua (EXACT, less, call_in_runs, each_item).
 
 local function release(k, a)
   local hold_key, res_key, conc_key = KEYS[k], KEYS[k + 1], KEYS[k + 2]
@@ -30,12 +32,6 @@ local function release(k, a)
   return 0
 end
 
-local n = #ARGV / 3
-if n ~= math.floor(n) or #KEYS ~= 1 + n * 3 then
-  return redis.error_reply('release: KEYS and ARGV do not describe whole releases')
-end
-local out = {}
-for i = 0, n - 1 do
-  out[i + 1] = release(2 + i * 3, 1 + i * 3)
-end
+local out, err = each_item('release', 1, 3, 0, 3, release)
+if not out then return err end
 return out

@@ -4,6 +4,7 @@
 
 #include "BillingScript_capture.h"
 #include "BillingScript_hold.h"
+#include "BillingScript_prelude.h"
 #include "BillingScript_release.h"
 #include "toolgate/metrics/metrics.h"
 #include "toolgate/v1/toolgate.pb.h"
@@ -34,10 +35,14 @@ std::string HoldKey(const std::string& execution_id) {
   return "tg:hold:" + execution_id;
 }
 
-// Hold, capture and release take whole batches: one EVALSHA per batch (services/billing/scripts).
-const redis::Script kHoldScript{std::string(BillingScript_hold())};
-const redis::Script kCaptureScript{std::string(BillingScript_capture())};
-const redis::Script kReleaseScript{std::string(BillingScript_release())};
+// Hold, capture and release take whole batches: one EVALSHA per batch (services/billing/scripts),
+// each after the helpers they share.
+std::string WithPrelude(std::string_view script) {
+  return std::string(BillingScript_prelude()) + std::string(script);
+}
+const redis::Script kHoldScript{WithPrelude(BillingScript_hold())};
+const redis::Script kCaptureScript{WithPrelude(BillingScript_capture())};
+const redis::Script kReleaseScript{WithPrelude(BillingScript_release())};
 
 // KEYS: hold holds ; ARGV: execution_id
 const redis::Script kForgetDueScript(R"lua(
