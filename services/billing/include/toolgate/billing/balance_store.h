@@ -2,8 +2,8 @@
 // writes is one Lua script, so concurrent invocations on any number of replicas can never
 // overdraw. Holds, captures and releases run a whole batch in one script
 // (services/billing/scripts), applied in order, each item as its own atomic step. Money is never a
-// Lua number: amounts stay decimal strings handed to INCRBY/DECRBY and compared as strings, so the
-// arithmetic is exact 64-bit integer arithmetic.
+// Lua number where it could lose a digit (only below 2^53): amounts stay decimal strings handed
+// to INCRBY/DECRBY and compared as strings, so the arithmetic is exact 64-bit integer arithmetic.
 //
 // Keys:
 //   tg:bal:<org>          balance in micro-USD; when present it equals SUM(ledger) of the org
