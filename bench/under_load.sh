@@ -5,7 +5,8 @@
 #   - req/s, and the whole machine's busy CPU per request and idle share over the run, from
 #     /proc/stat: every process, wrk and the kernel's own work included;
 #   - Redis's time inside billing's scripts per request (INFO commandstats, EVALSHA: wall time,
-#     so under load it includes time the script was descheduled);
+#     so under load it includes time the script was descheduled), and the commands the scripts
+#     (and billing's few others) ran per request;
 #   - PostgreSQL's WAL per request (pg_stat_wal: records, bytes, syncs);
 #   - the median timeline of SAMPLE executions finished during the run, from the hops billing
 #     stores with each (GET /api/v1/executions/{id}): when each stage took the call, from the
@@ -67,6 +68,15 @@ if stats:
     print(f"Redis scripts: {calls / requests:.2f} per request, {usec / max(calls, 1):.1f} µs each, "
           f"{usec / requests:.1f} µs per request")
 
+# Every command Redis ran, scripts' own calls included, but not the scripts themselves nor this
+# script's INFO and CONFIG: what billing's scripts ask of Redis per request.
+calls = {name: int(n) for name, n in
+         re.findall(r"cmdstat_([a-z|]+):calls=(\d+)", open(f"{data}/commandstats").read())
+         if name not in ("evalsha", "eval", "auth", "info", "config|resetstat", "ping")}
+print("Redis commands run by the scripts (and billing's few others): "
+      f"{sum(calls.values()) / requests:.1f} per request ("
+      + ", ".join(f"{k} {v / requests:.2f}"
+                  for k, v in sorted(calls.items(), key=lambda kv: -kv[1])) + ")")
 wal = [int(y) - int(x) for x, y in zip(wal_before.split("|"), wal_after.split("|"))]
 print(f"PostgreSQL's WAL: {wal[0] / requests:.1f} records and {wal[1] / requests:,.0f} bytes per "
       f"request, {wal[2] / requests:.2f} syncs per request")

@@ -159,17 +159,31 @@ Result<Reply> Client::CommandOnce(const std::vector<std::string>& argv) {
 }
 
 Result<Reply> Client::Eval(const Script& script, const std::vector<std::string>& keys,
-                           const std::vector<std::string>& args) {
+                           const std::vector<std::string>& args,
+                           const std::function<void()>& written) {
   std::vector<std::string> argv = {"EVALSHA", script.sha1(), std::to_string(keys.size())};
   argv.insert(argv.end(), keys.begin(), keys.end());
   argv.insert(argv.end(), args.begin(), args.end());
-  auto r = Command(argv);
-  if (!r.ok() && r.status().message().rfind("NOSCRIPT", 0) == 0) {
-    argv[0] = "EVAL";
-    argv[1] = script.source();
-    r = Command(argv);
-  }
-  return r;
+  // written runs exactly once: after the first attempt's command left, or when it failed first.
+  bool ran = false;
+  auto once = [&] {
+    if (!ran && written) {
+      ran = true;
+      written();
+    }
+  };
+  Result<Reply> r = [&]() -> Result<Reply> {
+    if (!written) return Command(argv);
+    auto replies = Pipeline({argv}, once);
+    once();
+    if (!replies.ok()) return replies.status();
+    return std::move(replies->front());
+  }();
+  if (r.ok() || r.status().message().rfind("NOSCRIPT", 0) != 0) return r;
+  // A Redis that restarted has forgotten the script: send the source instead.
+  argv[0] = "EVAL";
+  argv[1] = script.source();
+  return Command(argv);
 }
 
 Result<std::vector<Result<Reply>>> Client::Pipeline(
@@ -227,40 +241,6 @@ Result<std::vector<Result<Reply>>> Client::PipelineOnce(
   }
   Release(*ctx, true);
   return out;
-}
-
-Result<std::vector<Result<Reply>>> Client::EvalMany(const Script& script,
-                                                    const std::vector<ScriptCall>& calls,
-                                                    const std::function<void()>& written) {
-  // written runs exactly once: after the first attempt's commands left, or when it failed first.
-  bool ran = false;
-  auto once = [&] {
-    if (!ran && written) {
-      ran = true;
-      written();
-    }
-  };
-  auto build = [&](const char* verb, const std::string& body) {
-    std::vector<std::vector<std::string>> commands;
-    commands.reserve(calls.size());
-    for (const auto& c : calls) {
-      std::vector<std::string> argv = {verb, body, std::to_string(c.keys.size())};
-      argv.insert(argv.end(), c.keys.begin(), c.keys.end());
-      argv.insert(argv.end(), c.args.begin(), c.args.end());
-      commands.push_back(std::move(argv));
-    }
-    return commands;
-  };
-  auto replies = Pipeline(build("EVALSHA", script.sha1()), once);
-  once();
-  if (!replies.ok()) return replies;
-  for (const auto& r : *replies) {
-    // A Redis that restarted has forgotten the script: send the source instead.
-    if (!r.ok() && r.status().message().rfind("NOSCRIPT", 0) == 0) {
-      return Pipeline(build("EVAL", script.source()));
-    }
-  }
-  return replies;
 }
 
 }  // namespace toolgate::redis

@@ -222,7 +222,7 @@ Result<bool> CountRelease(Result<bool> released) {
 }  // namespace
 
 Result<HoldOutcome> BalanceStore::Hold(const HoldRecord& hold) {
-  return std::move(HoldMany({hold}).front());
+  return std::move(HoldMany(std::vector<const HoldRecord*>{&hold}).front());
 }
 
 std::vector<Result<HoldOutcome>> BalanceStore::HoldMany(const std::vector<HoldRecord>& holds) {
@@ -277,25 +277,23 @@ std::vector<Result<bool>> BalanceStore::SettleMany(const std::vector<SettleStep>
     if (written) written();
     return out;
   }
-  redis::Client::ScriptCall call{{kHolds}, {}};
-  call.keys.reserve(1 + steps.size() * 5);
-  call.args.reserve(steps.size() * 4);
+  std::vector<std::string> keys{kHolds};
+  std::vector<std::string> args;
+  keys.reserve(1 + steps.size() * 5);
+  args.reserve(steps.size() * 4);
   for (const auto& step : steps) {
     const std::string& owner = step.owner_org_id.empty() ? step.org_id : step.owner_org_id;
-    call.keys.push_back(HoldKey(step.execution_id));
-    call.keys.push_back(BalanceKey(step.org_id));
-    call.keys.push_back(ReservedKey(step.org_id));
-    call.keys.push_back(InFlightKey(step.org_id));
-    call.keys.push_back(BalanceKey(owner));
-    call.args.push_back(step.execution_id);
-    call.args.push_back(step.org_id);
-    call.args.push_back(std::to_string(step.total_micro_usd));
-    call.args.push_back(std::to_string(step.revenue_micro_usd));
+    keys.push_back(HoldKey(step.execution_id));
+    keys.push_back(BalanceKey(step.org_id));
+    keys.push_back(ReservedKey(step.org_id));
+    keys.push_back(InFlightKey(step.org_id));
+    keys.push_back(BalanceKey(owner));
+    args.push_back(step.execution_id);
+    args.push_back(step.org_id);
+    args.push_back(std::to_string(step.total_micro_usd));
+    args.push_back(std::to_string(step.revenue_micro_usd));
   }
-  // EvalMany for its written hook: the one script goes out as a pipeline of one.
-  auto replies = redis_.EvalMany(kCaptureScript, {std::move(call)}, written);
-  auto items = ItemsOf(replies.ok() ? std::move(replies->front()) : replies.status(), steps.size(),
-                       "capture");
+  auto items = ItemsOf(redis_.Eval(kCaptureScript, keys, args, written), steps.size(), "capture");
   out.reserve(steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
     out.push_back(CountCapture(items.ok() ? ChangedOf((*items)[i], "capture")

@@ -59,27 +59,19 @@ class Client {
   // connection becomes Unavailable.
   Result<Reply> Command(const std::vector<std::string>& argv);
   // EVALSHA script keys... args...; loads the script with EVAL when Redis does not know it.
+  // A script that takes a whole batch makes Redis execute it in one pass, so under `appendfsync
+  // always` the batch shares one fsync. written, when set, runs once the command is on its way
+  // to Redis and before its reply (and so its fsync) is waited for: work that must follow the
+  // command but need not wait for its durability goes there. It runs exactly once, even when the
+  // round trip fails; when Redis has forgotten the script (it restarted), after the refused
+  // first attempt, one round trip before the script runs.
   Result<Reply> Eval(const Script& script, const std::vector<std::string>& keys,
-                     const std::vector<std::string>& args);
-
-  struct ScriptCall {
-    std::vector<std::string> keys;
-    std::vector<std::string> args;
-  };
-  // Runs the script once per call in one pipelined round trip: Redis executes them in order in
-  // one pass, so under `appendfsync always` they share one fsync. Returns one Result per call;
-  // fails as a whole only when the connection does. written, when set, runs once the commands
-  // are on their way to Redis and before their replies (and so their fsync) are waited for:
-  // work that must follow the commands but need not wait for their durability goes there. It
-  // runs exactly once, even when the round trip fails; when Redis has forgotten the script (it
-  // restarted), after the refused first attempt, one round trip before the commands run.
-  Result<std::vector<Result<Reply>>> EvalMany(const Script& script,
-                                              const std::vector<ScriptCall>& calls,
-                                              const std::function<void()>& written = {});
+                     const std::vector<std::string>& args,
+                     const std::function<void()>& written = {});
 
  private:
   // Sends every command, then reads every reply, on one connection.
-  // written: see EvalMany (run by the caller's wrapper when the pipeline fails before it).
+  // written: see Eval (run by the caller's wrapper when the pipeline fails before it).
   Result<std::vector<Result<Reply>>> Pipeline(const std::vector<std::vector<std::string>>& commands,
                                               const std::function<void()>& written = {});
   // Command and Pipeline without the round-trip metrics (toolgate_redis_*) they add.
