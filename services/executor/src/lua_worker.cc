@@ -1,6 +1,7 @@
 #include "toolgate/executor/lua_worker.h"
 
 #include <sodium.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -50,10 +51,31 @@ bool WriteAll(int fd, std::string_view data) {
   return true;
 }
 
-// A frame answering the request whose nonce is given: the nonce, then the payload.
+// A frame answering the request whose nonce is given: the nonce, then the payload. One write
+// for the whole frame: each write to the pipe wakes an executor waiting on it, and a frame
+// written in pieces would wake it once per piece (on a virtual machine, waking an idle core
+// costs more than the write).
 bool WriteFrame(int fd, FrameKind kind, std::string_view nonce, std::string_view payload) {
-  return WriteAll(fd, protocol::FrameHeader(kind, nonce.size() + payload.size())) &&
-         WriteAll(fd, nonce) && WriteAll(fd, payload);
+  const std::string header = protocol::FrameHeader(kind, nonce.size() + payload.size());
+  std::string_view parts[3] = {header, nonce, payload};
+  size_t first = 0;
+  while (first < 3) {
+    iovec iov[3];
+    int count = 0;
+    for (size_t i = first; i < 3; ++i) {
+      if (parts[i].empty()) continue;
+      iov[count++] = {const_cast<char*>(parts[i].data()), parts[i].size()};
+    }
+    if (count == 0) return true;
+    ssize_t n = ::writev(fd, iov, count);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    // Past what was written: whole parts, then into the next one.
+    auto left = static_cast<size_t>(n);
+    for (; first < 3 && left >= parts[first].size(); ++first) left -= parts[first].size();
+    if (first < 3) parts[first].remove_prefix(left);
+  }
+  return true;
 }
 
 // Runs one kCall payload, telling the executor (kStarted) when the handler's code starts. Its

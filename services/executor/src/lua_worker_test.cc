@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <thread>
@@ -149,6 +150,43 @@ TEST_F(LuaWorkerTest, ACallLeavesNothingForTheNextOnTheSameWorker) {
   EXPECT_EQ(Call(R"({"attack":true})", 5000, {{"TOKEN", "t0k"}}).payload,
             R"({"statusCode":200,"body":"{\"upper\":\"A\"}"})");
   EXPECT_EQ(Call("{}").payload, R"({"statusCode":200,"body":"{\"upper\":\"A\"}"})");
+}
+
+// Every write to the reply pipe wakes an executor waiting on it, so a frame goes in one write:
+// over a socket that keeps each write a record of its own, each read is one whole frame.
+TEST_F(LuaWorkerTest, EachFrameIsOneWrite) {
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds), 0);
+  ::close(replies_);
+  ::close(replies_write_);
+  replies_ = fds[0];
+  replies_write_ = fds[1];
+  Start("function service_handler(event) return {statusCode = 202, body = event.s} end");
+  nonce_ = protocol::NewNonce();
+  Invocation inv;
+  inv.event_json = R"({"s":"abc"})";
+  Send(FrameKind::kCall, protocol::CallPayload(nonce_, inv, 5000));
+  for (FrameKind expected : {FrameKind::kStarted, FrameKind::kValue}) {
+    char buf[4096];
+    ssize_t n = ::read(replies_, buf, sizeof buf);
+    ASSERT_GT(n, 0);
+    protocol::FrameReader reader(1 << 20);
+    reader.Append(std::string_view(buf, static_cast<size_t>(n)));
+    protocol::Frame frame;
+    ASSERT_EQ(reader.Next(&frame), protocol::FrameReader::State::kComplete)
+        << "a read of " << n << " bytes is not a whole frame";
+    EXPECT_EQ(frame.kind, expected);
+    EXPECT_EQ(reader.Next(&frame), protocol::FrameReader::State::kNeedMore);
+  }
+}
+
+// A frame larger than the pipe takes in one write still arrives whole, after the frames before.
+TEST_F(LuaWorkerTest, AFrameLargerThanThePipeArrivesWhole) {
+  Start("function service_handler(event) return {statusCode = 200, body = ('x'):rep(event.n)} end");
+  auto reply = Call(R"({"n":300000})");
+  ASSERT_EQ(reply.kind, FrameKind::kValue);
+  EXPECT_EQ(reply.payload, R"({"statusCode":200,"body":")" + std::string(300000, 'x') + R"("})");
+  EXPECT_EQ(Call(R"({"n":2})").payload, R"({"statusCode":200,"body":"xx"})");
 }
 
 TEST_F(LuaWorkerTest, RefusesAnythingButCallsAfterInit) {

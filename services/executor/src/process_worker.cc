@@ -374,7 +374,30 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
     kStale
   } end = End::kReply;
   bool done = false;
+  // The pipe is non-blocking: the call is written at once, and poll waits only for what the
+  // pipe could not take.
+  bool writable = true;
   while (!done) {
+    if (written < out.size() && writable) {
+      ssize_t n = ::write(process_.requests, out.data() + written, out.size() - written);
+      if (n > 0) {
+        written += static_cast<size_t>(n);
+      } else if (n < 0 && errno == EPIPE) {
+        ConsumeSigpipe();
+        // Dead before the call reached it: another worker can take the call. Not yet loaded,
+        // it died of nothing its module did if it did not get all of it: a worker reads its
+        // whole module before it runs any (a spare that died waiting).
+        if (ready_ ? written <= call_at : written < call_at) {
+          sodium_memzero(out.data(), out.size());
+          if (door_ != nullptr) door_->EndCall();
+          Kill();
+          reply.kind = WorkerReply::Kind::kNotDelivered;
+          return reply;
+        }
+        end = End::kDied;
+        break;
+      }
+    }
     int64_t now = MonotonicUs();
     if (now >= kill_us) {
       end = End::kTimeout;
@@ -395,28 +418,8 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
       end = End::kMemory;
       break;
     }
+    writable = ready > 0 && (fds[2].revents & (POLLOUT | POLLERR)) != 0;
     if (ready <= 0) continue;
-
-    if (written < out.size() && (fds[2].revents & (POLLOUT | POLLERR))) {
-      ssize_t n = ::write(process_.requests, out.data() + written, out.size() - written);
-      if (n > 0) {
-        written += static_cast<size_t>(n);
-      } else if (n < 0 && errno == EPIPE) {
-        ConsumeSigpipe();
-        // Dead before the call reached it: another worker can take the call. Not yet loaded,
-        // it died of nothing its module did if it did not get all of it: a worker reads its
-        // whole module before it runs any (a spare that died waiting).
-        if (ready_ ? written <= call_at : written < call_at) {
-          sodium_memzero(out.data(), out.size());
-          if (door_ != nullptr) door_->EndCall();
-          Kill();
-          reply.kind = WorkerReply::Kind::kNotDelivered;
-          return reply;
-        }
-        end = End::kDied;
-        break;
-      }
-    }
     if (fds[1].revents) DrainLog(process_.log, log);
     if (fds[0].revents == 0) continue;
 
