@@ -8,6 +8,7 @@
 
 #include "system.h"
 #include "toolgate/base/crypto.h"
+#include "toolgate/pg/pg.h"
 
 namespace toolgate::testing {
 namespace {
@@ -266,6 +267,43 @@ TEST_F(BillingTest, TopUpIdempotencyKeyCreditsOnce) {
     EXPECT_EQ(r->status, 422) << bad;
   }
   EXPECT_EQ(payer.Balance(), 5001);
+}
+
+// Each index on the two tables a settlement writes is work in the statement that commits every
+// call: the schema keeps those its queries use and no more (a charge has no idempotency key,
+// and an execution's seq is read only with its organization).
+TEST_F(BillingTest, SettlementTablesKeepOnlyTheIndexesTheirQueriesUse) {
+  pg::Pool pool(g_system->State("postgres_url"), 1, g_system->Secret("postgres.password"));
+  auto rows = pool.Exec(
+      "SELECT tablename || ': ' || indexdef FROM pg_indexes WHERE schemaname = 'billing' "
+      "AND tablename IN ('ledger', 'executions') ORDER BY 1");
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  std::vector<std::string> indexes;
+  for (int i = 0; i < rows->size(); ++i) indexes.push_back(rows->Str(i, 0));
+  const std::vector<std::string> expected = {
+      "executions: CREATE INDEX executions_org ON billing.executions USING btree (org_id, seq "
+      "DESC)",
+      "executions: CREATE INDEX executions_org_function ON billing.executions USING btree "
+      "(org_id, function_id, seq DESC)",
+      "executions: CREATE UNIQUE INDEX executions_pkey ON billing.executions USING btree "
+      "(execution_id)",
+      "ledger: CREATE INDEX ledger_org_id ON billing.ledger USING btree (org_id, id DESC) "
+      "INCLUDE (amount_micro_usd)",
+      "ledger: CREATE UNIQUE INDEX ledger_execution_id_type_key ON billing.ledger USING btree "
+      "(execution_id, type)",
+      "ledger: CREATE UNIQUE INDEX ledger_pkey ON billing.ledger USING btree (id)",
+      "ledger: CREATE UNIQUE INDEX ledger_top_up_idempotency ON billing.ledger USING btree "
+      "(org_id, idempotency_key) WHERE (idempotency_key IS NOT NULL)",
+  };
+  EXPECT_EQ(indexes, expected);
+  // Top-ups without a key are not one another's duplicates under the partial index.
+  Account payer(*g_system, "Keyless");
+  for (int i = 0; i < 2; ++i) {
+    auto r = payer.session().Post("/api/v1/billing/top-ups", R"({"amount_micro_usd":7})");
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->status, 201) << r->body;
+  }
+  EXPECT_EQ(payer.Balance(), 14);
 }
 
 TEST_F(BillingTest, ExecutionsAreListedWithLogsForTheOwnerOnly) {
