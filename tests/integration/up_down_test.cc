@@ -128,6 +128,8 @@ TEST_F(UpDown, DetachedSystemIsShownByStatusAndStoppedByDown) {
   EXPECT_NE(
       nats_env.find(std::string("GOMAXPROCS=") + std::to_string(std::max(1L, cores / 4)) + '\0'),
       std::string::npos);
+  // And collects its garbage less often than Go's default (--nats-gogc 400).
+  EXPECT_NE(nats_env.find(std::string("GOGC=400") + '\0'), std::string::npos);
   // The same, for scripts.
   CommandRun json = Toolgate("status --json --data-dir " + data_.string());
   EXPECT_EQ(json.status, 0) << json.out;
