@@ -9,18 +9,23 @@
 # No peers and no floors, so it takes about a fifth of bench/invoke.sh's time; compare figures
 # only between runs of this script on the same machine and day.
 #
-#   bench/invoke_system.sh [duration_s=6] [connections=32]
+#   bench/invoke_system.sh [duration_s=6] [connections=32] [toolgate up flags...]
+#
+# Flags after the second argument go to `toolgate up` (for example `--nats-gogc 100`, to measure
+# a setting against its default on the same binaries). TOOLGATE_BENCH_CPUS and
+# TOOLGATE_BENCH_WRK_CPUS (taskset lists) confine the system and wrk to cores of their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration=${1:-6}
 connections=${2:-32}
+shift $(($# < 2 ? $# : 2))
 [ -x build/bin/toolgate ] || { echo "missing build/bin/toolgate: scripts/build.sh run" >&2; exit 1; }
 source bench/system.sh
 system_data_dir
-start_system "$data"
+start_system "$data" "$@"
 run() {  # connections [rate]: wrk's RESULT line
   TOOLGATE_BENCH_KEY=$key TOOLGATE_BENCH_RATE=${2:-} \
-    wrk -t1 -c"$1" -d"${duration}s" --latency -s bench/post.lua "$echo_url" | grep '^RESULT'
+    ${TOOLGATE_BENCH_WRK_CPUS:+taskset -c "$TOOLGATE_BENCH_WRK_CPUS"} wrk -t1 -c"$1" -d"${duration}s" --latency -s bench/post.lua "$echo_url" | grep '^RESULT'
 }
 TOOLGATE_BENCH_KEY=$key wrk -t1 -c4 -d2s -s bench/post.lua "$echo_url" >/dev/null  # warm up
 bench/cpu_by_process.py snapshot "$up_pid" >"$data/cpu.before"

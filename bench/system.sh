@@ -10,7 +10,8 @@
 start_system() {
   local data=$1
   shift
-  build/bin/toolgate up --data-dir "$data" --http-port 0 --demo \
+  # TOOLGATE_BENCH_CPUS (a taskset list) confines every process of the system to those cores.
+  ${TOOLGATE_BENCH_CPUS:+taskset -c "$TOOLGATE_BENCH_CPUS"} build/bin/toolgate up --data-dir "$data" --http-port 0 --demo \
     --rate-limit-per-key 0 --concurrency-per-org 0 "$@" >"$data/up.log" 2>&1 &
   up_pid=$!
   for _ in $(seq 1 600); do
