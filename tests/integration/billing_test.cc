@@ -6,8 +6,10 @@
 #include <thread>
 #include <vector>
 
+#include "BillingMigrations.h"
 #include "system.h"
 #include "toolgate/base/crypto.h"
+#include "toolgate/billing/ledger_store.h"
 #include "toolgate/pg/pg.h"
 
 namespace toolgate::testing {
@@ -282,7 +284,7 @@ TEST_F(BillingTest, SettlementTablesKeepOnlyTheIndexesTheirQueriesUse) {
   for (int i = 0; i < rows->size(); ++i) indexes.push_back(rows->Str(i, 0));
   const std::vector<std::string> expected = {
       "executions: CREATE INDEX executions_org ON billing.executions USING btree (org_id, seq "
-      "DESC)",
+      "DESC) INCLUDE (charged, total_micro_usd)",
       "executions: CREATE INDEX executions_org_function ON billing.executions USING btree "
       "(org_id, function_id, seq DESC)",
       "executions: CREATE UNIQUE INDEX executions_pkey ON billing.executions USING btree "
@@ -304,6 +306,173 @@ TEST_F(BillingTest, SettlementTablesKeepOnlyTheIndexesTheirQueriesUse) {
     EXPECT_EQ(r->status, 201) << r->body;
   }
   EXPECT_EQ(payer.Balance(), 14);
+}
+
+std::unique_ptr<pg::Pool> Postgres(const std::string& database = "toolgate") {
+  std::string url = g_system->State("postgres_url");
+  url = url.substr(0, url.rfind('/') + 1) + database;
+  return std::make_unique<pg::Pool>(url, 1, g_system->Secret("postgres.password"));
+}
+
+int64_t Count(pg::Pool& pool, const std::string& sql, const pg::Params& params) {
+  auto rows = pool.Exec(sql, params);
+  if (!rows.ok()) {
+    ADD_FAILURE() << rows.status().ToString();
+    return -1;
+  }
+  return rows->Int(0, 0);
+}
+
+// One row per call: a charge is its execution's row, listed in the ledger once, with an id in
+// the ledger's order; revenue stays a ledger row. No ledger row can be a charge any more, so a
+// billing replica from before could not charge an execution a second time the old way.
+TEST_F(BillingTest, ACallIsOneRowAndItsChargeIsListedOnce) {
+  std::string fn = PublicPricedTool(kEcho, 999);
+  auto own = Invoke(*g_system, owner_key_, fn, "", R"({"event": {}})");
+  auto paid = Invoke(*g_system, caller_key_, fn, "", R"({"event": {}})");
+  ASSERT_EQ(own.status, 200) << own.body;
+  ASSERT_EQ(paid.status, 200) << paid.body;
+  auto pool = Postgres();
+  for (const auto& r : {own, paid}) {
+    const std::string id = SummaryOf(r).execution_id;
+    EXPECT_EQ(Count(*pool,
+                    "SELECT count(*) FROM billing.ledger WHERE execution_id = $1 "
+                    "AND type = 'charge'",
+                    {id}),
+              0);
+    EXPECT_EQ(Count(*pool,
+                    "SELECT count(*) FROM billing.executions WHERE execution_id = $1 "
+                    "AND charged",
+                    {id}),
+              1);
+  }
+  EXPECT_EQ(Count(*pool,
+                  "SELECT count(*) FROM billing.ledger WHERE execution_id = $1 "
+                  "AND type = 'revenue'",
+                  {SummaryOf(paid).execution_id}),
+            1);
+  auto charge = RowsFor(*caller_, SummaryOf(paid).execution_id);
+  ASSERT_EQ(charge.size(), 1u);
+  EXPECT_EQ(charge[0]["amount_micro_usd"], std::to_string(-SummaryOf(paid).total));
+  EXPECT_EQ(caller_->Balance(), LedgerSum(*caller_));
+  EXPECT_EQ(owner_->Balance(), LedgerSum(*owner_));
+  auto old_way = pool->Exec(
+      "INSERT INTO billing.ledger (org_id, type, execution_id, amount_micro_usd) "
+      "VALUES ($1, 'charge', $2, -1)",
+      {caller_->org_id(), SummaryOf(paid).execution_id});
+  EXPECT_FALSE(old_way.ok());
+  EXPECT_EQ(caller_->Balance(), LedgerSum(*caller_));
+}
+
+// The ledger's pages interleave top-ups (ledger rows) and charges (executions) by id, each entry
+// on exactly one page.
+TEST_F(BillingTest, LedgerPagesInterleaveTopUpsAndChargesInOrder) {
+  std::string fn = PublicPricedTool(kEcho, 0);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(Invoke(*g_system, caller_key_, fn, "", R"({"event": {}})").status, 200);
+    caller_->TopUp(10);
+  }
+  std::vector<std::string> types;
+  std::vector<int64_t> ids;
+  std::string cursor;
+  for (int page = 0; page < 20; ++page) {
+    std::string path = "/api/v1/billing/ledger?limit=2";
+    if (!cursor.empty()) path += "&cursor=" + http::UrlEncode(cursor);
+    auto r = caller_->session().Get(path);
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->status, 200) << r->body;
+    auto doc = Json(r->body);
+    for (auto item : doc.root["items"].get_array()) {
+      types.emplace_back(std::string_view(item["type"]));
+      ids.push_back(std::stoll(std::string(std::string_view(item["id"]))));
+    }
+    std::string_view next;
+    if (doc.root["next_cursor"].get_string().get(next) != simdjson::SUCCESS) break;
+    cursor = std::string(next);
+  }
+  // Newest first: the setup's top-up, then three calls each followed by a top-up.
+  EXPECT_EQ(types, (std::vector<std::string>{"top_up", "charge", "top_up", "charge", "top_up",
+                                             "charge", "top_up"}));
+  for (size_t i = 1; i < ids.size(); ++i) EXPECT_GT(ids[i - 1], ids[i]) << i;
+}
+
+// Charges written as ledger rows before the schema moved them to their executions still count,
+// once, beside the new ones, and the ids of old and new keep one order.
+TEST(BillingSchemaTest, ChargesWrittenBeforeOneRowPerCallStillCountOnce) {
+  const std::string database = "legacy_" + HexEncode(RandomBytes(6));
+  {
+    auto admin = Postgres();
+    ASSERT_TRUE(admin->Exec("CREATE DATABASE " + database).ok());
+  }
+  auto pool = Postgres(database);
+  const auto& steps = BillingMigrations();
+  ASSERT_EQ(steps.size(), 5u) << "name the step this test stands before";
+  ASSERT_TRUE(
+      pg::Migrate(*pool, "billing", std::vector<std::string_view>(steps.begin(), steps.end() - 1))
+          .ok());
+  for (const char* sql : {
+           "INSERT INTO billing.ledger (org_id, type, amount_micro_usd) VALUES ('org_l', "
+           "'top_up', 1000)",
+           "INSERT INTO billing.ledger (org_id, type, execution_id, function_id, version, "
+           "compute_micro_usd, amount_micro_usd) VALUES ('org_l', 'charge', 'exec_old', 'fn', "
+           "'1', 100, -100)",
+           "INSERT INTO billing.executions (execution_id, org_id, owner_org_id, function_id, "
+           "version, status_code, runtime_ms, memory_used_mb, compute_type, compute_micro_usd, "
+           "function_micro_usd, total_micro_usd, trace_id, logs) VALUES ('exec_old', 'org_l', "
+           "'org_l', 'fn', '1', 200, 1, 1, 'CPU', 100, 0, 100, 't', '')",
+       }) {
+    ASSERT_TRUE(pool->Exec(sql).ok()) << sql;
+  }
+  ASSERT_TRUE(billing::MigrateSchema(*pool).ok());
+  billing::LedgerStore ledger(*pool);
+  EXPECT_EQ(*ledger.Sum("org_l"), 900);
+  auto old_charge = ledger.ChargeOf("exec_old");
+  ASSERT_TRUE(old_charge.ok() && old_charge->has_value());
+  EXPECT_EQ((*old_charge)->total_micro_usd, 100);
+
+  billing::Settlement settled;
+  settled.execution.execution_id = "exec_new";
+  settled.execution.org_id = settled.execution.owner_org_id = "org_l";
+  settled.execution.function_id = "fn";
+  settled.execution.version = "1";
+  settled.execution.status_code = 200;
+  settled.execution.compute_type = "CPU";
+  settled.execution.charge.compute_micro_usd = settled.execution.charge.total_micro_usd = 30;
+  billing::LedgerEntry entry;
+  entry.org_id = "org_l";
+  entry.execution_id = "exec_new";
+  entry.function_id = "fn";
+  entry.version = "1";
+  entry.compute_micro_usd = 30;
+  entry.amount_micro_usd = -30;
+  settled.entries = {entry};
+  ASSERT_TRUE(ledger.RecordSettlements({&settled}).ok());
+  // A retry records nothing and charges nothing more.
+  auto again = ledger.RecordSettlements({&settled});
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->empty());
+  EXPECT_EQ(*ledger.Sum("org_l"), 870);
+  auto sums = ledger.Sums();
+  ASSERT_TRUE(sums.ok());
+  EXPECT_EQ(*sums, (std::vector<std::pair<std::string, int64_t>>{{"org_l", 870}}));
+  auto new_charge = ledger.ChargeOf("exec_new");
+  ASSERT_TRUE(new_charge.ok() && new_charge->has_value());
+  EXPECT_EQ((*new_charge)->total_micro_usd, 30);
+
+  auto page = ledger.Entries("org_l", 10, std::nullopt);
+  ASSERT_TRUE(page.ok());
+  std::vector<std::pair<std::string, int64_t>> listed;
+  for (const auto& item : page->items) {
+    listed.emplace_back(item.entry.execution_id, item.entry.amount_micro_usd);
+  }
+  EXPECT_EQ(listed, (std::vector<std::pair<std::string, int64_t>>{
+                        {"exec_new", -30}, {"exec_old", -100}, {"", 1000}}));
+  auto executions = ledger.Executions("org_l", "", 10, std::nullopt);
+  ASSERT_TRUE(executions.ok());
+  ASSERT_EQ(executions->items.size(), 2u);
+  EXPECT_EQ(executions->items[0].record.execution_id, "exec_new");  // newest first, as before
+  pool.reset();
+  EXPECT_TRUE(Postgres()->Exec("DROP DATABASE " + database).ok());
 }
 
 TEST_F(BillingTest, ExecutionsAreListedWithLogsForTheOwnerOnly) {

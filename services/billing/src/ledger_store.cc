@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <unordered_set>
 
 #include "BillingMigrations.h"
 #include "toolgate/base/time.h"
@@ -13,6 +14,13 @@ namespace {
 using pg::Param;
 
 constexpr const char* kCreatedMs = "(extract(epoch FROM created_at) * 1000)::bigint";
+
+// An organization's balance: its ledger rows and its charged executions (each from its index
+// alone: ledger_org_id and executions_org include the amounts).
+constexpr const char* kBalanceSql =
+    "SELECT (SELECT coalesce(sum(amount_micro_usd), 0) FROM billing.ledger WHERE org_id = $1)::"
+    "bigint - (SELECT coalesce(sum(total_micro_usd), 0) FROM billing.executions "
+    "WHERE org_id = $1 AND charged)::bigint";
 
 EntryType EntryTypeOf(const std::string& name) {
   if (name == "top_up") return EntryType::kTopUp;
@@ -89,17 +97,17 @@ std::string PgArrayLiteral(const std::vector<std::optional<std::string>>& values
 }
 
 Result<int64_t> LedgerStore::Sum(const std::string& org_id) {
-  auto rows = pool_.Exec(
-      "SELECT coalesce(sum(amount_micro_usd), 0)::bigint FROM billing.ledger WHERE org_id = $1",
-      {org_id});
+  auto rows = pool_.Exec(kBalanceSql, {org_id});
   if (!rows.ok()) return rows.status();
   return rows->Int(0, 0);
 }
 
 Result<std::vector<std::pair<std::string, int64_t>>> LedgerStore::Sums() {
   auto rows = pool_.Exec(
-      "SELECT org_id, sum(amount_micro_usd)::bigint FROM billing.ledger GROUP BY org_id "
-      "ORDER BY org_id");
+      "SELECT org_id, sum(amount)::bigint FROM ("
+      "  SELECT org_id, amount_micro_usd AS amount FROM billing.ledger "
+      "  UNION ALL SELECT org_id, -total_micro_usd FROM billing.executions WHERE charged) entries "
+      "GROUP BY org_id ORDER BY org_id");
   if (!rows.ok()) return rows.status();
   std::vector<std::pair<std::string, int64_t>> out;
   for (int i = 0; i < rows->size(); ++i) out.emplace_back(rows->Str(i, 0), rows->Int(i, 1));
@@ -121,11 +129,19 @@ Result<std::vector<std::string>> LedgerStore::RecordSettlements(
   const int64_t start_us = MonotonicUs();
   // Rows in one global order, so that two replicas writing overlapping retries take their
   // locks in the same order and cannot deadlock.
+  // A charge is its execution's row (charged), not a ledger row: the ledger takes the rest.
   std::vector<const LedgerEntry*> entries;
   std::vector<const ExecutionRecord*> executions;
+  std::unordered_set<const ExecutionRecord*> charged;
   for (const Settlement* s : batch) {
     executions.push_back(&s->execution);
-    for (const LedgerEntry& e : s->entries) entries.push_back(&e);
+    for (const LedgerEntry& e : s->entries) {
+      if (e.type == EntryType::kCharge) {
+        charged.insert(&s->execution);
+      } else {
+        entries.push_back(&e);
+      }
+    }
   }
   std::sort(entries.begin(), entries.end(), [](const LedgerEntry* a, const LedgerEntry* b) {
     return std::tie(a->execution_id, a->type) < std::tie(b->execution_id, b->type);
@@ -171,11 +187,13 @@ Result<std::vector<std::string>> LedgerStore::RecordSettlements(
       column(executions, [](const R& r) { return r.egress_json; }),
       column(executions, [](const R& r) { return std::to_string(r.egress_bytes); }),
       column(executions, [](const R& r) { return r.hops_json.empty() ? "[]" : r.hops_json; }),
+      column(executions,
+             [&charged](const R& r) { return std::string(charged.count(&r) ? "t" : "f"); }),
   };
 
   // One statement, so one round trip and one implicit transaction: a BEGIN, two INSERTs and a
   // COMMIT cost PostgreSQL four wakeups per batch, which under load was most of its CPU per call.
-  // The ledger's params come first ($1..$8), the executions' after ($9..$25).
+  // The ledger's params come first ($1..$8), the executions' after ($9..$26).
   pg::Params params = std::move(ledger_params);
   params.insert(params.end(), std::make_move_iterator(execution_params.begin()),
                 std::make_move_iterator(execution_params.end()));
@@ -188,10 +206,12 @@ Result<std::vector<std::string>> LedgerStore::RecordSettlements(
       "  ON CONFLICT (execution_id, type) DO NOTHING) "
       "INSERT INTO billing.executions (execution_id, org_id, owner_org_id, function_id, "
       "version, status_code, runtime_ms, memory_used_mb, compute_type, compute_micro_usd, "
-      "function_micro_usd, total_micro_usd, trace_id, logs, egress, egress_bytes, hops) "
+      "function_micro_usd, total_micro_usd, trace_id, logs, egress, egress_bytes, hops, "
+      "charged) "
       "SELECT * FROM unnest($9::text[], $10::text[], $11::text[], $12::text[], $13::text[], "
       "$14::integer[], $15::bigint[], $16::bigint[], $17::text[], $18::bigint[], $19::bigint[], "
-      "$20::bigint[], $21::text[], $22::text[], $23::text[], $24::bigint[], $25::text[]) "
+      "$20::bigint[], $21::text[], $22::text[], $23::text[], $24::bigint[], $25::text[], "
+      "$26::boolean[]) "
       "ON CONFLICT (execution_id) DO NOTHING RETURNING execution_id",
       params);
   seconds.Observe(static_cast<double>(MonotonicUs() - start_us) / 1e6);
@@ -203,7 +223,9 @@ Result<std::vector<std::string>> LedgerStore::RecordSettlements(
 
 Result<std::optional<SettleStep>> LedgerStore::ChargeOf(const std::string& execution_id) {
   auto rows = pool_.Exec(
-      "SELECT type, org_id, amount_micro_usd FROM billing.ledger WHERE execution_id = $1",
+      "SELECT type, org_id, amount_micro_usd FROM billing.ledger WHERE execution_id = $1 "
+      "UNION ALL SELECT 'charge', org_id, -total_micro_usd FROM billing.executions "
+      "WHERE execution_id = $1 AND charged",
       {execution_id});
   if (!rows.ok()) return rows.status();
   SettleStep step;
@@ -249,9 +271,7 @@ Result<TopUpOutcome> LedgerStore::TopUp(const std::string& org_id, int64_t amoun
     }
     out.ledger_id = inserted->Int(0, 0);
     out.amount_micro_usd = amount_micro_usd;
-    auto sum = conn.Exec(
-        "SELECT coalesce(sum(amount_micro_usd), 0)::bigint FROM billing.ledger WHERE org_id = $1",
-        {org_id});
+    auto sum = conn.Exec(kBalanceSql, {org_id});
     if (!sum.ok()) return sum.status();
     out.balance_micro_usd = sum->Int(0, 0);
     auto memo =
@@ -279,11 +299,20 @@ Result<std::optional<TopUpOutcome>> LedgerStore::FindTopUp(const std::string& or
 Result<Page<LedgerItem>> LedgerStore::Entries(const std::string& org_id, int limit,
                                               std::optional<int64_t> before_id) {
   auto rows = pool_.Exec(
-      std::string("SELECT id, type, coalesce(execution_id, ''), coalesce(function_id, ''), "
-                  "coalesce(version, ''), compute_micro_usd, function_micro_usd, "
-                  "amount_micro_usd, ") +
+      // Charges are the charged executions, whose seq is their ledger id: each table gives its
+      // newest limit + 1, and the page is the newest of both.
+      std::string("SELECT id, type, execution_id, function_id, version, compute_micro_usd, "
+                  "function_micro_usd, amount_micro_usd, ") +
           kCreatedMs +
-          " FROM billing.ledger WHERE org_id = $1 AND ($2::bigint IS NULL OR id < $2) "
+          " FROM ((SELECT id, type, coalesce(execution_id, '') AS execution_id, "
+          "coalesce(function_id, '') AS function_id, coalesce(version, '') AS version, "
+          "compute_micro_usd, function_micro_usd, amount_micro_usd, created_at "
+          "FROM billing.ledger WHERE org_id = $1 AND ($2::bigint IS NULL OR id < $2) "
+          "ORDER BY id DESC LIMIT $3) "
+          "UNION ALL (SELECT seq, 'charge', execution_id, function_id, version, "
+          "compute_micro_usd, function_micro_usd, -total_micro_usd, created_at "
+          "FROM billing.executions WHERE org_id = $1 AND charged "
+          "AND ($2::bigint IS NULL OR seq < $2) ORDER BY seq DESC LIMIT $3)) entries "
           "ORDER BY id DESC LIMIT $3",
       {org_id, before_id ? Param(std::to_string(*before_id)) : Param(), std::to_string(limit + 1)});
   if (!rows.ok()) return rows.status();

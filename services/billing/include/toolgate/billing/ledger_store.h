@@ -1,5 +1,6 @@
-// LedgerStore: the system of record in PostgreSQL (schema `billing`): the ledger, the first
-// answers to top-ups, and the executions. Every statement is parameterised. Thread-safe
+// LedgerStore: the system of record in PostgreSQL (schema `billing`): the ledger (top-ups and
+// revenue rows; charges are the charged executions), the first answers to top-ups, and the
+// executions. Every statement is parameterised. Thread-safe
 // (pg::Pool is); every method returns Unavailable when PostgreSQL cannot be reached.
 #pragma once
 
@@ -57,8 +58,10 @@ class LedgerStore {
   Result<std::vector<std::pair<std::string, int64_t>>> Sums();
 
   // Writes the ledger entries and executions rows of many settlements in one transaction (group
-  // commit). Rows that exist already (a retried result) are left as they are, so a retry never
-  // charges twice. Returns the execution ids recorded by this call, not before it.
+  // commit). A charge entry is not a ledger row: it is its execution's row, marked charged, whose
+  // seq is the charge's ledger id; the readers below add charged executions to the ledger's rows.
+  // Rows that exist already (a retried result) are left as they are, so a retry never charges
+  // twice. Returns the execution ids recorded by this call, not before it.
   Result<std::vector<std::string>> RecordSettlements(const std::vector<const Settlement*>& batch);
   // The captured charge of an execution, from its charge and revenue entries; nullopt when it was
   // not charged.
