@@ -253,8 +253,7 @@ Result<TopUpOutcome> LedgerStore::TopUp(const std::string& org_id, int64_t amoun
     // commits, then inserts nothing and reads the first answer below.
     auto inserted = conn.Exec(
         "INSERT INTO billing.ledger (org_id, type, amount_micro_usd, idempotency_key) "
-        "VALUES ($1, 'top_up', $2, $3) "
-        "ON CONFLICT (org_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING "
+        "VALUES ($1, 'top_up', $2, $3) ON CONFLICT (org_id, idempotency_key) DO NOTHING "
         "RETURNING id",
         {org_id, std::to_string(amount_micro_usd), OptionalText(idempotency_key)});
     if (!inserted.ok()) return inserted.status();
