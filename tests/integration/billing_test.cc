@@ -8,9 +8,9 @@
 
 #include "BillingMigrations.h"
 #include "system.h"
+#include "system_postgres.h"
 #include "toolgate/base/crypto.h"
 #include "toolgate/billing/ledger_store.h"
-#include "toolgate/pg/pg.h"
 
 namespace toolgate::testing {
 namespace {
@@ -275,8 +275,8 @@ TEST_F(BillingTest, TopUpIdempotencyKeyCreditsOnce) {
 // keeps those its queries use and no more (a charge is its execution's row, and an execution's
 // seq is read only with its organization). The ledger's take only top-ups and revenue.
 TEST_F(BillingTest, SettlementTablesKeepOnlyTheIndexesTheirQueriesUse) {
-  pg::Pool pool(g_system->State("postgres_url"), 1, g_system->Secret("postgres.password"));
-  auto rows = pool.Exec(
+  auto pool = SystemPostgres(*g_system);
+  auto rows = pool->Exec(
       "SELECT tablename || ': ' || indexdef FROM pg_indexes WHERE schemaname = 'billing' "
       "AND tablename IN ('ledger', 'executions') ORDER BY 1");
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
@@ -300,21 +300,6 @@ TEST_F(BillingTest, SettlementTablesKeepOnlyTheIndexesTheirQueriesUse) {
   EXPECT_EQ(indexes, expected);
 }
 
-std::unique_ptr<pg::Pool> Postgres(const std::string& database = "toolgate") {
-  std::string url = g_system->State("postgres_url");
-  url = url.substr(0, url.rfind('/') + 1) + database;
-  return std::make_unique<pg::Pool>(url, 1, g_system->Secret("postgres.password"));
-}
-
-int64_t Count(pg::Pool& pool, const std::string& sql, const pg::Params& params) {
-  auto rows = pool.Exec(sql, params);
-  if (!rows.ok()) {
-    ADD_FAILURE() << rows.status().ToString();
-    return -1;
-  }
-  return rows->Int(0, 0);
-}
-
 // One row per call: a charge is its execution's row, listed in the ledger once, with an id in
 // the ledger's order; revenue stays a ledger row. No ledger row can be a charge any more, so a
 // billing replica from before could not charge an execution a second time the old way.
@@ -324,24 +309,24 @@ TEST_F(BillingTest, ACallIsOneRowAndItsChargeIsListedOnce) {
   auto paid = Invoke(*g_system, caller_key_, fn, "", R"({"event": {}})");
   ASSERT_EQ(own.status, 200) << own.body;
   ASSERT_EQ(paid.status, 200) << paid.body;
-  auto pool = Postgres();
+  auto pool = SystemPostgres(*g_system);
   for (const auto& r : {own, paid}) {
     const std::string id = SummaryOf(r).execution_id;
-    EXPECT_EQ(Count(*pool,
-                    "SELECT count(*) FROM billing.ledger WHERE execution_id = $1 "
-                    "AND type = 'charge'",
-                    {id}),
+    EXPECT_EQ(CountRows(*pool,
+                        "SELECT count(*) FROM billing.ledger WHERE execution_id = $1 "
+                        "AND type = 'charge'",
+                        {id}),
               0);
-    EXPECT_EQ(Count(*pool,
-                    "SELECT count(*) FROM billing.executions WHERE execution_id = $1 "
-                    "AND charged",
-                    {id}),
+    EXPECT_EQ(CountRows(*pool,
+                        "SELECT count(*) FROM billing.executions WHERE execution_id = $1 "
+                        "AND charged",
+                        {id}),
               1);
   }
-  EXPECT_EQ(Count(*pool,
-                  "SELECT count(*) FROM billing.ledger WHERE execution_id = $1 "
-                  "AND type = 'revenue'",
-                  {SummaryOf(paid).execution_id}),
+  EXPECT_EQ(CountRows(*pool,
+                      "SELECT count(*) FROM billing.ledger WHERE execution_id = $1 "
+                      "AND type = 'revenue'",
+                      {SummaryOf(paid).execution_id}),
             1);
   auto charge = RowsFor(*caller_, SummaryOf(paid).execution_id);
   ASSERT_EQ(charge.size(), 1u);
@@ -393,10 +378,10 @@ TEST_F(BillingTest, LedgerPagesInterleaveTopUpsAndChargesInOrder) {
 TEST(BillingSchemaTest, ChargesWrittenBeforeOneRowPerCallStillCountOnce) {
   const std::string database = "legacy_" + HexEncode(RandomBytes(6));
   {
-    auto admin = Postgres();
+    auto admin = SystemPostgres(*g_system);
     ASSERT_TRUE(admin->Exec("CREATE DATABASE " + database).ok());
   }
-  auto pool = Postgres(database);
+  auto pool = SystemPostgres(*g_system, database);
   const auto& steps = BillingMigrations();
   ASSERT_EQ(steps.size(), 5u) << "name the step this test stands before";
   ASSERT_TRUE(
@@ -464,7 +449,7 @@ TEST(BillingSchemaTest, ChargesWrittenBeforeOneRowPerCallStillCountOnce) {
   ASSERT_EQ(executions->items.size(), 2u);
   EXPECT_EQ(executions->items[0].record.execution_id, "exec_new");  // newest first, as before
   pool.reset();
-  EXPECT_TRUE(Postgres()->Exec("DROP DATABASE " + database).ok());
+  EXPECT_TRUE(SystemPostgres(*g_system)->Exec("DROP DATABASE " + database).ok());
 }
 
 TEST_F(BillingTest, ExecutionsAreListedWithLogsForTheOwnerOnly) {

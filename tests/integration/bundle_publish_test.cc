@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "system.h"
+#include "system_postgres.h"
 #include "test_bundles.h"
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json_writer.h"
@@ -70,20 +71,6 @@ http::HttpResponse PublishMultipart(Account& owner, const std::string& fn,
   return r.ok() ? *r : http::HttpResponse{};
 }
 
-std::unique_ptr<pg::Pool> Postgres() {
-  return std::make_unique<pg::Pool>(g_system->State("postgres_url"), 1,
-                                    g_system->Secret("postgres.password"));
-}
-
-int64_t Count(pg::Pool& pool, const std::string& sql, const pg::Params& params = {}) {
-  auto rows = pool.Exec(sql, params);
-  if (!rows.ok()) {
-    ADD_FAILURE() << rows.status().ToString();
-    return -1;
-  }
-  return rows->Int(0, 0);
-}
-
 // The field errors of a 422, "field: message" each.
 std::vector<std::string> Errors(const http::HttpResponse& r) {
   std::vector<std::string> out;
@@ -144,16 +131,17 @@ TEST(Bundles, MultipartUploadAndTheSameBundleIsStoredOnce) {
       PublishMultipart(owner, other_fn, Metadata("1.0", R"(,"handler":"src/main.py")"), archive)
           .status,
       201);
-  auto pg = Postgres();
-  EXPECT_EQ(Count(*pg, "SELECT count(*) FROM registry.bundles WHERE digest = $1", {digest}), 1);
-  EXPECT_EQ(Count(*pg, "SELECT count(*) FROM registry.versions WHERE bundle_digest = $1", {digest}),
-            3);
+  auto pg = SystemPostgres(*g_system);
+  EXPECT_EQ(CountRows(*pg, "SELECT count(*) FROM registry.bundles WHERE digest = $1", {digest}), 1);
+  EXPECT_EQ(
+      CountRows(*pg, "SELECT count(*) FROM registry.versions WHERE bundle_digest = $1", {digest}),
+      3);
 
   // Deleting one function keeps the copy the other still publishes; deleting both removes it.
   ASSERT_EQ(owner.session().Delete("/api/v1/functions/" + fn)->status, 204);
-  EXPECT_EQ(Count(*pg, "SELECT count(*) FROM registry.bundles WHERE digest = $1", {digest}), 1);
+  EXPECT_EQ(CountRows(*pg, "SELECT count(*) FROM registry.bundles WHERE digest = $1", {digest}), 1);
   ASSERT_EQ(owner.session().Delete("/api/v1/functions/" + other_fn)->status, 204);
-  EXPECT_EQ(Count(*pg, "SELECT count(*) FROM registry.bundles WHERE digest = $1", {digest}), 0);
+  EXPECT_EQ(CountRows(*pg, "SELECT count(*) FROM registry.bundles WHERE digest = $1", {digest}), 0);
 }
 
 TEST(Bundles, UnpublishingTheLastVersionOfABundleRemovesIt) {
@@ -163,12 +151,12 @@ TEST(Bundles, UnpublishingTheLastVersionOfABundleRemovesIt) {
   const std::string digest = HexEncode(Sha256(archive));
   ASSERT_EQ(PublishJson(owner, fn, "1.0", archive, R"(,"handler":"src/main.py")").status, 201);
   ASSERT_EQ(PublishJson(owner, fn, "1.1", archive, R"(,"handler":"src/main.py")").status, 201);
-  auto pg = Postgres();
+  auto pg = SystemPostgres(*g_system);
   const std::string versions = "/api/v1/functions/" + fn + "/versions/";
   ASSERT_EQ(owner.session().Delete(versions + "1.1")->status, 204);
-  EXPECT_EQ(Count(*pg, "SELECT count(*) FROM registry.bundles WHERE digest = $1", {digest}), 1);
+  EXPECT_EQ(CountRows(*pg, "SELECT count(*) FROM registry.bundles WHERE digest = $1", {digest}), 1);
   ASSERT_EQ(owner.session().Delete(versions + "1.0")->status, 204);
-  EXPECT_EQ(Count(*pg, "SELECT count(*) FROM registry.bundles WHERE digest = $1", {digest}), 0);
+  EXPECT_EQ(CountRows(*pg, "SELECT count(*) FROM registry.bundles WHERE digest = $1", {digest}), 0);
 }
 
 TEST(Bundles, ExecutorsGetTheBundleOnTheCodeSubject) {
@@ -201,8 +189,8 @@ TEST(Bundles, ExecutorsGetTheBundleOnTheCodeSubject) {
 TEST(Bundles, EachBadBundleIs422WithItsReasonAndNothingIsStored) {
   Account owner(*g_system, "Attacker");
   std::string fn = owner.CreateFunction("Evil");
-  auto pg = Postgres();
-  const int64_t bundles_before = Count(*pg, "SELECT count(*) FROM registry.bundles");
+  auto pg = SystemPostgres(*g_system);
+  const int64_t bundles_before = CountRows(*pg, "SELECT count(*) FROM registry.bundles");
   struct Case {
     std::vector<TestEntry> entries;
     std::string error;
@@ -246,7 +234,7 @@ TEST(Bundles, EachBadBundleIs422WithItsReasonAndNothingIsStored) {
 
   auto detail = Json(owner.session().Get("/api/v1/functions/" + fn)->body);
   EXPECT_EQ(detail.root["versions"].get_array().size(), 0u);
-  EXPECT_EQ(Count(*pg, "SELECT count(*) FROM registry.bundles"), bundles_before);
+  EXPECT_EQ(CountRows(*pg, "SELECT count(*) FROM registry.bundles"), bundles_before);
 }
 
 TEST(Bundles, LargerThanTheGeneralBodyLimitAndTheOldBusLimit) {
