@@ -127,9 +127,9 @@ Result<std::vector<std::string>> LedgerStore::RecordSettlements(
                                         "Time to write one batch of settlements to the ledger.")
                              .With({});
   const int64_t start_us = MonotonicUs();
+  // A charge is its execution's row (charged), not a ledger row: the ledger takes the rest.
   // Rows in one global order, so that two replicas writing overlapping retries take their
   // locks in the same order and cannot deadlock.
-  // A charge is its execution's row (charged), not a ledger row: the ledger takes the rest.
   std::vector<const LedgerEntry*> entries;
   std::vector<const ExecutionRecord*> executions;
   std::unordered_set<const ExecutionRecord*> charged;
