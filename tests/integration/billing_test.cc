@@ -436,6 +436,24 @@ TEST(BillingSchemaTest, ChargesWrittenBeforeOneRowPerCallStillCountOnce) {
   ASSERT_TRUE(new_charge.ok() && new_charge->has_value());
   EXPECT_EQ((*new_charge)->total_micro_usd, 30);
 
+  // In a batch the flag stays with its own execution, whatever order the batch came in: a
+  // charged call after one whose handler never ran (no entries, nothing charged).
+  billing::Settlement paid = settled, failed = settled;
+  paid.execution.execution_id = paid.entries[0].execution_id = "exec_z";
+  paid.entries[0].amount_micro_usd = -(paid.execution.charge.total_micro_usd = 7);
+  failed.execution.execution_id = "exec_m";
+  failed.execution.status_code = 502;
+  failed.execution.charge = {};
+  failed.entries.clear();
+  ASSERT_TRUE(ledger.RecordSettlements({&paid, &failed}).ok());
+  EXPECT_EQ(*ledger.Sum("org_l"), 863);
+  auto unpaid = ledger.ChargeOf("exec_m");
+  ASSERT_TRUE(unpaid.ok());
+  EXPECT_FALSE(unpaid->has_value());
+  auto paid_charge = ledger.ChargeOf("exec_z");
+  ASSERT_TRUE(paid_charge.ok() && paid_charge->has_value());
+  EXPECT_EQ((*paid_charge)->total_micro_usd, 7);
+
   auto page = ledger.Entries("org_l", 10, std::nullopt);
   ASSERT_TRUE(page.ok());
   std::vector<std::pair<std::string, int64_t>> listed;
@@ -443,11 +461,11 @@ TEST(BillingSchemaTest, ChargesWrittenBeforeOneRowPerCallStillCountOnce) {
     listed.emplace_back(item.entry.execution_id, item.entry.amount_micro_usd);
   }
   EXPECT_EQ(listed, (std::vector<std::pair<std::string, int64_t>>{
-                        {"exec_new", -30}, {"exec_old", -100}, {"", 1000}}));
+                        {"exec_z", -7}, {"exec_new", -30}, {"exec_old", -100}, {"", 1000}}));
   auto executions = ledger.Executions("org_l", "", 10, std::nullopt);
   ASSERT_TRUE(executions.ok());
-  ASSERT_EQ(executions->items.size(), 2u);
-  EXPECT_EQ(executions->items[0].record.execution_id, "exec_new");  // newest first, as before
+  ASSERT_EQ(executions->items.size(), 4u);
+  EXPECT_EQ(executions->items[3].record.execution_id, "exec_old");  // newest first, as before
   pool.reset();
   EXPECT_TRUE(SystemPostgres(*g_system)->Exec("DROP DATABASE " + database).ok());
 }

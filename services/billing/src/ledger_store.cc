@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <tuple>
-#include <unordered_set>
 
 #include "BillingMigrations.h"
 #include "toolgate/base/time.h"
@@ -127,31 +126,33 @@ Result<std::vector<std::string>> LedgerStore::RecordSettlements(
                                         "Time to write one batch of settlements to the ledger.")
                              .With({});
   const int64_t start_us = MonotonicUs();
-  // A charge is its execution's row (charged), not a ledger row: the ledger takes the rest.
   // Rows in one global order, so that two replicas writing overlapping retries take their
-  // locks in the same order and cannot deadlock.
+  // locks in the same order and cannot deadlock. A charge is its execution's row (charged), not
+  // a ledger row: the ledger takes the rest.
+  std::vector<const Settlement*> settlements(batch);
+  std::sort(settlements.begin(), settlements.end(), [](const Settlement* a, const Settlement* b) {
+    return a->execution.execution_id < b->execution.execution_id;
+  });
+  using Column = std::vector<std::optional<std::string>>;
   std::vector<const LedgerEntry*> entries;
   std::vector<const ExecutionRecord*> executions;
-  std::unordered_set<const ExecutionRecord*> charged;
-  for (const Settlement* s : batch) {
+  Column charged;
+  for (const Settlement* s : settlements) {
     executions.push_back(&s->execution);
+    bool has_charge = false;
     for (const LedgerEntry& e : s->entries) {
       if (e.type == EntryType::kCharge) {
-        charged.insert(&s->execution);
+        has_charge = true;
       } else {
         entries.push_back(&e);
       }
     }
+    charged.emplace_back(has_charge ? "t" : "f");
   }
   std::sort(entries.begin(), entries.end(), [](const LedgerEntry* a, const LedgerEntry* b) {
     return std::tie(a->execution_id, a->type) < std::tie(b->execution_id, b->type);
   });
-  std::sort(executions.begin(), executions.end(),
-            [](const ExecutionRecord* a, const ExecutionRecord* b) {
-              return a->execution_id < b->execution_id;
-            });
 
-  using Column = std::vector<std::optional<std::string>>;
   auto column = [](const auto& rows, auto field) {
     Column c;
     c.reserve(rows.size());
@@ -187,8 +188,7 @@ Result<std::vector<std::string>> LedgerStore::RecordSettlements(
       column(executions, [](const R& r) { return r.egress_json; }),
       column(executions, [](const R& r) { return std::to_string(r.egress_bytes); }),
       column(executions, [](const R& r) { return r.hops_json.empty() ? "[]" : r.hops_json; }),
-      column(executions,
-             [&charged](const R& r) { return std::string(charged.count(&r) ? "t" : "f"); }),
+      PgArrayLiteral(charged),
   };
 
   // One statement, so one round trip and one implicit transaction: a BEGIN, two INSERTs and a
