@@ -150,6 +150,38 @@ def service_handler(event, context):
   EXPECT_LT(tenant_->Balance(), before);  // charged: the handler's own failure
 }
 
+TEST_F(IsolationTest, TheSandboxsMemoryLimitHoldsOnAWarmWorker) {
+  // A warm worker's call takes its OOM baseline from the end of the call before: the kernel
+  // killing a child for memory in a later call must still answer MemoryLimitExceeded.
+  std::string fn = Publish(*tenant_, "python", R"PY(
+import os
+def service_handler(event, context):
+    if not event.get('bomb'):
+        return 'calm'
+    children = []
+    for _ in range(6):
+        pid = os.fork()
+        if pid == 0:
+            block = b'x' * (200 << 20)
+            os._exit(0)
+        children.append(pid)
+    for pid in children:
+        os.waitpid(pid, 0)
+    return 'survived'
+)PY",
+                           R"("memory_mb":128,"timeout_ms":20000)");
+  for (int i = 0; i < 3; ++i) {
+    auto calm = Call(fn);
+    ASSERT_EQ(calm.status, 200) << calm.body;
+  }
+  auto r = Call(fn, R"({"bomb":true})");
+  EXPECT_EQ(r.status, 500) << r.body;
+  EXPECT_NE(r.body.find("MemoryLimitExceeded"), std::string::npos) << r.body;
+  // The worker the kernel struck in is not used again: the next call is calm on a new one.
+  auto after = Call(fn);
+  EXPECT_EQ(after.status, 200) << after.body;
+}
+
 TEST_F(IsolationTest, AThreadLeftSpinningIsStoppedWithItsWorker) {
   std::string fn = Publish(*tenant_, "python", R"PY(
 import threading

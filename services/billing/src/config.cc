@@ -38,6 +38,9 @@ void DefineBillingFlags(Flags& flags) {
   flags.Define("settle-batch", "256",
                "settlements committed in one transaction, and holds placed in one Redis round "
                "trip, at most");
+  flags.Define("settle-ack-linger-ms", "20",
+               "how long acks of settled results may gather before they go to the executors in "
+               "one message (0: at once; at most 1000)");
 }
 
 Result<Config> ConfigFromFlags(const Flags& flags) {
@@ -66,13 +69,14 @@ Result<Config> ConfigFromFlags(const Flags& flags) {
     int64_t* out;
   };
   int64_t batch = 0;
-  for (Count c : {Count{"rate-limit-per-key", &config.limits.rate_per_key_per_s},
-                  Count{"rate-limit-burst", &config.limits.rate_burst},
-                  Count{"concurrency-per-org", &config.limits.concurrency_per_org},
-                  Count{"hold-grace-ms", &config.hold_grace_ms},
-                  Count{"reaper-interval-ms", &config.reaper_interval_ms},
-                  Count{"reconcile-check-interval-ms", &config.reconcile_check_interval_ms},
-                  Count{"settle-batch", &batch}}) {
+  for (Count c :
+       {Count{"rate-limit-per-key", &config.limits.rate_per_key_per_s},
+        Count{"rate-limit-burst", &config.limits.rate_burst},
+        Count{"concurrency-per-org", &config.limits.concurrency_per_org},
+        Count{"hold-grace-ms", &config.hold_grace_ms},
+        Count{"reaper-interval-ms", &config.reaper_interval_ms},
+        Count{"reconcile-check-interval-ms", &config.reconcile_check_interval_ms},
+        Count{"settle-batch", &batch}, Count{"settle-ack-linger-ms", &config.ack_linger_ms}}) {
     const std::string& text = flags.Get(c.flag);
     auto value = ParseCount(text);
     if (!value) return Bad(c.flag, text, "must be a non-negative integer");
@@ -84,6 +88,10 @@ Result<Config> ConfigFromFlags(const Flags& flags) {
   }
   if (config.reaper_interval_ms < 1) {
     return Bad("reaper-interval-ms", flags.Get("reaper-interval-ms"), "must be at least 1");
+  }
+  if (config.ack_linger_ms > 1000) {
+    // The executor sends a result again after 5 s without an ack: a linger must stay well inside.
+    return Bad("settle-ack-linger-ms", flags.Get("settle-ack-linger-ms"), "must be at most 1000");
   }
   if (batch < 1) return Bad("settle-batch", flags.Get("settle-batch"), "must be at least 1");
   config.settle_batch = static_cast<size_t>(batch);

@@ -56,7 +56,9 @@ TEST(ConfigTest, BadValuesNameTheFlag) {
                                                         {"rate-limit-per-key", "-3"},
                                                         {"rate-limit-burst", "0"},
                                                         {"concurrency-per-org", "many"},
-                                                        {"settle-batch", "0"}}) {
+                                                        {"settle-batch", "0"},
+                                                        {"settle-ack-linger-ms", "1001"},
+                                                        {"settle-ack-linger-ms", "-1"}}) {
     auto config = Parse({{flag, value}});
     ASSERT_FALSE(config.ok()) << flag << "=" << value;
     EXPECT_NE(config.status().message().find("--" + flag), std::string::npos)

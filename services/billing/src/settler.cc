@@ -29,6 +29,7 @@ struct Settler::Pending {
   v1::ExecutionResult result;
   Settlement settlement;
   std::string ack_reply;
+  size_t result_bytes = 0;  // what the executor keeps until the ack reaches it
   // From arrival to the edge's answer.
   std::unique_ptr<trace::Span> span;
 };
@@ -48,6 +49,9 @@ Settler::Settler(bus::Bus& bus, LedgerStore& ledger, BalanceStore& balances, Ret
             bus_.Publish(kExecutionEvents, message.SerializeAsString());
           },
           /*max_queue=*/65536, std::chrono::milliseconds(100)),
+      acks_([this](const std::string& subject,
+                   const std::string& data) { bus_.Publish(subject, data); },
+            std::chrono::milliseconds(config.ack_linger_ms), kAckLingerBytes),
       queue_(config.settle_batch, [this](Batch batch) { Commit(std::move(batch)); }) {}
 
 Settler::~Settler() {
@@ -56,7 +60,9 @@ Settler::~Settler() {
 
 void Settler::Stop() {
   queue_.Stop();
-  recorded_.Stop();  // after the last batch: it sends what the batches left
+  // After the last batch: they send what the batches left.
+  acks_.Stop();
+  recorded_.Stop();
 }
 
 void Settler::OnResult(bus::Message&& message) {
@@ -78,6 +84,7 @@ void Settler::OnResult(bus::Message&& message) {
   core::AnnotateStageSpan(*pending->span, job);
   pending->settlement = SettlementFor(config_.rates, pending->result);
   pending->ack_reply = std::move(message.reply);
+  pending->result_bytes = message.data.size();
   // Refused once stopping: unacked, the executor retries on another replica.
   queue_.Push(std::move(pending));
 }
@@ -257,29 +264,16 @@ void Settler::Finish(Pending& pending, const Result<bool>& applied) {
   pending.span.reset();
 }
 
-BatchAcks GroupAcks(const std::vector<std::string>& replies) {
-  BatchAcks out;
-  for (const std::string& reply : replies) {
-    size_t dot = reply.rfind('.');
-    if (reply.empty()) continue;
-    if (dot == std::string::npos || dot == 0 || dot + 1 == reply.size()) {
-      out.singles.push_back(reply);
-      continue;
-    }
-    out.batches[reply.substr(0, dot + 1) + "acks"].add_attempts(reply.substr(dot + 1));
-  }
-  return out;
-}
-
 void Settler::AckAll(const Batch& batch) {
   std::vector<std::string> replies;
   replies.reserve(batch.size());
-  for (const auto& p : batch) replies.push_back(p->ack_reply);
-  BatchAcks acks = GroupAcks(replies);
-  for (const auto& [subject, attempts] : acks.batches) {
-    bus_.Publish(subject, attempts.SerializeAsString());
+  size_t bytes = 0;
+  for (const auto& p : batch) {
+    if (p->ack_reply.empty()) continue;
+    replies.push_back(p->ack_reply);
+    bytes += p->result_bytes;
   }
-  for (const std::string& reply : acks.singles) bus_.Publish(reply, Ack(true).SerializeAsString());
+  acks_.Add(std::move(replies), bytes);
 }
 
 }  // namespace toolgate::billing

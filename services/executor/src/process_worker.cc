@@ -352,7 +352,11 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
     reply.kind = WorkerReply::Kind::kNotDelivered;
     return reply;
   }
-  const uint64_t oom_before = cgroup_ != nullptr ? cgroup_->OomKills() : 0;
+  // After a clean call the count read as it ended still holds: the idle check just showed that
+  // nothing in the sandbox ran since, so nothing can have been killed for memory.
+  const uint64_t oom_before = cgroup_ == nullptr  ? 0
+                              : idle_cpu_us_ >= 0 ? idle_oom_kills_
+                                                  : cgroup_->OomKills();
   if (ready_) {
     ResetPeakMemory();
     if (cgroup_ != nullptr) cgroup_->ResetPeakMemory();
@@ -569,10 +573,16 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
     if (cpu_before_us >= 0 && cpu_after_us >= cpu_before_us) {
       reply.cpu_ms = (cpu_after_us - cpu_before_us) / 1000;
     }
-    // Read after AfterAnswer stopped what the handler left: the baseline of the idle check.
-    if (end == End::kReply && reply.reusable) idle_cpu_us_ = cpu_after_us;
     peak_kb = std::max<int64_t>(peak_kb, static_cast<int64_t>(cgroup_->PeakMemoryBytes() / 1024));
-    if (cgroup_->OomKills() > oom_before && reply.kind != WorkerReply::Kind::kNotDelivered) {
+    const uint64_t oom_after = cgroup_->OomKills();
+    // Read after AfterAnswer stopped what the handler left: the baselines of the next call.
+    if (end == End::kReply && reply.reusable) {
+      idle_cpu_us_ = cpu_after_us;
+      idle_oom_kills_ = oom_after;
+    } else {
+      idle_cpu_us_ = -1;
+    }
+    if (oom_after > oom_before && reply.kind != WorkerReply::Kind::kNotDelivered) {
       // The kernel's OOM killer struck in this sandbox during the call: whichever process it
       // chose, the call exceeded its memory.
       reply.kind = WorkerReply::Kind::kMemory;

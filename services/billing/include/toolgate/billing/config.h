@@ -30,11 +30,17 @@ struct Config {
   // Settlements written in one PostgreSQL transaction at most (group commit), and holds placed
   // in one pipelined Redis round trip at most.
   size_t settle_batch = 256;
+  // How long the acks of settled results may gather before they leave in one message per
+  // executor connection (0: each batch's acks at once). An ack is off the answer path: it only
+  // stops the executor's retry, which waits 5 s, so under load a message every linger replaces
+  // one per settlement batch. They leave at once, linger or not, once the results they ack
+  // reach kAckLingerBytes, so an executor never keeps more than that of acked results waiting.
+  int64_t ack_linger_ms = 20;
 };
 
 // Defines --cpu-rate, --gpu-rate, --commission-percent, --rate-limit-per-key, --rate-limit-burst,
-// --concurrency-per-org, --hold-grace-ms, --reaper-interval-ms, --reconcile-check-interval-ms and
-// --settle-batch.
+// --concurrency-per-org, --hold-grace-ms, --reaper-interval-ms, --reconcile-check-interval-ms,
+// --settle-batch and --settle-ack-linger-ms.
 void DefineBillingFlags(Flags& flags);
 
 // Reads the flags defined above. InvalidArgument names the first bad flag and why, for a one-line

@@ -4,11 +4,14 @@
 // retries until a billing replica acks. The settler queues results; one batcher thread takes
 // every result waiting (up to Config::settle_batch) and writes their ledger entries and
 // executions rows in ONE PostgreSQL transaction (group commit), then captures each hold in Redis,
-// answers each edge, acks the executors (one SettleAcks per executor connection), and announces the
-// batch's new executions in one ExecutionsRecorded on tg.events.execution. Nothing is acked before
-// it is durable: when PostgreSQL (or Redis, before the commit) is unreachable, the batch is dropped
-// unacked and the executors' retries bring it back. A Redis capture that fails after the commit is
-// retried in the background (RetryQueue); the charge is durable, so the edge is answered anyway.
+// answers each edge, acks the executors, and announces the batch's new executions in one
+// ExecutionsRecorded on tg.events.execution. Acks are off the answer path (they only end the
+// executor's retries), so they gather for Config::ack_linger_ms and leave as one SettleAcks per
+// executor connection: under load one message per linger, not one per batch (settle_acks.h).
+// Nothing is acked before it is durable: when PostgreSQL (or Redis, before the commit) is
+// unreachable, the batch is dropped unacked and the executors' retries bring it back. A Redis
+// capture that fails after the commit is retried in the background (RetryQueue); the charge is
+// durable, so the edge is answered anyway.
 //
 // The NATS server tells the publisher of an executor job that nobody serves its subject by a
 // "no responders" notice on the job's reply subject (tg.billing.unserved.<execution_id>),
@@ -20,7 +23,6 @@
 // Thread-safe: OnResult and OnNoResponders may run on any thread.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,19 +32,11 @@
 #include "toolgate/billing/config.h"
 #include "toolgate/billing/ledger_store.h"
 #include "toolgate/billing/retry_queue.h"
+#include "toolgate/billing/settle_acks.h"
 #include "toolgate/bus/batch.h"
 #include "toolgate/bus/bus.h"
 
 namespace toolgate::billing {
-
-// The acks of one batch, by destination. An executor's attempt replies on "<inbox>.<attempt>":
-// the attempts sharing an inbox are acked in one v1::SettleAcks on "<inbox>.acks" (batches);
-// a reply subject of any other form gets its own SettleAck (singles).
-struct BatchAcks {
-  std::map<std::string, v1::SettleAcks> batches;
-  std::vector<std::string> singles;
-};
-BatchAcks GroupAcks(const std::vector<std::string>& replies);
 
 class Settler {
  public:
@@ -75,6 +69,7 @@ class Settler {
   void Finish(Pending& pending, const Result<bool>& applied);
   // The edge's answer to a settled result, added to answers.
   void AnswerEdge(const Pending& pending, bus::Batch& answers);
+  // Hands the acks of a recorded batch to acks_.
   void AckAll(const Batch& batch);
 
   bus::Bus& bus_;
@@ -87,6 +82,10 @@ class Settler {
   // message: under load one message a tenth of a second rather than one per settlement batch.
   // Counters, not money: a full queue drops events rather than hold up a settlement.
   BatchQueue<v1::ExecutionRecorded> recorded_;
+  // A linger of acks ends early once the results they ack pass this: an executor keeps each
+  // result until its ack arrives.
+  static constexpr size_t kAckLingerBytes = 8 << 20;
+  SettleAcks acks_;
   BatchQueue<std::unique_ptr<Pending>> queue_;  // last: its thread calls Commit
 };
 

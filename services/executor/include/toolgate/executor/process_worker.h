@@ -132,6 +132,7 @@ class ProcessWorker : public Worker {
   int64_t baseline_threads_ = 0;      // the interpreter's own threads, at its hello
   const int64_t started_us_;          // MonotonicUs when this took the just-started process
   int64_t idle_cpu_us_ = -1;          // the sandbox's CPU time when the last call ended
+  uint64_t idle_oom_kills_ = 0;       // its OOM kills then (valid with idle_cpu_us_)
   bool peak_is_resident_ = false;     // the last call ended with peak_kb == resident_kb
   bool init_sent_ = false;            // the kInit frame went out, with the first call
   bool ready_ = false;                // the module loaded
