@@ -445,8 +445,9 @@ void PushContext(lua_State* L, const Sandbox& sb) {
 }
 
 // The pristine state, kept in the registry under this key: a table (never itself restored) with
-//   tables:     {table, copy of its contents, its metatable or false} for every table the
-//               handler can reach from the globals, the string metatable or the registry
+//   tables:     {table, copy of its contents, its metatable or false, the copy's key count} for
+//               every table the handler can reach from the globals, the string metatable or
+//               the registry
 //   string_mt:  the metatable of strings
 //   randomseed: math.randomseed as opened, to reseed math.random for each call
 //   chunk:      the version's compiled chunk, loaded once per state
@@ -521,12 +522,14 @@ void TakeSnapshot(lua_State* L) {
       lua_pop(L, 1);
       continue;
     }
-    lua_createtable(L, 3, 0);  // the entry
+    lua_createtable(L, 4, 0);  // the entry
     lua_pushvalue(L, item);
     lua_rawseti(L, -2, 1);
     lua_newtable(L);  // the copy
+    lua_Integer keys = 0;
     lua_pushnil(L);
     while (lua_next(L, item) != 0) {
+      ++keys;
       lua_pushvalue(L, -2);
       lua_pushvalue(L, -2);
       lua_rawset(L, -5);
@@ -535,6 +538,8 @@ void TakeSnapshot(lua_State* L) {
       Enqueue(L, pending);  // the key
     }
     lua_rawseti(L, -2, 2);
+    lua_pushinteger(L, keys);
+    lua_rawseti(L, -2, 4);
     if (lua_getmetatable(L, item)) {
       lua_pushvalue(L, -1);
       Enqueue(L, pending);
@@ -548,8 +553,10 @@ void TakeSnapshot(lua_State* L) {
   lua_settop(L, holder - 1);
 }
 
-// Makes the table at index t hold exactly what the table at index copy holds, raw.
-void RestoreContents(lua_State* L, int t, int copy) {
+// Makes the table at index t hold exactly what the table at index copy, of copy_keys keys,
+// holds, raw.
+void RestoreContents(lua_State* L, int t, int copy, lua_Integer copy_keys) {
+  lua_Integer unchanged = 0;  // keys of t holding the copy's value
   lua_pushnil(L);
   while (lua_next(L, t) != 0) {  // keys added or changed: back to the copy's value (maybe nil)
     lua_pushvalue(L, -2);
@@ -559,10 +566,14 @@ void RestoreContents(lua_State* L, int t, int copy) {
       lua_insert(L, -2);
       lua_rawset(L, t);  // assigning an existing field keeps lua_next's traversal valid
     } else {
+      ++unchanged;
       lua_pop(L, 1);
     }
     lua_pop(L, 1);
   }
+  // Every key of the copy is in t with its value: none was removed, and the walk below, as
+  // long as the one above, can be skipped. This is what a call that left the table alone costs.
+  if (unchanged == copy_keys) return;
   lua_pushnil(L);
   while (lua_next(L, copy) != 0) {  // keys removed
     lua_pushvalue(L, -2);
@@ -606,7 +617,10 @@ int RestoreSnapshot(lua_State* L) {
     }
     lua_setmetatable(L, t);
     lua_rawgeti(L, entry, 2);
-    RestoreContents(L, t, t + 1);
+    lua_rawgeti(L, entry, 4);
+    const lua_Integer keys = lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    RestoreContents(L, t, t + 1, keys);
     lua_settop(L, entry - 1);
   }
   lua_pushliteral(L, "");

@@ -675,6 +675,12 @@ TEST_F(WarmLuaRuntimeTest, AReplacedLibraryFunctionComesBack) {
                      "string.format('%d', 7) == '7' and table.leak == nil");
 }
 
+TEST_F(WarmLuaRuntimeTest, AKeyOnlyRemovedComesBack) {
+  // Nothing added or replaced: the reset's only clue is a key fewer than the snapshot holds.
+  ExpectNothingLeaks("string.rep = nil; rawset(_G, 'select', nil)",
+                     "string.rep ~= nil and select ~= nil");
+}
+
 TEST_F(WarmLuaRuntimeTest, TheGuardedLibraryFunctionsComeBack) {
   // The originals behind the guards are out of reach; the guards must be what the next call
   // finds, not whatever replaced them.
