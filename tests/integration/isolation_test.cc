@@ -120,12 +120,13 @@ class IsolationTest : public ::testing::Test {
 Account* IsolationTest::tenant_ = nullptr;
 std::string IsolationTest::key_;
 
-TEST_F(IsolationTest, MemoryIsLimitedForTheWholeSandboxNotPerProcess) {
-  // Six children of 200 MB each under a 128 MB limit: each process alone is within its own
-  // address-space rlimit, the sandbox together is not.
-  std::string fn = Publish(*tenant_, "python", R"PY(
+// Six children of 200 MB each, unless the event asks for calm: under a 128 MB limit each process
+// alone is within its own address-space rlimit, the sandbox together is not.
+constexpr const char* kSixChildren = R"PY(
 import os
 def service_handler(event, context):
+    if event.get('calm'):
+        return 'calm'
     children = []
     for _ in range(6):
         pid = os.fork()
@@ -136,8 +137,11 @@ def service_handler(event, context):
     for pid in children:
         os.waitpid(pid, 0)
     return 'survived'
-)PY",
-                           R"("memory_mb":128,"timeout_ms":20000)");
+)PY";
+
+TEST_F(IsolationTest, MemoryIsLimitedForTheWholeSandboxNotPerProcess) {
+  std::string fn =
+      Publish(*tenant_, "python", kSixChildren, R"("memory_mb":128,"timeout_ms":20000)");
   int64_t before = tenant_->Balance();
   auto r = Call(fn);
   EXPECT_EQ(r.status, 500) << r.body;  // the handler ran: its 500 is the response
@@ -153,32 +157,17 @@ def service_handler(event, context):
 TEST_F(IsolationTest, TheSandboxsMemoryLimitHoldsOnAWarmWorker) {
   // A warm worker's call takes its OOM baseline from the end of the call before: the kernel
   // killing a child for memory in a later call must still answer MemoryLimitExceeded.
-  std::string fn = Publish(*tenant_, "python", R"PY(
-import os
-def service_handler(event, context):
-    if not event.get('bomb'):
-        return 'calm'
-    children = []
-    for _ in range(6):
-        pid = os.fork()
-        if pid == 0:
-            block = b'x' * (200 << 20)
-            os._exit(0)
-        children.append(pid)
-    for pid in children:
-        os.waitpid(pid, 0)
-    return 'survived'
-)PY",
-                           R"("memory_mb":128,"timeout_ms":20000)");
+  std::string fn =
+      Publish(*tenant_, "python", kSixChildren, R"("memory_mb":128,"timeout_ms":20000)");
   for (int i = 0; i < 3; ++i) {
-    auto calm = Call(fn);
+    auto calm = Call(fn, R"({"calm":true})");
     ASSERT_EQ(calm.status, 200) << calm.body;
   }
-  auto r = Call(fn, R"({"bomb":true})");
+  auto r = Call(fn);
   EXPECT_EQ(r.status, 500) << r.body;
   EXPECT_NE(r.body.find("MemoryLimitExceeded"), std::string::npos) << r.body;
   // The worker the kernel struck in is not used again: the next call is calm on a new one.
-  auto after = Call(fn);
+  auto after = Call(fn, R"({"calm":true})");
   EXPECT_EQ(after.status, 200) << after.body;
 }
 

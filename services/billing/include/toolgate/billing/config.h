@@ -34,7 +34,8 @@ struct Config {
   // executor connection (0: each batch's acks at once). An ack is off the answer path: it only
   // stops the executor's retry, which waits 5 s, so under load a message every linger replaces
   // one per settlement batch. They leave at once, linger or not, once the results they ack
-  // reach kAckLingerBytes, so an executor never keeps more than that of acked results waiting.
+  // reach 8 MiB (Settler::kAckLingerBytes), so an executor never keeps more than that of acked
+  // results waiting.
   int64_t ack_linger_ms = 20;
 };
 
