@@ -26,9 +26,10 @@
 namespace toolgate::testing {
 namespace {
 
-// Function ids as labels, so the counts can be checked per function.
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(
-    new SharedSystem({}, {"TOOLGATE_METRICS_FUNCTION_LABELS=true"}));
+// Function ids as labels, so the counts can be checked per function; billing's acks gather for
+// a second, so that a test's calls, however slow, fall within one linger.
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SharedSystem(
+    {}, {"TOOLGATE_METRICS_FUNCTION_LABELS=true", "TOOLGATE_SETTLE_ACK_LINGER_MS=1000"}));
 
 constexpr const char* kEcho = "function service_handler(event, context) return event end";
 constexpr const char* kLoop = "function service_handler(event, context) while true do end end";
@@ -209,6 +210,37 @@ TEST(MetricsTest, TheEdgeCountsAKnownMixOfInvocationsExactly) {
   EXPECT_GE(Sample(executor, "toolgate_executor_workers{state=\"idle\"}"), 0);
   EXPECT_EQ(Sample(executor, "toolgate_executor_slots_busy"), 0);
   EXPECT_EQ(Sample(executor, "toolgate_executor_queue_length"), 0);
+}
+
+TEST(MetricsTest, BillingAcksTheResultsOfManyBatchesInOneMessage) {
+  Account owner(*g_system, "Acks Owner");
+  owner.TopUp(100'000'000);
+  std::string key = owner.CreateKey();
+  std::string echo = owner.CreateFunction("echo");
+  ASSERT_EQ(owner.PublishLua(echo, "1", kEcho).status, 201);
+  auto before = Scrape("billing");
+  const double messages_before = Sample(before, "toolgate_billing_settle_ack_messages_total");
+  const double acked_before = Sample(before, "toolgate_billing_settle_acks_total");
+  // One call at a time: each result is its own settlement batch, and without the linger each
+  // batch would be acked in a message of its own.
+  constexpr int kCalls = 12;
+  for (int i = 0; i < kCalls; ++i) {
+    ASSERT_EQ(Invoke(*g_system, key, echo, "1", R"({"event": {}})").status, 200);
+  }
+  // Every result is acked once the linger ends.
+  int64_t deadline = NowMs() + 30000;
+  std::map<std::string, double> after;
+  for (;;) {
+    after = Scrape("billing");
+    if (Sample(after, "toolgate_billing_settle_acks_total") - acked_before >= kCalls) break;
+    if (NowMs() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // poll interval
+  }
+  // At least: results of an earlier test may still have been waiting for their linger.
+  EXPECT_GE(Sample(after, "toolgate_billing_settle_acks_total") - acked_before, kCalls);
+  // The first after a quiet spell at once, the rest together (a call slower than the whole
+  // linger, or an earlier test's waiting acks, would add one).
+  EXPECT_LE(Sample(after, "toolgate_billing_settle_ack_messages_total") - messages_before, 4);
 }
 
 TEST(MetricsTest, BillingIsNotReadyWhileRedisIsAway) {

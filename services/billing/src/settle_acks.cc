@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "toolgate/metrics/metrics.h"
+
 namespace toolgate::billing {
 
 BatchAcks GroupAcks(const std::vector<std::string>& replies) {
@@ -39,9 +41,19 @@ void SettleAcks::Add(std::vector<std::string> replies, size_t result_bytes) {
 }
 
 void SettleAcks::Send(const std::vector<std::vector<std::string>>& batches) {
+  static auto& messages = metrics::Registry::Global()
+                              .Counter("toolgate_billing_settle_ack_messages_total",
+                                       "Messages that acked executors' recorded results.")
+                              .With({});
+  static auto& acked =
+      metrics::Registry::Global()
+          .Counter("toolgate_billing_settle_acks_total", "Executors' results acked as recorded.")
+          .With({});
   std::vector<std::string> replies;
   for (const auto& batch : batches) replies.insert(replies.end(), batch.begin(), batch.end());
   BatchAcks acks = GroupAcks(replies);
+  messages.Inc(acks.batches.size() + acks.singles.size());
+  acked.Inc(replies.size());
   for (const auto& [subject, attempts] : acks.batches) {
     publish_(subject, attempts.SerializeAsString());
   }
