@@ -348,9 +348,9 @@ Status SeedDemo(const std::string& base_url, const fs::path& data_dir,
       st->secret_id.c_str());
   std::printf(
       "Forecast calls the demo's weather service at http://%s through the egress gateway. For\n"
-      "that demo only, the executors run with --egress-allow-cidr 127.0.0.1/32 (the platform's\n"
-      "own ports stay refused); never allow the loopback on a production system.\n\n",
-      services.weather.c_str());
+      "that demo only, the executors run with --egress-allow-endpoint %s (the platform's\n"
+      "own ports stay refused); never open the host's own ports on a production system.\n\n",
+      services.weather.c_str(), services.weather.c_str());
   if (!st->password.empty()) {
     std::printf("Web app: %s/  sign in as %s with the password %s (kept in %s)\n\n",
                 base_url.c_str(), st->email.c_str(), st->password.c_str(), file.c_str());

@@ -737,12 +737,13 @@ int RunUp(const std::vector<std::string>& args) {
     egress_flags.insert(egress_flags.end(),
                         {"--egress-deny-addr", "127.0.0.1:" + std::to_string(port)});
   }
-  // The demo's weather service listens on the loopback, which the executors refuse unless told:
-  // a demo-only allowance (SeedDemo prints it). The platform's own ports above stay refused.
+  // The demo's weather service listens on the loopback, an address of this host, which the
+  // executors refuse unless told: a demo-only allowance of that one endpoint (SeedDemo prints
+  // it). The platform's own ports above stay refused.
   DemoServices demo_services;
   if (demo) {
     demo_services.weather = StartDemoWeather(supervisor, data, logs, pg_user);
-    egress_flags.insert(egress_flags.end(), {"--egress-allow-cidr", "127.0.0.1/32"});
+    egress_flags.insert(egress_flags.end(), {"--egress-allow-endpoint", demo_services.weather});
   }
   for (const auto& name : kServices) {
     std::vector<std::string> argv = {(bin_dir / ("toolgate-" + name)).string()};

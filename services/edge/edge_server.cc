@@ -105,14 +105,6 @@ std::string PercentDecode(std::string_view s) {
   return out;
 }
 
-// The API key from "Authorization: <key>" or "Authorization: Bearer <key>".
-std::string ApiKeyFrom(std::string value) {
-  while (!value.empty() && value.front() == ' ') value.erase(0, 1);
-  if (value.size() > 7 && strncasecmp(value.c_str(), "bearer ", 7) == 0) value.erase(0, 7);
-  while (!value.empty() && value.back() == ' ') value.pop_back();
-  return value;
-}
-
 // The service that owns a management path (below /api/v1), or empty.
 std::string OwnerOf(const std::vector<std::string>& segments) {
   if (segments.empty()) return {};
@@ -189,6 +181,10 @@ EdgeServer::EdgeServer(bus::Bus& bus, EdgeOptions options)
       decider_(decision_caches_, decision_source_, key_uses_,
                InvokeDecider::Clocks{.wall_ms = [] { return NowMs(); },
                                      .connection_epoch = [this] { return bus_.reconnects(); }}),
+      body_admission_(
+          {.max_body_bytes = options_.max_request_bytes,
+           .max_upload_bytes = std::max(options_.max_upload_bytes, options_.max_request_bytes)},
+          decision_caches_, decision_source_, [] { return NowMs(); }),
       web_(options_.web_dir),
       invoke_metrics_(options_.metrics),
       mcp_codec_(options_.mcp_session_key.empty() ? RandomBytes(McpSessionCodec::kKeyBytes)
@@ -245,6 +241,12 @@ Status EdgeServer::Start() {
   front.max_connections = options_.max_connections;
   front.max_connections_per_client = options_.max_connections_per_client;
   front.trusted_proxies = options_.trusted_proxies;
+  front.max_body_bytes_in_flight = options_.max_body_bytes_in_flight;
+  front.max_body_bytes_in_flight_per_client = options_.max_body_bytes_in_flight_per_client;
+  // Who the caller is and what it may send are decided from the head, before the body is read.
+  front.gate = [this](const RequestHead& head, std::function<void(BodyVerdict)> later) {
+    return body_admission_.Decide(head, std::move(later));
+  };
   front.token = front_token_;
   // Invocations are answered by the front itself: no loopback hop to Pistache and back, and
   // the answer leaves from the front's thread instead of crossing to a Pistache reactor.

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "body_admission.h"
 #include "decision_bus.h"
 #include "decision_caches.h"
 #include "http_front.h"
@@ -46,6 +47,8 @@ struct EdgeOptions {
   // registry's largest bundle in base64 or multipart, plus the fields around it. Bus messages
   // carry the body whole, so it stays under NATS's max_payload (64 MiB).
   size_t max_upload_bytes = 60 * 1024 * 1024;
+  size_t max_body_bytes_in_flight = 256 * 1024 * 1024;            // HttpFront's
+  size_t max_body_bytes_in_flight_per_client = 72 * 1024 * 1024;  // HttpFront's
   // The front (http_front.h): read deadlines and connection limits.
   int header_timeout_ms = 10000;
   int body_timeout_ms = 60000;
@@ -131,6 +134,7 @@ class EdgeServer {
   DecisionCaches decision_caches_;
   BusDecisionSource decision_source_;
   InvokeDecider decider_;
+  BodyAdmission body_admission_;
   std::unique_ptr<KeyUseReporter> key_use_reporter_;
   StaticFiles web_;
   InvokeMetrics invoke_metrics_;

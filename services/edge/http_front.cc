@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -20,6 +21,7 @@
 #include "request_framer.h"
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/log.h"
+#include "toolgate/base/strings.h"
 #include "toolgate/base/time.h"
 #include "toolgate/core/problem.h"
 
@@ -28,8 +30,15 @@ namespace {
 
 constexpr size_t kHighWater = 256 * 1024;  // per direction: stop reading above this
 constexpr size_t kReadChunk = 64 * 1024;
-constexpr int64_t kLingerMs = 2000;  // after our own answer, how long we drain the client
+// After an answer of our own that ends the connection, the client is drained (read and
+// discarded) until it has been quiet kLingerMs, for kMaxLingerMs at most, and for the rest of
+// the refused body it declared plus kMaxDrained at most (never past max_upload_bytes): a client
+// that writes its whole body before it reads then reads our answer, not a reset.
+constexpr int64_t kLingerMs = 2000;
+constexpr int64_t kMaxLingerMs = 10000;
 constexpr size_t kMaxDrained = 4 * 1024 * 1024;
+// A client told to come back when the edge's bodies in flight are over its bounds.
+constexpr int kBodyBudgetRetryAfterS = 2;
 constexpr int64_t kAcceptPauseMs = 100;  // out of file descriptors: retry accepting after this
 
 // epoll tags: id * 4 + side. kWake with id 0 is Stop; with id 1, responses for own requests.
@@ -44,13 +53,30 @@ int64_t NowMonoMs() {
 constexpr size_t kMaxOwnRequest = kHighWater / 2;
 
 // A whole HTTP/1.1 problem answer that ends the connection.
-std::string ProblemBytes(std::string_view code, std::string_view detail) {
+std::string ProblemBytes(const v1::Problem& problem) {
   std::string request_id = HexEncode(RandomBytes(12));
-  HttpAnswer a = RenderProblem(core::MakeProblem(code, detail), request_id);
+  HttpAnswer a = RenderProblem(problem, request_id);
   std::vector<std::pair<std::string, std::string>> headers = {{"Content-Type", a.content_type},
                                                               {"X-Request-Id", request_id}};
   headers.insert(headers.end(), a.headers.begin(), a.headers.end());
   return ResponseBytes(a.status, headers, a.body, /*keep_alive=*/false);
+}
+std::string ProblemBytes(std::string_view code, std::string_view detail) {
+  return ProblemBytes(core::MakeProblem(code, detail));
+}
+
+v1::Problem RetryLater(std::string_view code, std::string_view detail) {
+  v1::Problem problem = core::MakeProblem(code, detail);
+  problem.set_retry_after_s(kBodyBudgetRetryAfterS);
+  return problem;
+}
+
+// The address in the X-Toolgate-Client value the framer gave a head ("<token> <address>").
+std::string ClientOfHead(const RequestHead& head) {
+  const std::string* value = head.Find("x-toolgate-client");
+  if (value == nullptr) return {};
+  const size_t space = value->find(' ');
+  return space == std::string::npos ? std::string() : value->substr(space + 1);
 }
 
 std::string_view Trim(std::string_view s) {
@@ -173,7 +199,7 @@ class HttpFront::Loop {
               [this, &o](std::string_view forwarded_for) {
                 return o.token + " " + ClientAddress(peer, forwarded_for, o.trusted_proxies);
               },
-              o.max_upload_bytes) {}
+              o.max_upload_bytes, /*hold_bodies=*/static_cast<bool>(o.gate)) {}
     uint64_t id;
     std::string peer;
     RequestFramer framer;
@@ -199,6 +225,14 @@ class HttpFront::Loop {
     // The route has a request of this connection and has not answered it yet: nothing after
     // it goes to Pistache meanwhile.
     bool own_pending = false;
+    // Client bytes received while the framer held a body (kHeld): fed once it is admitted.
+    std::string unfed;
+    bool gate_pending = false;  // the gate was asked about the held body and has not answered
+    // Bodies admitted and not yet answered: the request's index on the connection, its bytes.
+    std::deque<std::pair<uint64_t, size_t>> reservations;
+    std::string client_address;  // whose share the reservations count against
+    size_t drain_limit = kMaxDrained;
+    int64_t linger_ends = 0;
   };
 
   // Responses the route gives, from any thread, for the loop to write.
@@ -206,7 +240,8 @@ class HttpFront::Loop {
     std::mutex mu;
     int fd = -1;  // eventfd: there are responses
     bool closed = false;
-    std::vector<std::pair<uint64_t, std::string>> queue;  // (connection id, response)
+    std::vector<std::pair<uint64_t, std::string>> queue;     // (connection id, response)
+    std::vector<std::pair<uint64_t, BodyVerdict>> verdicts;  // (connection id, the gate's)
   };
 
   static uint64_t Tag(uint64_t id, Side side) { return id * 4 + side; }
@@ -351,36 +386,153 @@ class HttpFront::Loop {
     }
     if (c.closing) {
       c.drained += static_cast<size_t>(n);
-      if (c.drained > kMaxDrained) Close(c);
+      if (c.drained > c.drain_limit) return Close(c);
+      c.close_at = std::min(c.linger_ends, now_ + kLingerMs);
       return;
     }
-    // Whether what the framer passes on now starts with a request head, and how many requests
-    // came before it.
-    const bool at_head =
-        c.held || (c.to_backend.empty() && c.framer.phase() == RequestFramer::Phase::kIdle);
-    const uint64_t before = c.framer.completed();
-    c.framer.Feed(std::string_view(buf.data(), static_cast<size_t>(n)), now_, &c.to_backend);
-    if (c.framer.completed() != c.completed) {
-      c.completed = c.framer.completed();
-      c.awaiting = true;
+    const std::string_view data(buf.data(), static_cast<size_t>(n));
+    if (c.framer.phase() == RequestFramer::Phase::kHeld) {
+      c.unfed.append(data);  // read in the same pass as the head it follows
+      return;
     }
+    FeedFrom(c, data);
+  }
+
+  // Feeds client bytes to the framer and on towards Pistache or the route, until they are used
+  // up or the framer holds a body; then the rest waits in c.unfed for the gate's verdict.
+  void FeedFrom(Conn& c, std::string_view data) {
+    std::string resumed;  // owns what data points into after a verdict given at once
+    while (!data.empty() && !c.closing) {
+      // Whether what the framer passes on now starts with a request head, and how many
+      // requests came before it.
+      const bool at_head =
+          c.held || (c.to_backend.empty() && c.framer.phase() == RequestFramer::Phase::kIdle);
+      const uint64_t before = c.framer.completed();
+      const size_t used = c.framer.Feed(data, now_, &c.to_backend);
+      data.remove_prefix(used);
+      if (c.framer.completed() != c.completed) {
+        c.completed = c.framer.completed();
+        c.awaiting = true;
+      }
+      if (RefusedByFramer(c)) return;
+      if (!Route(c, at_head, before)) FlushBackend(c);
+      if (c.framer.phase() != RequestFramer::Phase::kHeld) continue;
+      c.unfed.assign(data);
+      AskGate(c);
+      if (c.closing || c.framer.phase() == RequestFramer::Phase::kHeld) return;
+      resumed = std::move(c.unfed);
+      c.unfed.clear();
+      data = resumed;
+    }
+  }
+
+  // Answers the framer's error, if it has one; true when it had.
+  bool RefusedByFramer(Conn& c) {
     switch (c.framer.error()) {
       case RequestFramer::Error::kNone:
-        break;
+        return false;
       case RequestFramer::Error::kBodyTooLarge:
-        return Refuse(
-            c, "payload_too_large",
-            "The request body is over " + std::to_string(c.framer.body_limit()) + " bytes.");
+        Refuse(c, "payload_too_large",
+               "The request body is over " + std::to_string(c.framer.body_limit()) + " bytes.");
+        break;
       case RequestFramer::Error::kHeadTooLarge:
-        return Refuse(c, "headers_too_large",
-                      "The request line and headers are over " +
-                          std::to_string(options_.max_head_bytes) + " bytes.");
+        Refuse(c, "headers_too_large",
+               "The request line and headers are over " + std::to_string(options_.max_head_bytes) +
+                   " bytes.");
+        break;
       case RequestFramer::Error::kBadFraming:
-        return Refuse(c, "bad_request",
-                      "The request is not valid HTTP/1.1 framing (Content-Length, "
-                      "Transfer-Encoding or header syntax).");
+        Refuse(c, "bad_request",
+               "The request is not valid HTTP/1.1 framing (Content-Length, "
+               "Transfer-Encoding or header syntax).");
+        break;
     }
-    if (!Route(c, at_head, before)) FlushBackend(c);
+    return true;
+  }
+
+  // Asks the gate about the body the framer holds; applies a verdict given at once.
+  void AskGate(Conn& c) {
+    if (c.gate_pending) return;
+    auto head = ParseRequestHead(c.framer.held_head());
+    if (!head) {
+      return Refuse(c, "bad_request", "The request head could not be read.");
+    }
+    c.gate_pending = true;
+    std::optional<BodyVerdict> verdict = options_.gate(*head, Later(c.id));
+    if (!verdict) return;
+    c.gate_pending = false;
+    Decided(c, *head, std::move(*verdict));
+  }
+
+  std::function<void(BodyVerdict)> Later(uint64_t id) {
+    return [answers = answers_, id](BodyVerdict verdict) {
+      std::lock_guard<std::mutex> lock(answers->mu);
+      if (answers->closed) return;
+      answers->verdicts.emplace_back(id, std::move(verdict));
+      if (answers->queue.size() + answers->verdicts.size() == 1) {
+        uint64_t one = 1;
+        [[maybe_unused]] ssize_t n = write(answers->fd, &one, sizeof one);
+      }
+    };
+  }
+
+  // The gate's verdict on the held body of c: a refusal; or the body's limit, checked against
+  // the bodies in flight, after which the framer lets the body through.
+  void Decided(Conn& c, const RequestHead& head, BodyVerdict verdict) {
+    if (verdict.refusal) return Refuse(c, *verdict.refusal);
+    const std::optional<uint64_t> declared = c.framer.held_length();
+    const size_t limit = std::min(verdict.body_limit, c.framer.body_limit());
+    if (declared && *declared > limit) {
+      return Refuse(c, "payload_too_large",
+                    "The request body is over " + std::to_string(limit) + " bytes.");
+    }
+    const size_t bytes = declared ? static_cast<size_t>(*declared) : limit;
+    std::string client = ClientOfHead(head);
+    if (in_flight_ + bytes > options_.max_body_bytes_in_flight) {
+      return Refuse(c, RetryLater("service_unavailable",
+                                  "The edge holds as many request bodies as it may; retry after "
+                                  "the time in Retry-After."));
+    }
+    const bool proxy = Contains(options_.trusted_proxies, client);
+    size_t& mine = client_in_flight_[client];
+    if (!proxy && mine + bytes > options_.max_body_bytes_in_flight_per_client) {
+      if (mine == 0) client_in_flight_.erase(client);
+      return Refuse(c, RetryLater("too_many_request_bytes",
+                                  "Your address has as many request bytes in flight as it may; "
+                                  "retry after the time in Retry-After, or send fewer at once."));
+    }
+    mine += bytes;
+    in_flight_ += bytes;
+    if (c.client_address.empty()) c.client_address = std::move(client);
+    c.reservations.emplace_back(c.framer.completed(), bytes);
+    c.framer.Admit(limit);
+    // "Expect: 100-continue": the client waits for a word before it sends the body. Only when
+    // every earlier request is answered, so that the 100 cannot land inside another response.
+    const std::string* expect = head.Find("expect");
+    if (expect != nullptr && AsciiLower(*expect) == "100-continue" && !c.responses.blind() &&
+        c.responses.close_offset() == 0 && c.responses.completed() == c.framer.completed()) {
+      constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      c.responses.Feed(kContinue);
+      c.to_client.append(kContinue);
+      FlushClient(c);
+    }
+  }
+
+  // Gives back the in-flight bytes of the bodies whose requests are answered (or, once answers
+  // cannot be counted, whose requests have gone to Pistache whole); all of them when closing.
+  void ReleaseBodies(Conn& c, bool all) {
+    while (!c.reservations.empty()) {
+      const auto [request, bytes] = c.reservations.front();
+      const bool answered = request < c.responses.completed();
+      const bool sent = (c.responses.blind() || c.responses.close_offset() > 0) &&
+                        request < c.framer.completed() && c.to_backend.empty();
+      if (!all && !answered && !sent) return;
+      in_flight_ -= bytes;
+      auto mine = client_in_flight_.find(c.client_address);
+      if (mine != client_in_flight_.end() && (mine->second -= bytes) == 0) {
+        client_in_flight_.erase(mine);
+      }
+      c.reservations.pop_front();
+    }
   }
 
   // Hands the request at the start of to_backend to the route when it takes it and it is
@@ -432,11 +584,32 @@ class HttpFront::Loop {
 
   void DeliverAnswers() {
     std::vector<std::pair<uint64_t, std::string>> ready;
+    std::vector<std::pair<uint64_t, BodyVerdict>> verdicts;
     {
       std::lock_guard<std::mutex> lock(answers_->mu);
       uint64_t count = 0;
       [[maybe_unused]] ssize_t n = read(answers_->fd, &count, sizeof count);
       ready.swap(answers_->queue);
+      verdicts.swap(answers_->verdicts);
+    }
+    for (auto& [id, verdict] : verdicts) {
+      auto it = conns_.find(id);
+      if (it == conns_.end()) continue;  // the client left
+      Conn& c = it->second;
+      if (!c.gate_pending || c.closing) continue;
+      c.gate_pending = false;
+      auto head = ParseRequestHead(c.framer.held_head());
+      if (!head) {
+        Refuse(c, "bad_request", "The request head could not be read.");
+      } else {
+        Decided(c, *head, std::move(verdict));
+      }
+      if (conns_.count(id) && !c.closing && c.framer.phase() != RequestFramer::Phase::kHeld) {
+        std::string rest = std::move(c.unfed);
+        c.unfed.clear();
+        FeedFrom(c, rest);
+      }
+      if (conns_.count(id)) Update(c);
     }
     for (auto& [id, response] : ready) {
       auto it = conns_.find(id);
@@ -448,6 +621,7 @@ class HttpFront::Loop {
       // Through the watch like Pistache's answers: it counts them, and sees a "Connection:
       // close" one end the connection.
       c.responses.Feed(response);
+      ReleaseBodies(c, /*all=*/false);
       // Requests that came in behind it are still to be answered.
       c.awaiting = c.framer.completed() != c.responses.completed();
       c.to_client += response;
@@ -489,6 +663,7 @@ class HttpFront::Loop {
     }
     c.to_client.append(buf.data(), static_cast<size_t>(n));
     c.responses.Feed(std::string_view(buf.data(), static_cast<size_t>(n)));
+    ReleaseBodies(c, /*all=*/false);
     c.awaiting = false;
     c.idle_since = now_;
     FlushClient(c);
@@ -533,13 +708,24 @@ class HttpFront::Loop {
 
   // Our own answer ends the connection: Pistache's side goes at once.
   void Refuse(Conn& c, std::string_view code, const std::string& detail) {
+    Refuse(c, core::MakeProblem(code, detail));
+  }
+  void Refuse(Conn& c, const v1::Problem& problem) {
     if (c.closing) return;
-    log::Info("front: request refused").Str("code", std::string(code)).Str("client", c.peer);
+    log::Info("front: request refused").Str("code", problem.code()).Str("client", c.peer);
     CloseBackend(c);
     c.to_backend.clear();
+    c.unfed.clear();
+    ReleaseBodies(c, /*all=*/true);
     c.closing = true;
+    c.linger_ends = now_ + kMaxLingerMs;
     c.close_at = now_ + kLingerMs;
-    c.to_client += ProblemBytes(code, detail);
+    // The rest of the body the client declared is what it will write before it reads.
+    const uint64_t declared = c.framer.declared_length();
+    c.drain_limit = static_cast<size_t>(std::clamp<uint64_t>(
+        declared + options_.max_head_bytes, kMaxDrained,
+        std::max(options_.max_upload_bytes, options_.max_body_bytes) + options_.max_head_bytes));
+    c.to_client += ProblemBytes(problem);
     FlushClient(c);
   }
 
@@ -551,6 +737,7 @@ class HttpFront::Loop {
   }
 
   void Close(Conn& c) {
+    ReleaseBodies(c, /*all=*/true);
     CloseBackend(c);
     if (c.client >= 0) {
       epoll_ctl(epoll_, EPOLL_CTL_DEL, c.client, nullptr);
@@ -566,6 +753,7 @@ class HttpFront::Loop {
     switch (c.framer.phase()) {
       case RequestFramer::Phase::kHead:
         return c.framer.phase_started_ms() + options_.header_timeout_ms;
+      case RequestFramer::Phase::kHeld:
       case RequestFramer::Phase::kBody:
         return c.framer.phase_started_ms() + options_.body_timeout_ms;
       default:
@@ -586,7 +774,11 @@ class HttpFront::Loop {
       if (c.client_eof && c.to_client.empty() && !c.awaiting) return Close(c);
     }
     uint32_t client_mask = 0;
-    if (!c.client_eof && (c.closing || c.to_backend.size() < kHighWater)) client_mask |= EPOLLIN;
+    // A held body is not read until the gate admits it.
+    if (!c.client_eof && (c.closing || (c.to_backend.size() < kHighWater &&
+                                        c.framer.phase() != RequestFramer::Phase::kHeld))) {
+      client_mask |= EPOLLIN;
+    }
     if (!c.to_client.empty()) client_mask |= EPOLLOUT;
     if (client_mask != c.client_mask) {
       Modify(c.client, Tag(c.id, kClient), client_mask);
@@ -639,6 +831,7 @@ class HttpFront::Loop {
                  "The request head did not arrive within " +
                      std::to_string(options_.header_timeout_ms) + " ms.");
           break;
+        case RequestFramer::Phase::kHeld:
         case RequestFramer::Phase::kBody:
           Refuse(c, "request_timeout",
                  "The request body did not arrive within " +
@@ -665,6 +858,8 @@ class HttpFront::Loop {
   std::shared_ptr<Answers> answers_;
   std::unordered_map<uint64_t, Conn> conns_;
   std::unordered_map<std::string, int> per_client_;
+  size_t in_flight_ = 0;  // bytes of admitted bodies not yet answered
+  std::unordered_map<std::string, size_t> client_in_flight_;
 };
 
 HttpFront::HttpFront(FrontOptions options) : options_(std::move(options)) {}

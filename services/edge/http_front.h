@@ -13,6 +13,16 @@
 //     begun, no answer pending) for idle_timeout_ms;
 //   * refuse connections over max_connections in total (503) or max_connections_per_client
 //     from one address (429);
+//   * decide, from a request's head alone, whether its body is read at all (the BodyGate: who
+//     the caller is, and what this caller may send to this route), and answer 401/403/404/413
+//     before the first byte of the body is read; the client's socket is not read meanwhile;
+//   * bound the bytes of request bodies in flight (admitted and not yet answered), for the
+//     whole edge (503) and per client address (429), both with Retry-After, so that memory
+//     stays bounded whatever the clients send;
+//   * after any answer of its own that ends a connection, read and discard what the client
+//     still sends of the refused body for a while (a lingering close, as nginx does), so that
+//     a client that writes its whole body before reading, as most do, reads the answer rather
+//     than a reset;
 //   * tell the edge who the client is: every request reaches Pistache with
 //     `X-Toolgate-Client: <token> <address>` (the peer address, or for a peer listed in
 //     trusted_proxies the right-most X-Forwarded-For address that is not a trusted proxy).
@@ -36,6 +46,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -43,6 +54,7 @@
 
 #include "http_head.h"
 #include "toolgate/base/status.h"
+#include "toolgate/v1/toolgate.pb.h"
 
 namespace toolgate::edge {
 
@@ -65,6 +77,19 @@ struct FrontRoute {
   std::function<void()> pass_ends;
 };
 
+// The verdict on a request's body, given from its head alone: a refusal, answered at once
+// (the connection then closes), or the most bytes its body may hold.
+struct BodyVerdict {
+  std::optional<v1::Problem> refusal;
+  size_t body_limit = 0;
+};
+// Decides on the body of each request that has one (a Content-Length above 0, or chunked), from
+// its head (X-Toolgate-Client included). Runs on the front's thread and must not block: it
+// returns the verdict when it has it now, or nullopt and calls later exactly once, from any
+// thread, when it has it (later does nothing once the connection or the front is gone).
+using BodyGate = std::function<std::optional<BodyVerdict>(const RequestHead& head,
+                                                          std::function<void(BodyVerdict)> later)>;
+
 struct FrontOptions {
   std::string host = "127.0.0.1";
   int port = 8080;       // 0: any free port
@@ -80,6 +105,11 @@ struct FrontOptions {
   std::vector<std::string> trusted_proxies;  // peer IP addresses, as written by inet_ntop
   std::string token;                         // proves the X-Toolgate-Client header ours
   FrontRoute route;                          // none: every request goes to Pistache
+  BodyGate gate;                             // none: every body within the limits is read
+  // Bytes of request bodies admitted and not yet answered: a chunked body counts as its
+  // limit. Past the edge's total a request is 503, past its client address's share 429.
+  size_t max_body_bytes_in_flight = 256 * 1024 * 1024;
+  size_t max_body_bytes_in_flight_per_client = 72 * 1024 * 1024;
 };
 
 // The address a request comes from: peer, unless peer is a trusted proxy, in which case the

@@ -13,6 +13,8 @@
 #include <mutex>
 #include <thread>
 
+#include "toolgate/core/problem.h"
+
 namespace toolgate::edge {
 namespace {
 
@@ -115,6 +117,8 @@ class FakeBackend {
 // A front whose route takes "POST /own", handing each request to the test.
 class FrontRouteTest : public ::testing::Test {
  protected:
+  // Options a derived fixture adds to the front's.
+  virtual void Configure(FrontOptions&) {}
   void SetUp() override {
     FrontOptions options;
     options.port = 0;
@@ -128,14 +132,23 @@ class FrontRouteTest : public ::testing::Test {
       taken_.push_back({std::move(request), std::move(respond)});
       cv_.notify_all();
     };
+    Configure(options);
     front_ = std::make_unique<HttpFront>(std::move(options));
     ASSERT_TRUE(front_->Start().ok());
-    client_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    client_ = Connect();
+    ASSERT_GE(client_, 0);
+  }
+  int Connect() const {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(front_->port()));
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(::connect(client_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      ::close(fd);
+      return -1;
+    }
+    return fd;
   }
   void TearDown() override {
     if (client_ >= 0) ::close(client_);
@@ -273,6 +286,181 @@ TEST_F(FrontRouteTest, AnAnswerAfterTheClientLeftIsDropped) {
   taken_[0].respond(ResponseBytes(200, {}, "late", true));
   front_.reset();  // and one after the front is gone
   taken_[0].respond(ResponseBytes(200, {}, "later", true));
+}
+
+// A front with a BodyGate: "Authorization: bad" is refused at once, "Authorization: later" is
+// decided by the test (GateLater), anything else admitted at once with a limit of 10 MB.
+class FrontGateTest : public FrontRouteTest {
+ protected:
+  void Configure(FrontOptions& options) override {
+    options.max_body_bytes = 64 * 1024 * 1024;
+    options.max_body_bytes_in_flight = 1 << 30;
+    options.max_body_bytes_in_flight_per_client = 1 << 30;
+    Budget(options);
+    options.gate = [this](const RequestHead& head, std::function<void(BodyVerdict)> later) {
+      std::optional<BodyVerdict> verdict;
+      ++asked_;
+      if (head.Value("authorization") == "bad") {
+        verdict.emplace();
+        verdict->refusal = core::MakeProblem("invalid_api_key", "no such key");
+      } else if (head.Value("authorization") == "later") {
+        std::lock_guard<std::mutex> lock(mu_);
+        later_.push_back(std::move(later));
+        cv_.notify_all();
+      } else {
+        verdict.emplace();
+        verdict->body_limit = 10 * 1000 * 1000;
+      }
+      return verdict;
+    };
+  }
+  virtual void Budget(FrontOptions&) {}
+  std::function<void(BodyVerdict)> AwaitLater() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return !later_.empty(); });
+    auto later = std::move(later_.front());
+    later_.erase(later_.begin());
+    return later;
+  }
+  // Everything the client receives until the connection ends.
+  std::string ReadAll(int fd) {
+    std::string out;
+    char buf[4096];
+    for (;;) {
+      ssize_t got = ::recv(fd, buf, sizeof buf, 0);
+      if (got <= 0) return out;
+      out.append(buf, static_cast<size_t>(got));
+    }
+  }
+  std::atomic<int> asked_{0};
+  std::vector<std::function<void(BodyVerdict)>> later_;
+};
+
+// The attack: a large body with a bad key. The refusal comes before any of the body is sent.
+TEST_F(FrontGateTest, ARefusedBodyIsAnsweredFromTheHeadAlone) {
+  Write("POST /up HTTP/1.1\r\nHost: x\r\nAuthorization: bad\r\nContent-Length: 60000000\r\n\r\n");
+  std::vector<std::string> got = Read(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_NE(got[0].find("invalid_api_key"), std::string::npos) << got[0];
+  EXPECT_EQ(got[1], "EOF");
+  EXPECT_EQ(backend_.requests(), 0);
+}
+
+// The gate's answer may come later, from another thread; the body waits for it, unread.
+TEST_F(FrontGateTest, ABodyWaitsForALateVerdict) {
+  Write("POST /up HTTP/1.1\r\nHost: x\r\nAuthorization: later\r\nContent-Length: 10\r\n\r\nhello");
+  auto later = AwaitLater();
+  Write("world");
+  EXPECT_EQ(backend_.requests(), 0);
+  BodyVerdict admit;
+  admit.body_limit = 100;
+  std::thread([&] { later(admit); }).join();
+  EXPECT_EQ(Read(1), std::vector<std::string>{"backend:/up"});
+  // A late refusal closes, and the verdict is asked once per body.
+  Write("POST /up2 HTTP/1.1\r\nHost: x\r\nAuthorization: later\r\nContent-Length: 10\r\n\r\n");
+  auto refuse = AwaitLater();
+  BodyVerdict no;
+  no.refusal = core::MakeProblem("forbidden", "not yours");
+  refuse(no);
+  std::vector<std::string> got = Read(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_NE(got[0].find("forbidden"), std::string::npos) << got[0];
+  EXPECT_EQ(asked_, 2);
+}
+
+TEST_F(FrontGateTest, ABodyOverTheGatesLimitIsRefusedAtOnce) {
+  Write("POST /up HTTP/1.1\r\nHost: x\r\nContent-Length: 10000001\r\n\r\n");
+  std::vector<std::string> got = Read(2);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_NE(got[0].find("payload_too_large"), std::string::npos) << got[0];
+}
+
+TEST_F(FrontGateTest, ABodilessRequestIsNotAsked) {
+  Write("GET /x HTTP/1.1\r\nHost: x\r\nAuthorization: bad\r\n\r\n");
+  EXPECT_EQ(Read(1), std::vector<std::string>{"backend:/x"});
+  EXPECT_EQ(asked_, 0);
+}
+
+// A client that writes its whole body before it reads (Python's urllib, curl without Expect)
+// reads the refusal: the front drains the declared body instead of resetting the connection.
+TEST_F(FrontGateTest, AClientThatWritesItsWholeBodyFirstReadsTheRefusal) {
+  constexpr size_t kBody = 12 * 1024 * 1024;  // over what the front drained before
+  Write("POST /up HTTP/1.1\r\nHost: x\r\nAuthorization: bad\r\nContent-Length: " +
+        std::to_string(kBody) + "\r\n\r\n");
+  const std::string chunk(64 * 1024, 'x');
+  for (size_t sent = 0; sent < kBody; sent += chunk.size()) {
+    ASSERT_EQ(::send(client_, chunk.data(), chunk.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(chunk.size()))
+        << "the front reset the connection after " << sent << " bytes";
+  }
+  std::string answer = ReadAll(client_);
+  EXPECT_NE(answer.find("HTTP/1.1 401"), std::string::npos) << answer.substr(0, 200);
+}
+
+TEST_F(FrontGateTest, ExpectContinueIsAnsweredOnceTheBodyIsAdmitted) {
+  Write("POST /up HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n");
+  char buf[64] = {0};
+  ssize_t got = ::recv(client_, buf, sizeof buf - 1, 0);
+  ASSERT_GT(got, 0);
+  EXPECT_EQ(std::string(buf, static_cast<size_t>(got)), "HTTP/1.1 100 Continue\r\n\r\n");
+  Write("hi");
+  EXPECT_EQ(Read(1), std::vector<std::string>{"backend:/up"});
+}
+
+// Bodies in flight: 1,000 bytes for the edge, 600 per client address.
+class FrontBudgetTest : public FrontGateTest {
+ protected:
+  void Budget(FrontOptions& options) override {
+    options.max_body_bytes_in_flight = edge_budget_;
+    options.max_body_bytes_in_flight_per_client = client_budget_;
+  }
+  size_t edge_budget_ = 1000;
+  size_t client_budget_ = 600;
+};
+
+TEST_F(FrontBudgetTest, AClientOverItsShareOfBodiesInFlightIsToldToRetry) {
+  // Held by the backend until released: its 500 bytes stay in flight.
+  Write("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n" + std::string(500, 'a'));
+  while (backend_.requests() < 1) std::this_thread::yield();
+  int second = Connect();
+  ASSERT_GE(second, 0);
+  const std::string request = "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\n\r\n";
+  ASSERT_EQ(::send(second, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  std::string answer = ReadAll(second);
+  ::close(second);
+  EXPECT_NE(answer.find("HTTP/1.1 429"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("too_many_request_bytes"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("Retry-After: "), std::string::npos) << answer;
+  // Once the first is answered, its bytes are free again.
+  backend_.Release();
+  EXPECT_EQ(Read(1), std::vector<std::string>{"backend:/slow"});
+  Write(request + std::string(200, 'b'));
+  EXPECT_EQ(Read(1), std::vector<std::string>{"backend:/b"});
+}
+
+class FrontEdgeBudgetTest : public FrontBudgetTest {
+ protected:
+  void Budget(FrontOptions& options) override {
+    client_budget_ = 100000;
+    FrontBudgetTest::Budget(options);
+  }
+};
+
+TEST_F(FrontEdgeBudgetTest, TheEdgeOverItsBodiesInFlightIsUnavailable) {
+  Write("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 900\r\n\r\n" + std::string(900, 'a'));
+  while (backend_.requests() < 1) std::this_thread::yield();
+  int second = Connect();
+  ASSERT_GE(second, 0);
+  const std::string request = "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\n\r\n";
+  ASSERT_EQ(::send(second, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  std::string answer = ReadAll(second);
+  ::close(second);
+  EXPECT_NE(answer.find("HTTP/1.1 503"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("Retry-After: "), std::string::npos) << answer;
+  backend_.Release();
+  EXPECT_EQ(Read(1), std::vector<std::string>{"backend:/slow"});
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "http_head.h"
 
+#include <strings.h>
+
 #include <algorithm>
 #include <cctype>
 
@@ -32,6 +34,14 @@ const std::string* RequestHead::Find(std::string_view lower_name) const {
 std::string RequestHead::Value(std::string_view lower_name) const {
   const std::string* v = Find(lower_name);
   return v != nullptr ? *v : std::string();
+}
+
+std::string ApiKeyFrom(std::string_view value) {
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  if (value.size() > 7 && strncasecmp(value.data(), "bearer ", 7) == 0) value.remove_prefix(7);
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+  return std::string(value);
 }
 
 std::optional<std::string> RequestHead::Cookie(std::string_view name) const {

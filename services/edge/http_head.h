@@ -34,6 +34,10 @@ struct RequestHead {
   bool KeepAlive() const;
 };
 
+// The API key from an Authorization value, "<key>" or "Bearer <key>" (any case), trimmed; empty
+// when there is none.
+std::string ApiKeyFrom(std::string_view authorization);
+
 // The head (request line, headers, blank line); nullopt when it is not one.
 std::optional<RequestHead> ParseRequestHead(std::string_view head);
 

@@ -4,6 +4,7 @@
 
 #include <deque>
 
+#include "fake_decision_source.h"
 #include "toolgate/core/subjects.h"
 
 namespace toolgate::edge {
@@ -12,40 +13,6 @@ namespace {
 constexpr const char* kFn = "6f1c2b9e-3d4a-4b5c-8d7e-9f0a1b2c3d4e";
 constexpr int64_t kNowMs = 1'800'000'000'000;
 constexpr int64_t kDayMs = 24LL * 3600 * 1000;
-
-// Answers every request at once from what the test set, and counts the requests.
-class FakeSource : public DecisionSource {
- public:
-  void LookupKey(const std::string& key_sha256,
-                 std::function<void(Result<v1::KeyLookupReply>)> done) override {
-    ++key_lookups;
-    if (!key_status.ok()) return done(key_status);
-    auto it = keys.find(key_sha256);
-    v1::KeyLookupReply reply;
-    if (it != keys.end()) reply = it->second;
-    done(reply);
-  }
-  void ViewFunction(const std::string& function_id, const std::string& caller_org_id,
-                    std::function<void(Result<v1::FunctionViewReply>)> done) override {
-    ++function_views;
-    last_view = function_id + "@" + caller_org_id;
-    v1::FunctionViewReply reply = function;
-    reply.set_found(function.has_function() && function.function().function_id() == function_id);
-    done(reply);
-  }
-  void AuthenticateSession(const std::string&,
-                           std::function<void(Result<v1::AuthenticateReply>)> done) override {
-    ++sessions;
-    done(session);
-  }
-
-  std::map<std::string, v1::KeyLookupReply> keys;
-  Status key_status = Status::Ok();
-  v1::FunctionViewReply function;
-  v1::AuthenticateReply session;
-  int key_lookups = 0, function_views = 0, sessions = 0;
-  std::string last_view;
-};
 
 class InvokeDeciderTest : public ::testing::Test {
  protected:

@@ -20,6 +20,12 @@ int main(int argc, char** argv) {
   flags.Define("max-upload-bytes", "62914560",
                "largest accepted body of POST /api/v1/functions/{id}/versions, which may carry a "
                "bundle (at most 64 MiB less room for the bus message around it)");
+  flags.Define("max-body-bytes-in-flight", "268435456",
+               "bytes of request bodies admitted and not yet answered, in total; past it a "
+               "request is 503 with Retry-After");
+  flags.Define("max-body-bytes-in-flight-per-client", "75497472",
+               "the same from one client address; past it a request is 429 with Retry-After "
+               "(at least max-upload-bytes, so that one upload fits)");
   flags.Define("header-timeout-ms", "10000",
                "a request's head must arrive within this of its first byte, else 408 and close");
   flags.Define("body-timeout-ms", "60000",
@@ -66,6 +72,9 @@ int main(int argc, char** argv) {
   options.threads = static_cast<int>(flags.GetInt("http-threads"));
   options.max_request_bytes = static_cast<size_t>(flags.GetInt("max-request-bytes"));
   options.max_upload_bytes = static_cast<size_t>(flags.GetInt("max-upload-bytes"));
+  options.max_body_bytes_in_flight = static_cast<size_t>(flags.GetInt("max-body-bytes-in-flight"));
+  options.max_body_bytes_in_flight_per_client =
+      static_cast<size_t>(flags.GetInt("max-body-bytes-in-flight-per-client"));
   options.header_timeout_ms = static_cast<int>(flags.GetInt("header-timeout-ms"));
   options.body_timeout_ms = static_cast<int>(flags.GetInt("body-timeout-ms"));
   options.idle_timeout_ms = static_cast<int>(flags.GetInt("idle-timeout-ms"));

@@ -59,10 +59,11 @@ std::optional<uint64_t> ChunkSize(std::string_view line) {
 }  // namespace
 
 RequestFramer::RequestFramer(size_t max_head_bytes, size_t max_body_bytes,
-                             ClientHeader client_header, size_t max_upload_bytes)
+                             ClientHeader client_header, size_t max_upload_bytes, bool hold_bodies)
     : max_head_bytes_(max_head_bytes),
       max_body_bytes_(max_body_bytes),
       max_upload_bytes_(std::max(max_upload_bytes, max_body_bytes)),
+      hold_bodies_(hold_bodies),
       body_limit_(max_body_bytes),
       client_header_(std::move(client_header)) {}
 
@@ -78,8 +79,18 @@ void RequestFramer::FinishRequest() {
   phase_ = Phase::kIdle;
 }
 
-void RequestFramer::Feed(std::string_view data, int64_t now_ms, std::string* out) {
+void RequestFramer::Admit(size_t body_limit) {
+  if (phase_ != Phase::kHeld) return;
+  held_head_.clear();
+  body_limit_ = std::min(body_limit_, body_limit);
+  if (!chunked_ && body_left_ > body_limit_) return Fail(Error::kBodyTooLarge);
+  phase_ = Phase::kBody;
+}
+
+size_t RequestFramer::Feed(std::string_view data, int64_t now_ms, std::string* out) {
+  const size_t given = data.size();
   while (!data.empty() && phase_ != Phase::kError) {
+    if (phase_ == Phase::kHeld) return given - data.size();
     if (phase_ == Phase::kIdle) {
       // Empty lines between requests are allowed (RFC 9112, 2.2) and not passed on.
       if (data.front() == '\r' || data.front() == '\n') {
@@ -118,6 +129,7 @@ void RequestFramer::Feed(std::string_view data, int64_t now_ms, std::string* out
     body_left_ -= n;
     if (body_left_ == 0) FinishRequest();
   }
+  return given;
 }
 
 void RequestFramer::FinishHead(int64_t now_ms, std::string* out) {
@@ -176,6 +188,7 @@ void RequestFramer::FinishHead(int64_t now_ms, std::string* out) {
     }
     kept.append(line).append("\r\n");
   }
+  declared_length_ = length.value_or(0);
   if (length && has_encoding) return Fail(Error::kBadFraming);
   if (length && *length > body_limit_) return Fail(Error::kBodyTooLarge);
   // HTTP/1.1 keeps a connection open unless the client says "Connection: close" (RFC 9112,
@@ -192,6 +205,10 @@ void RequestFramer::FinishHead(int64_t now_ms, std::string* out) {
   chunk_left_ = 0;
   body_seen_ = 0;
   line_.clear();
+  if (hold_bodies_) {
+    phase_ = Phase::kHeld;
+    held_head_ = std::move(kept);
+  }
 }
 
 size_t RequestFramer::FeedChunked(std::string_view data, std::string* out) {

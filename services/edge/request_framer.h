@@ -11,6 +11,12 @@
 // one after another (keep-alive and pipelining). An HTTP/1.1 request without a Connection header
 // gets "Connection: keep-alive", the protocol's default, which Pistache would otherwise not apply.
 //
+// With hold_bodies, the framer stops after the head of each request that has a body (a
+// Content-Length above 0, or chunked): Feed consumes nothing more, and the phase is kHeld, until
+// Admit gives the body's limit for this request (which may only lower the route's limit). The
+// owner decides meanwhile, from the head alone, whether the body may be read at all: the caller's
+// credentials and route are known before a byte of it is (http_front.h, BodyGate).
+//
 // Refused, as request smuggling defences: both Content-Length and Transfer-Encoding, a
 // Transfer-Encoding other than "chunked", Content-Length values that disagree or are not
 // digits, a malformed chunk size.
@@ -21,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -31,6 +38,7 @@ class RequestFramer {
   enum class Phase {
     kIdle,   // between requests, nothing of the next one seen yet
     kHead,   // part of a head seen
+    kHeld,   // head passed on, its body held back until Admit (hold_bodies only)
     kBody,   // head passed on, body bytes still to come
     kError,  // refused; see error()
   };
@@ -42,11 +50,23 @@ class RequestFramer {
 
   // max_upload_bytes: the limit of the upload route; 0 gives it max_body_bytes too.
   RequestFramer(size_t max_head_bytes, size_t max_body_bytes, ClientHeader client_header,
-                size_t max_upload_bytes = 0);
+                size_t max_upload_bytes = 0, bool hold_bodies = false);
 
-  // Consumes data received at now_ms and appends to *out what may go on to the server. After an
-  // error the rest of data is ignored.
-  void Feed(std::string_view data, int64_t now_ms, std::string* out);
+  // Consumes data received at now_ms and appends to *out what may go on to the server; returns
+  // how many bytes of data it consumed: all of them, unless it stopped at a held body (kHeld),
+  // whose bytes the caller keeps and feeds again after Admit. After an error the rest of data is
+  // ignored (and counted as consumed).
+  size_t Feed(std::string_view data, int64_t now_ms, std::string* out);
+
+  // kHeld only: the head as it was passed on, and the length its Content-Length declares
+  // (nullopt for a chunked body).
+  const std::string& held_head() const { return held_head_; }
+  std::optional<uint64_t> held_length() const {
+    return chunked_ ? std::nullopt : std::optional<uint64_t>(body_left_);
+  }
+  // kHeld only: lets the body through, with body_limit as its limit when that is below the
+  // route's. A declared length over the limit fails with kBodyTooLarge.
+  void Admit(size_t body_limit);
 
   Phase phase() const { return phase_; }
   Error error() const { return error_; }
@@ -54,6 +74,8 @@ class RequestFramer {
   int64_t phase_started_ms() const { return phase_started_ms_; }
   // Requests passed on whole so far.
   uint64_t completed() const { return completed_; }
+  // What the Content-Length of the request being framed (or the last one) declared; 0 without.
+  uint64_t declared_length() const { return declared_length_; }
   // The body limit of the request being framed (or the last one), for the refusal's message.
   size_t body_limit() const { return body_limit_; }
 
@@ -69,6 +91,7 @@ class RequestFramer {
   const size_t max_head_bytes_;
   const size_t max_body_bytes_;
   const size_t max_upload_bytes_;
+  const bool hold_bodies_;
   size_t body_limit_;
   ClientHeader client_header_;
   Phase phase_ = Phase::kIdle;
@@ -76,8 +99,10 @@ class RequestFramer {
   int64_t phase_started_ms_ = 0;
   uint64_t completed_ = 0;
   std::string head_;
+  std::string held_head_;  // kHeld: the head passed on
   bool chunked_ = false;
   uint64_t body_left_ = 0;  // Content-Length bytes still to pass on
+  uint64_t declared_length_ = 0;
   Chunk chunk_ = Chunk::kSize;
   std::string line_;  // a chunk-size or trailer line being read
   uint64_t chunk_left_ = 0;

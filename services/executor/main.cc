@@ -149,6 +149,12 @@ std::unique_ptr<EgressGateway> StartEgressGateway(const Flags& flags, size_t res
           .push_back(*cidr);
     }
   }
+  for (const std::string& text : flags.GetList("egress-allow-endpoint")) {
+    auto endpoints = ResolveEgressEndpoints(text);
+    if (!endpoints.ok()) core::Die(kName, "--egress-allow-endpoint", endpoints.status().message());
+    options.allow_endpoints.insert(options.allow_endpoints.end(), endpoints->begin(),
+                                   endpoints->end());
+  }
   std::vector<std::string> platform = flags.GetList("egress-deny-addr");
   for (const std::string& url : flags.GetList("nats-url")) platform.push_back(url);
   for (const std::string& text : platform) {
@@ -445,6 +451,10 @@ int main(int argc, char** argv) {
   flags.DefineRepeated("egress-deny-cidr",
                        "a network handlers may never reach; wins over --egress-allow-cidr "
                        "(repeatable)");
+  flags.DefineRepeated("egress-allow-endpoint",
+                       "host:port handlers may reach although it is an address of this host, "
+                       "which no --egress-allow-cidr opens (repeatable; a platform address stays "
+                       "refused)");
   flags.DefineRepeated("egress-deny-addr",
                        "host:port of a platform service handlers may never reach, whatever is "
                        "allowed (repeatable; the executor adds its NATS servers itself)");

@@ -524,6 +524,55 @@ TEST_P(EgressTest, PlatformAddressesStayRefusedWhenLoopbackIsAllowed) {
   EXPECT_TRUE(local.WaitHealthy(10000));
 }
 
+// The attack: admin ports on every address (TOOLGATE_ADMIN_ADDRESS=0.0.0.0, as containers are
+// told to) and an allowed CIDR that holds one of the host's own addresses (the veth's host end):
+// a tool read every service's /metrics through that address. The host's addresses are refused
+// on every port, whatever the allow list says, and so are the edge's and the data stores' ports.
+TEST(EgressHostTest, NoToolReachesThePlatformThroughAnAddressOfTheHost) {
+  System exposed({}, {"TOOLGATE_EGRESS_ALLOW_CIDR=" + kNet.cidr, "TOOLGATE_ADMIN_ADDRESS=0.0.0.0"});
+  Account owner(exposed, "Host Probe Owner");
+  owner.TopUp(100'000'000);
+  const std::string key = owner.CreateKey();
+  std::vector<std::string> ports = {exposed.url().substr(exposed.url().rfind(':') + 1),
+                                    std::to_string(RedisPort(exposed))};
+  ParsedJson state = Json(exposed.State());
+  simdjson::dom::object admin;
+  ASSERT_EQ(state.root["admin"].get_object().get(admin), simdjson::SUCCESS) << exposed.State();
+  for (auto [name, url] : admin) {
+    std::string_view text = url.get_string().value_unsafe();
+    ports.emplace_back(text.substr(text.rfind(':') + 1));
+  }
+  ASSERT_GE(ports.size(), 8u);
+  for (const Runtime& runtime : kRuntimes) {
+    SCOPED_TRACE(runtime.name);
+    std::vector<std::string> egress;
+    for (const std::string& port : ports) egress.push_back(kNet.host + ":" + port);
+    std::string members = R"("egress":[)";
+    for (size_t i = 0; i < egress.size(); ++i) {
+      members += (i ? "," : "") + JsonWriter::Quote(egress[i]);
+    }
+    members += "]";
+    std::string fn = owner.CreateFunction(std::string(runtime.name) + " host probe");
+    std::string body = R"({"version":"1","runtime":")" + std::string(runtime.runtime) +
+                       R"(","compute_type":"CPU","input_schema":{"type":"object"},"code":)" +
+                       JsonWriter::Quote(runtime.code) + "," + members + "}";
+    auto published = owner.session().Post("/api/v1/functions/" + fn + "/versions", body);
+    ASSERT_TRUE(published.ok() && published->status == 201)
+        << (published.ok() ? published->body : published.status().ToString());
+    for (const std::string& authority : egress) {
+      SCOPED_TRACE(authority);
+      auto r = Invoke(exposed, key, fn, "1",
+                      R"({"event":)" + UrlEvent("http://" + authority + "/metrics") + "}");
+      ASSERT_EQ(r.status, 200) << r.body;
+      std::string answer = StringField(r.body, "body");
+      EXPECT_EQ(StringField(answer, "outcome"), "refused") << answer;
+      EXPECT_NE(StringField(answer, "message").find("egress to " + kNet.host), std::string::npos)
+          << answer;
+    }
+  }
+  EXPECT_TRUE(exposed.WaitHealthy(10000));
+}
+
 INSTANTIATE_TEST_SUITE_P(Runtimes, EgressTest, ::testing::ValuesIn(kRuntimes),
                          [](const ::testing::TestParamInfo<Runtime>& info) {
                            return std::string(info.param.name);

@@ -39,6 +39,7 @@ const std::unordered_map<std::string_view, Entry>& Catalogue() {
       {"bad_request", {400, "Bad request"}},
       {"rate_limited", {429, "Too many requests"}},
       {"too_many_connections", {429, "Too many connections from this address"}},
+      {"too_many_request_bytes", {429, "Too many request bytes in flight from this address"}},
       {"request_timeout", {408, "Request not received in time"}},
       {"headers_too_large", {431, "Request headers too large"}},
       {"concurrency_limit", {429, "Too many concurrent executions"}},

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -1116,6 +1117,25 @@ Result<std::unique_ptr<EgressDoor>> EgressGateway::OpenDoorIn(pid_t pid) {
   return Adopt(*made);
 }
 
+bool IsThisHostsAddress(const IpAddress& address) {
+  const core::AddressClass kind = core::ClassifyAddress(address);
+  if (kind == core::AddressClass::kLoopback || kind == core::AddressClass::kUnspecified) {
+    return true;
+  }
+  ifaddrs* list = nullptr;
+  if (::getifaddrs(&list) != 0) return true;  // unknown: refuse rather than guess
+  bool found = false;
+  for (ifaddrs* i = list; i != nullptr && !found; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr) continue;
+    const socklen_t length =
+        i->ifa_addr->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    auto mine = IpAddress::FromSockaddr(i->ifa_addr, length);
+    found = mine.has_value() && *mine == address;
+  }
+  ::freeifaddrs(list);
+  return found;
+}
+
 std::string EgressGateway::RefusalFor(const IpAddress& address, int port) const {
   const IpAddress plain = address.MappedV4().value_or(address);
   for (const EgressEndpoint& endpoint : options_.deny_endpoints) {
@@ -1129,12 +1149,19 @@ std::string EgressGateway::RefusalFor(const IpAddress& address, int port) const 
   for (const core::Cidr& cidr : options_.deny_cidrs) {
     if (cidr.Contains(address)) return "blocked by the operator";
   }
-  for (const core::Cidr& cidr : options_.allow_cidrs) {
-    if (cidr.Contains(address)) return "";
+  for (const EgressEndpoint& endpoint : options_.allow_endpoints) {
+    if (endpoint.port == port && endpoint.address == plain) return "";
   }
+  bool allowed = false;
+  for (const core::Cidr& cidr : options_.allow_cidrs) allowed = allowed || cidr.Contains(address);
   const core::AddressClass kind = core::ClassifyAddress(address);
-  if (kind == core::AddressClass::kPublic) return "";
-  return std::string(core::AddressClassName(kind));
+  if (!allowed && kind != core::AddressClass::kPublic) {
+    return std::string(core::AddressClassName(kind));
+  }
+  // Allowed, or public: still never the host itself. No allow list opens it.
+  const bool host =
+      options_.is_host_address ? options_.is_host_address(plain) : IsThisHostsAddress(plain);
+  return host ? "an address of this host" : "";
 }
 
 }  // namespace toolgate::executor

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -119,10 +120,12 @@ std::unique_ptr<EgressGateway> Gateway(EgressOptions options) {
   return std::move(*gateway);
 }
 
-// Options that let tests reach their loopback upstream, as an operator's allow CIDR would.
+// Options that let tests reach their loopback upstream, as an operator's allow CIDR would, and
+// as if 127.0.0.1 were another host's address (no allow list opens the host's own).
 EgressOptions LoopbackAllowed() {
   EgressOptions options;
   options.allow_cidrs = {Net("127.0.0.1/32")};
+  options.is_host_address = [](const IpAddress&) { return false; };
   return options;
 }
 
@@ -390,6 +393,11 @@ TEST(EgressGatewayTest, RefusalOrderPlatformThenDenyThenAllowThenClasses) {
   options.deny_cidrs = {Net("10.1.0.0/16"), Net("8.8.8.0/24")};
   options.deny_endpoints = {{*IpAddress::Parse("10.2.0.1"), 6379},
                             {*IpAddress::Parse("0.0.0.0"), 4222}};
+  // The host's own: one address in an allowed CIDR, one public.
+  options.is_host_address = [](const IpAddress& a) {
+    return a == *IpAddress::Parse("192.168.1.7") || a == *IpAddress::Parse("93.184.216.40") ||
+           a == *IpAddress::Parse("127.0.0.1");
+  };
   auto gateway = Gateway(options);
   auto refusal = [&](const char* ip, int port) {
     return gateway->RefusalFor(*IpAddress::Parse(ip), port);
@@ -404,6 +412,33 @@ TEST(EgressGatewayTest, RefusalOrderPlatformThenDenyThenAllowThenClasses) {
   EXPECT_EQ(refusal("192.168.2.1", 443), "private address");
   EXPECT_EQ(refusal("127.0.0.1", 443), "loopback address");
   EXPECT_EQ(refusal("93.184.216.34", 443), "");
+  // The host's own addresses, on any port, whatever the allow list says.
+  EXPECT_EQ(refusal("192.168.1.7", 9464), "an address of this host");
+  EXPECT_EQ(refusal("::ffff:192.168.1.7", 80), "an address of this host");
+  EXPECT_EQ(refusal("192.168.1.8", 9464), "");
+  EXPECT_EQ(refusal("93.184.216.40", 443), "an address of this host");
+}
+
+TEST(EgressGatewayTest, TheHostsAddressesAreItsInterfacesLoopbackAndUnspecified) {
+  EXPECT_TRUE(IsThisHostsAddress(*IpAddress::Parse("127.0.0.1")));
+  EXPECT_TRUE(IsThisHostsAddress(*IpAddress::Parse("127.3.4.5")));
+  EXPECT_TRUE(IsThisHostsAddress(*IpAddress::Parse("::1")));
+  EXPECT_TRUE(IsThisHostsAddress(*IpAddress::Parse("0.0.0.0")));
+  EXPECT_TRUE(IsThisHostsAddress(*IpAddress::Parse("::")));
+  EXPECT_FALSE(IsThisHostsAddress(*IpAddress::Parse("192.0.2.77")));  // documentation range
+  // Every address an interface of this namespace has.
+  ifaddrs* list = nullptr;
+  ASSERT_EQ(::getifaddrs(&list), 0);
+  int checked = 0;
+  for (ifaddrs* i = list; i != nullptr; i = i->ifa_next) {
+    if (i->ifa_addr == nullptr || i->ifa_addr->sa_family != AF_INET) continue;
+    auto mine = IpAddress::FromSockaddr(i->ifa_addr, sizeof(sockaddr_in));
+    ASSERT_TRUE(mine.has_value());
+    EXPECT_TRUE(IsThisHostsAddress(*mine)) << mine->ToString();
+    ++checked;
+  }
+  ::freeifaddrs(list);
+  EXPECT_GT(checked, 0);
 }
 
 TEST(EgressGatewayTest, TurnedOffRefusesEverything) {

@@ -83,7 +83,15 @@ struct EgressOptions {
   std::vector<core::Cidr> allow_cidrs;         // allowed although a built-in class blocks them
   std::vector<core::Cidr> deny_cidrs;          // blocked; wins over allow_cidrs
   std::vector<EgressEndpoint> deny_endpoints;  // the platform's NATS, Redis, PostgreSQL, edge
-  int64_t max_bytes_per_call = 64 << 20;       // both directions, all of a call's requests
+  // Whether an address belongs to this host (or the pod it shares a network with). Such an
+  // address is refused on every port, whatever allow_cidrs say: the platform's services listen
+  // there, some on every address (an admin port on 0.0.0.0), and so do the host's own (the
+  // kubelet, sshd). Empty: IsThisHostsAddress (egress_gateway.h).
+  std::function<bool(const core::IpAddress&)> is_host_address;
+  // Single endpoints handlers may reach although they are on this host (the demo's own weather
+  // service): an exact address and port, never a range, and never a platform endpoint.
+  std::vector<EgressEndpoint> allow_endpoints;
+  int64_t max_bytes_per_call = 64 << 20;  // both directions, all of a call's requests
   size_t resolver_threads = 2;
   // How names are resolved: blocking, on a resolver thread, exactly once per request (the
   // gateway connects only to what this returned and it checked). Empty: ResolveWithSystem.
@@ -114,6 +122,12 @@ struct CallEgress {
 };
 
 class EgressGateway;
+
+// True for an address of this host: loopback, unspecified (0.0.0.0, ::, which connect to the
+// host), or assigned to one of the interfaces of the caller's network namespace, read anew on
+// each call (getifaddrs), so that an address added since the gateway started counts too.
+// Thread-safe; an interface list that cannot be read counts every address as the host's.
+bool IsThisHostsAddress(const core::IpAddress& address);
 
 // One sandbox's door: its listening socket and the policy of the call running there. Owned by
 // the worker whose sandbox it serves; must be destroyed before the gateway. BeginCall/EndCall
