@@ -3,6 +3,7 @@
 Every service under services/ must be deployed by both, with the binary of its name, and every
 environment variable they set must be one a Toolgate binary reads.
 """
+import ipaddress
 import os
 import pathlib
 import re
@@ -278,6 +279,228 @@ class KubernetesOperabilityTest(unittest.TestCase):
             self.assertTrue(pod["runAsNonRoot"], name)
             self.assertEqual(pod["seccompProfile"], {"type": "RuntimeDefault"}, name)
             self.assertTrue(sc["readOnlyRootFilesystem"], name)
+
+
+PROJECT_VERSION = re.search(r"project\(toolgate VERSION (\S+)",
+                            (ROOT / "CMakeLists.txt").read_text()).group(1)
+# The registry part of every manifest image, replaced by the operator (docs/operations.md).
+REGISTRY_PLACEHOLDER = "REGISTRY"
+
+
+class KubernetesLifecycleTest(unittest.TestCase):
+    """Startup probes, autoscalers owning replica counts, and the image reference."""
+
+    def setUp(self):
+        self.docs = list(yaml.safe_load_all((ROOT / "deploy" / "k8s" / "toolgate.yaml").read_text()))
+        self.deployments = {d["metadata"]["name"]: d for d in self.docs if d["kind"] == "Deployment"}
+        config = next(d for d in self.docs if d["kind"] == "ConfigMap")["data"]
+        self.admin_port = int(config["TOOLGATE_ADMIN_PORT"])
+
+    def test_every_deployment_has_a_startup_probe_on_the_admin_port(self):
+        for name, d in self.deployments.items():
+            for c in d["spec"]["template"]["spec"]["containers"]:
+                self.assertIn("startupProbe", c, name)
+                probe = c["startupProbe"]
+                self.assertEqual(probe["httpGet"], {"path": "/healthz", "port": self.admin_port}, name)
+                # Long enough for a service to open its admin port (the executor prepares its
+                # cgroups and bundle cache first), and it ends: a service that never comes up
+                # is restarted.
+                window = probe.get("periodSeconds", 10) * probe.get("failureThreshold", 3)
+                self.assertGreaterEqual(window, 60, name)
+                self.assertLessEqual(window, 600, name)
+                # The startup probe is what delays liveness; no fixed delay on top.
+                self.assertNotIn("initialDelaySeconds", c["livenessProbe"], name)
+
+    def test_an_autoscaled_deployment_leaves_its_replica_count_to_the_autoscaler(self):
+        targets = {d["spec"]["scaleTargetRef"]["name"] for d in self.docs
+                   if d["kind"] == "HorizontalPodAutoscaler"}
+        self.assertEqual(targets, {"toolgate-edge", "toolgate-executor"})
+        for name, d in self.deployments.items():
+            if name in targets:
+                # kubectl apply would reset the autoscaler's count to a fixed one on every apply.
+                self.assertNotIn("replicas", d["spec"], name)
+            else:
+                self.assertGreaterEqual(d["spec"]["replicas"], 2, name)
+
+    def test_images_name_the_registry_placeholder_and_the_release(self):
+        for name, d in self.deployments.items():
+            for c in d["spec"]["template"]["spec"]["containers"]:
+                self.assertEqual(c["image"], "%s/toolgate:%s" % (REGISTRY_PLACEHOLDER, PROJECT_VERSION),
+                                 name)
+        # compose builds the same release locally.
+        compose = yaml.safe_load((ROOT / "compose.yaml").read_text())
+        self.assertEqual(compose["services"]["edge"]["image"],
+                         "toolgate:${TOOLGATE_VERSION:-%s}" % PROJECT_VERSION)
+        # The operations guide says how to build, push and substitute it.
+        operations = (ROOT / "docs" / "operations.md").read_text()
+        for text in ("%s/toolgate" % REGISTRY_PLACEHOLDER, "docker push",
+                     "newName:",  # the kustomize way
+                     "sed "):  # and the plain one
+            self.assertTrue(text in operations, "docs/operations.md does not say " + text)
+
+
+ALL = "any port"
+MONITORING = {"kubernetes.io/metadata.name": "monitoring"}
+NAMESPACE = {"kubernetes.io/metadata.name": "toolgate"}
+KUBE_DNS = ({"kubernetes.io/metadata.name": "kube-system"}, {"k8s-app": "kube-dns"})
+
+
+def selects(selector, labels):
+    """Whether a Kubernetes label selector matches labels."""
+    for key, value in selector.get("matchLabels", {}).items():
+        if labels.get(key) != value:
+            return False
+    for e in selector.get("matchExpressions", []):
+        op, key = e["operator"], e["key"]
+        if op == "In" and labels.get(key) not in e["values"]:
+            return False
+        if op == "NotIn" and labels.get(key) in e["values"]:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+    return True
+
+
+def peer_matches(peer, endpoint):
+    """Whether a NetworkPolicy peer (from/to entry) covers an endpoint: ("pod", namespace labels,
+    pod labels) or ("ip", address). The policies live in the Toolgate namespace."""
+    if "ipBlock" in peer:
+        if endpoint[0] != "ip":
+            return False
+        address = ipaddress.ip_address(endpoint[1])
+        block = peer["ipBlock"]
+        network = ipaddress.ip_network(block["cidr"])
+        if address.version != network.version or address not in network:
+            return False
+        return not any(address in ipaddress.ip_network(e) for e in block.get("except", [])
+                       if ipaddress.ip_network(e).version == address.version)
+    if endpoint[0] != "pod":
+        return False
+    _, namespace, labels = endpoint
+    if "namespaceSelector" in peer:
+        if not selects(peer["namespaceSelector"], namespace):
+            return False
+    elif namespace != NAMESPACE:
+        return False
+    return selects(peer.get("podSelector", {}), labels)
+
+
+def allowed_ports(docs, direction, pod_labels, peer):
+    """The ports the policies let the pod (in the Toolgate namespace) exchange with peer in
+    direction ("ingress": peer connects to the pod; "egress": the pod connects to peer): a set of
+    (protocol, port), ALL, or None when no policy isolates the pod in that direction."""
+    policies = [d["spec"] for d in docs if d["kind"] == "NetworkPolicy"
+                and selects(d["spec"]["podSelector"], pod_labels)]
+    kind = direction.capitalize()
+    policies = [p for p in policies if kind in p.get("policyTypes", ["Ingress"])]
+    if not policies:
+        return None
+    ports = set()
+    for policy in policies:
+        for rule in policy.get(direction, []) or []:
+            peers = rule.get("from" if direction == "ingress" else "to")
+            if peers and not any(peer_matches(p, peer) for p in peers):
+                continue
+            if not rule.get("ports"):
+                return ALL
+            ports.update((p.get("protocol", "TCP"), p["port"]) for p in rule["ports"])
+    return ports
+
+
+class NetworkPolicyTest(unittest.TestCase):
+    """What each pod may reach and be reached by, evaluated from the manifest's NetworkPolicies
+    the way Kubernetes does (a pod selected by a policy of a direction is isolated in it; the
+    rules of every such policy add up)."""
+
+    OUTSIDE = [("ip", "203.0.113.7"), ("ip", "8.8.8.8"), ("ip", "2001:4860:4860::8888")]
+    PRIVATE = [("ip", "10.1.2.3"), ("ip", "172.16.0.9"), ("ip", "192.168.1.1"),
+               ("ip", "169.254.169.254"), ("ip", "100.64.0.1"), ("ip", "fd00::1")]
+
+    def setUp(self):
+        self.docs = list(yaml.safe_load_all((ROOT / "deploy" / "k8s" / "toolgate.yaml").read_text()))
+        self.pods = {d["metadata"]["name"].split("-", 1)[1]: d["spec"]["template"]["metadata"]["labels"]
+                     for d in self.docs if d["kind"] == "Deployment"}
+        self.assertEqual(set(self.pods), set(SERVICES))
+
+    def ports(self, direction, service, peer):
+        labels = self.pods[service] if service in self.pods else {"app": service}
+        return allowed_ports(self.docs, direction, labels, peer)
+
+    def test_the_namespace_denies_by_default(self):
+        deny = [d for d in self.docs if d["kind"] == "NetworkPolicy" and d["spec"]["podSelector"] == {}
+                and set(d["spec"].get("policyTypes", [])) == {"Ingress", "Egress"}
+                and not d["spec"].get("ingress") and not d["spec"].get("egress")]
+        self.assertEqual(len(deny), 1)
+        # Any pod of the namespace, Toolgate's or not, is isolated both ways.
+        for labels in list(self.pods.values()) + [{"app": "anything"}, {}]:
+            self.assertIsNotNone(allowed_ports(self.docs, "ingress", labels, self.OUTSIDE[0]))
+            self.assertIsNotNone(allowed_ports(self.docs, "egress", labels, self.OUTSIDE[0]))
+
+    def test_only_the_edges_http_port_is_reachable_from_outside(self):
+        edge_port = next(p["containerPort"] for c in self.deployment("toolgate-edge")
+                         for p in c["ports"] if p.get("name") != "admin")
+        for service in SERVICES:
+            for peer in self.OUTSIDE + self.PRIVATE + [("pod", {"kubernetes.io/metadata.name": "other"}, {})]:
+                expected = {("TCP", edge_port)} if service == "edge" else set()
+                self.assertEqual(self.ports("ingress", service, peer), expected, (service, peer))
+
+    def test_services_reach_each_other_only_through_nats(self):
+        for service in SERVICES:
+            for other in SERVICES:
+                to = ("pod", NAMESPACE, self.pods[other])
+                self.assertEqual(self.ports("egress", service, to), set(), (service, other))
+        nats = ("pod", NAMESPACE, {"app": "nats"})
+        for service in SERVICES:
+            self.assertEqual(self.ports("egress", service, nats), {("TCP", 4222)}, service)
+            peer = ("pod", NAMESPACE, self.pods[service])
+            self.assertEqual(self.ports("ingress", "nats", peer), {("TCP", 4222)}, service)
+        # The NATS servers form their cluster among themselves.
+        self.assertEqual(self.ports("egress", "nats", nats), {("TCP", 6222)})
+        self.assertEqual(self.ports("ingress", "nats", nats), {("TCP", 6222)})
+
+    def test_the_stores_are_reached_only_by_the_services_that_use_them(self):
+        users = {"postgres": ({"auth", "registry", "secrets", "billing"}, 5432),
+                 "redis": ({"billing"}, 6379)}
+        for store, (services, port) in users.items():
+            for service in SERVICES:
+                expected = {("TCP", port)} if service in services else set()
+                to = ("pod", NAMESPACE, {"app": store})
+                self.assertEqual(self.ports("egress", service, to), expected, (service, store))
+                peer = ("pod", NAMESPACE, self.pods[service])
+                self.assertEqual(self.ports("ingress", store, peer), expected, (service, store))
+            # Nothing reaches a store from outside the namespace.
+            for peer in self.OUTSIDE:
+                self.assertEqual(self.ports("ingress", store, peer), set(), store)
+
+    def test_monitoring_scrapes_the_admin_ports_and_receives_spans(self):
+        prometheus = ("pod", MONITORING, {"app": "prometheus"})
+        collector = ("pod", MONITORING, {"app": "otel-collector"})
+        config = next(d for d in self.docs if d["kind"] == "ConfigMap")["data"]
+        admin = int(config["TOOLGATE_ADMIN_PORT"])
+        for service in SERVICES:
+            ports = self.ports("ingress", service, prometheus)
+            extra = {("TCP", 8080)} if service == "edge" else set()
+            self.assertEqual(ports, {("TCP", admin)} | extra, service)
+            self.assertEqual(self.ports("egress", service, collector) - {ALL}, {("TCP", 4318)}, service)
+
+    def test_only_the_executor_reaches_the_internet_and_never_private_networks(self):
+        for service in SERVICES:
+            for peer in self.OUTSIDE:
+                expected = ALL if service == "executor" else set()
+                self.assertEqual(self.ports("egress", service, peer), expected, (service, peer))
+            for peer in self.PRIVATE:
+                self.assertEqual(self.ports("egress", service, peer), set(), (service, peer))
+
+    def test_every_pod_resolves_names_through_the_cluster_dns(self):
+        dns = ("pod",) + KUBE_DNS
+        for service in SERVICES + ["nats", "redis", "postgres"]:
+            self.assertEqual(self.ports("egress", service, dns), {("UDP", 53), ("TCP", 53)}, service)
+
+    def deployment(self, name):
+        d = next(d for d in self.docs if d["kind"] == "Deployment" and d["metadata"]["name"] == name)
+        return d["spec"]["template"]["spec"]["containers"]
 
 
 class ImageTest(unittest.TestCase):
