@@ -1273,10 +1273,11 @@ const std::vector<Command>& Commands() {
        .positional = 1,
        .run = New},
       {.name = "dev",
-       .usage = "dev DIR [--event FILE]",
+       .usage = "dev DIR [--event FILE] [--env NAME=VALUE]... [--env-file FILE]",
        .summary = "Run DIR's tool here, in the executor's sandbox and runtime, with the event "
-                  "of FILE or each of the manifest's examples; nothing is published or billed.",
-       .options = {"event"},
+                  "of FILE or each of the manifest's examples; nothing is published or billed. "
+                  "Its declared keys get the values of DIR/.dev.vars (or --env-file) and --env.",
+       .options = {"event", "env", "env-file"},
        .switches = {"json"},
        .positional = 1,
        .words_run = RunDev},
