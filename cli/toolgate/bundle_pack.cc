@@ -21,6 +21,7 @@ namespace {
 
 constexpr std::string_view kManifestFile = "toolgate.json";
 constexpr std::string_view kIgnoreFile = ".toolgateignore";
+constexpr std::string_view kDevVarsFile = ".dev.vars";
 
 std::string_view TrimRight(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
@@ -114,7 +115,9 @@ class Packer {
       const std::string name = e.path().filename().string();
       const std::string path = prefix.empty() ? name : prefix + "/" + name;
       if (prefix.empty() && (name == kManifestFile || name == kIgnoreFile)) continue;
-      if (name == ".git") continue;
+      // .git, and .dev.vars, which holds the values `toolgate dev` gives the declared keys
+      // (secrets), never go, whatever .toolgateignore says.
+      if (name == ".git" || name == kDevVarsFile) continue;
       struct stat st;
       if (::lstat(e.path().c_str(), &st) != 0) {
         return Status::Unavailable("cannot read " + e.path().string());

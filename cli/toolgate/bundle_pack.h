@@ -1,11 +1,12 @@
 // `toolgate publish DIR` for a bundle version: the directory packed as the .tar.gz the registry
 // takes as "bundle".
 //
-// What goes in: every file, directory and relative symbolic link under DIR, except .git (never),
-// the manifest (toolgate.json, which is the platform's, not the tool's), .toolgateignore itself,
-// and whatever .toolgateignore's patterns exclude. The archive is reproducible: entries in name
-// order, owned by 0:0, dated 0, modes kept to 0644/0755, so packing the same files twice gives
-// the same bytes, and the same digest, which the registry and the executors store once.
+// What goes in: every file, directory and relative symbolic link under DIR, except .git and
+// .dev.vars (never: the latter holds `toolgate dev`'s values for the declared keys), the manifest
+// (toolgate.json, which is the platform's, not the tool's), .toolgateignore itself, and whatever
+// .toolgateignore's patterns exclude. The archive is reproducible: entries in name order, owned by
+// 0:0, dated 0, modes kept to 0644/0755, so packing the same files twice gives the same bytes, and
+// the same digest, which the registry and the executors store once.
 #pragma once
 
 #include <filesystem>

@@ -99,6 +99,23 @@ TEST_F(PackBundleTest, PacksTheToolAndLeavesOutGitTheManifestAndIgnoredFiles) {
   EXPECT_EQ(*PackBundle(dir_), *packed);
 }
 
+// .dev.vars holds the secrets `toolgate dev` gives a tool: a .toolgateignore line leaves it
+// out, and so does the packer without one, at any depth.
+TEST_F(PackBundleTest, DevVarsNeverLandInTheBundle) {
+  Write("handler.py", "x");
+  Write(".dev.vars", "API_KEY=s3cret\n");
+  Write("sub/.dev.vars", "API_KEY=s3cret\n");
+  Write(".toolgateignore", "*.tmp\n");  // no line for .dev.vars
+  auto packed = PackBundle(dir_);
+  ASSERT_TRUE(packed.ok()) << packed.status().ToString();
+  std::map<std::string, std::string> expected = {{"handler.py", "x"}, {"sub", "/"}};
+  EXPECT_EQ(Entries(*packed), expected);
+  EXPECT_EQ(packed->find("s3cret"), std::string::npos);
+  // An ignored file of any other name stays out through its pattern.
+  Write("notes.tmp", "scratch");
+  EXPECT_EQ(Entries(*PackBundle(dir_)), expected);
+}
+
 TEST_F(PackBundleTest, RefusesLinksOutOfTheDirectory) {
   Write("handler.py", "x");
   fs::create_symlink("/etc/passwd", dir_ / "passwd");

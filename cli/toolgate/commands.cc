@@ -750,6 +750,180 @@ int FunctionsDelete(const Call& call) {
   return rc;
 }
 
+// ---- The workspace ----
+
+// The columns of `workspace list`: the functions the organization owns, then those it added.
+const std::vector<Column> kWorkspaceOwnedColumns = {{"FUNCTION", "function_id"},
+                                                    {"NAME", "name"},
+                                                    {"LATEST", "latest_version"},
+                                                    {"RUNTIME", "runtime"},
+                                                    {"VISIBILITY", "visibility"}};
+const std::vector<Column> kWorkspaceAddedColumns = {{"FUNCTION", "function_id"},
+                                                    {"NAME", "name"},
+                                                    {"LATEST", "latest_version"},
+                                                    {"RUNTIME", "runtime"},
+                                                    {"PRICE_MICRO_USD", "price_micro_usd"}};
+
+int WorkspaceAdd(const Call& call) {
+  const std::string& id = call.args.positional[0];
+  JsonWriter w;
+  w.BeginObject().Field("function_id", id).EndObject();
+  int rc = Report(call, Client(call).Post(Api("/workspace/tools"), w.str()));
+  if (rc == kOk) std::fprintf(stderr, "added function %s to the workspace\n", id.c_str());
+  return rc;
+}
+
+int WorkspaceRemove(const Call& call) {
+  const std::string& id = call.args.positional[0];
+  int rc = Report(call, Client(call).Delete(Api("/workspace/tools/") + http::UrlEncode(id)));
+  if (rc == kOk) std::fprintf(stderr, "removed function %s from the workspace\n", id.c_str());
+  return rc;
+}
+
+// The compact JSON of obj's member `name` ("[]" when absent).
+std::string MemberJson(simdjson::dom::object obj, std::string_view name) {
+  simdjson::dom::element e;
+  return obj[name].get(e) == simdjson::SUCCESS ? ToJson(e) : "[]";
+}
+
+int WorkspaceList(const Call& call) {
+  auto r = Client(call).Get(Api("/workspace/tools"));
+  if (!Succeeded(r)) return ReportFailure(call, r);
+  auto doc = ParseJson(r->body);
+  simdjson::dom::object obj;
+  if (call.json || !doc.ok() || doc->root.get_object().get(obj) != simdjson::SUCCESS) {
+    PrintJson(r->body);
+    return kOk;
+  }
+  // The two halves of the workspace, each its own table.
+  std::string text = "owned:\n" + RenderTable(MemberJson(obj, "owned"), kWorkspaceOwnedColumns) +
+                     "\nadded:\n" + RenderTable(MemberJson(obj, "added"), kWorkspaceAddedColumns);
+  std::fputs(text.c_str(), stdout);
+  return kOk;
+}
+
+std::string EnvKeysPath(const Call& call) {
+  return Api("/workspace/tools/") + http::UrlEncode(call.args.positional[0]) + "/env-keys";
+}
+
+// The secret ids of the organization's secrets by name, read page by page.
+Result<std::map<std::string, std::string>> SecretIdsByName(ApiClient& client) {
+  std::map<std::string, std::string> out;
+  std::string cursor;
+  do {
+    std::string path = Api("/secrets?limit=100");
+    if (!cursor.empty()) path += "&cursor=" + http::UrlEncode(cursor);
+    auto r = client.Get(path);
+    if (!r.ok()) return r.status();
+    if (r->status >= 400) {
+      std::string text = DescribeHttpError(r->status, r->body);
+      if (text.starts_with("error: ")) text.erase(0, 7);
+      return Status::Unavailable(std::string(Trim(text)));
+    }
+    auto doc = ParseJson(r->body);
+    simdjson::dom::object obj;
+    simdjson::dom::array items;
+    if (!doc.ok() || doc->root.get_object().get(obj) != simdjson::SUCCESS ||
+        obj["items"].get_array().get(items) != simdjson::SUCCESS) {
+      return Status::Unavailable("the server's list of secrets has no items");
+    }
+    for (simdjson::dom::element item : items) {
+      simdjson::dom::object fields;
+      std::string id, name;
+      if (item.get_object().get(fields) == simdjson::SUCCESS &&
+          GetString(fields, "id", &id) == Field::kOk &&
+          GetString(fields, "name", &name) == Field::kOk) {
+        out[name] = id;
+      }
+    }
+    cursor.clear();
+    GetString(obj, "next_cursor", &cursor);
+  } while (!cursor.empty());
+  return out;
+}
+
+int EnvKeysSet(const Call& call) {
+  // Every word after the function is NAME=SECRET, or several joined by commas.
+  std::string joined;
+  for (size_t i = 1; i < call.args.positional.size(); ++i) {
+    joined += (joined.empty() ? "" : ",") + call.args.positional[i];
+  }
+  auto mappings = core::ParseEnvKeys(joined);
+  if (!mappings.ok()) return UsageError(call, mappings.status().message());
+  ApiClient client = Client(call);
+  // A secret is named by its id or by its name; names are looked up once, when one is used.
+  std::optional<std::map<std::string, std::string>> ids;
+  std::string env_keys;
+  for (const core::EnvKeyMapping& m : *mappings) {
+    std::string id = m.secret_id;
+    if (!IsUuid(id)) {
+      if (!ids) {
+        auto listed = SecretIdsByName(client);
+        if (!listed.ok()) {
+          PrintError("cannot list your secrets: " + listed.status().message());
+          return kFailed;
+        }
+        ids = std::move(*listed);
+      }
+      auto it = ids->find(id);
+      if (it == ids->end()) {
+        PrintError("no secret named \"" + id + "\" (for " + m.name +
+                   "); create it with `toolgate secrets create --name " + id + "`");
+        return kFailed;
+      }
+      id = it->second;
+    }
+    env_keys += (env_keys.empty() ? "" : ",") + m.name + "=" + id;
+  }
+  JsonWriter w;
+  w.BeginObject().Field("env_keys", env_keys).EndObject();
+  auto r = client.Put(EnvKeysPath(call), w.str());
+  if (!Succeeded(r)) return ReportFailure(call, r);
+  std::fprintf(stderr, "function %s gets %zu secret(s) on the workspace MCP endpoint (/mcp): %s\n",
+               call.args.positional[0].c_str(), mappings->size(), env_keys.c_str());
+  return kOk;
+}
+
+int EnvKeysShow(const Call& call) {
+  auto r = Client(call).Get(EnvKeysPath(call));
+  if (!Succeeded(r)) return ReportFailure(call, r);
+  if (call.json) {
+    PrintJson(r->body);
+    return kOk;
+  }
+  // One row per key, from the stored NAME=secret-id list.
+  auto doc = ParseJson(r->body);
+  simdjson::dom::object obj;
+  std::string stored;
+  if (!doc.ok() || doc->root.get_object().get(obj) != simdjson::SUCCESS ||
+      GetString(obj, "env_keys", &stored) != Field::kOk) {
+    PrintJson(r->body);
+    return kOk;
+  }
+  auto mappings = core::ParseEnvKeys(stored);
+  if (!mappings.ok()) {
+    PrintJson(r->body);
+    return kOk;
+  }
+  JsonWriter rows;
+  rows.BeginArray();
+  for (const auto& m : *mappings) {
+    rows.BeginObject().Field("key", m.name).Field("secret_id", m.secret_id).EndObject();
+  }
+  rows.EndArray();
+  std::fputs(RenderTable(rows.str(), {{"KEY", "key"}, {"SECRET_ID", "secret_id"}}).c_str(), stdout);
+  return kOk;
+}
+
+int EnvKeysClear(const Call& call) {
+  int rc = Report(call, Client(call).Delete(EnvKeysPath(call)));
+  if (rc == kOk) {
+    std::fprintf(stderr, "cleared the secret mapping of function %s\n",
+                 call.args.positional[0].c_str());
+  }
+  return rc;
+}
+
 int VersionsList(const Call& call) {
   auto r = Client(call).Get(Api("/functions/") + http::UrlEncode(call.args.positional[0]));
   if (!Succeeded(r)) return ReportFailure(call, r);
@@ -998,11 +1172,13 @@ const TableView kLedgerView = {"items",
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       {.name = "up",
-       .usage = "up [--demo] [--detach] [--data-dir DIR] [--http-port P]",
+       .usage = "up [--demo] [--detach] [--data-dir DIR] [--http-port P] [--no-egress] "
+                "[--egress-allow-cidr CIDR] [--egress-deny-cidr CIDR] [--otlp-endpoint URL]",
        .summary = "Start NATS, Redis, PostgreSQL and every service here (toolgate up --help); "
                   "--detach runs it in the background.",
-       .options = {"data-dir", "http-port", "host"},
-       .switches = {"demo", "detach"},
+       .options = {"data-dir", "http-port", "host", "egress-allow-cidr", "egress-deny-cidr",
+                   "otlp-endpoint"},
+       .switches = {"demo", "detach", "no-egress"},
        .words_run = RunUp},
       {.name = "status",
        .usage = "status [--data-dir DIR] [--json]",
@@ -1097,10 +1273,11 @@ const std::vector<Command>& Commands() {
        .positional = 1,
        .run = New},
       {.name = "dev",
-       .usage = "dev DIR [--event FILE]",
+       .usage = "dev DIR [--event FILE] [--env NAME=VALUE]... [--env-file FILE]",
        .summary = "Run DIR's tool here, in the executor's sandbox and runtime, with the event "
-                  "of FILE or each of the manifest's examples; nothing is published or billed.",
-       .options = {"event"},
+                  "of FILE or each of the manifest's examples; nothing is published or billed. "
+                  "Its declared keys get the values of DIR/.dev.vars (or --env-file) and --env.",
+       .options = {"event", "env", "env-file"},
        .switches = {"json"},
        .positional = 1,
        .words_run = RunDev},
@@ -1130,6 +1307,39 @@ const std::vector<Command>& Commands() {
        .summary = "Delete a function for good (its past executions and ledger rows stay).",
        .positional = 1,
        .run = FunctionsDelete},
+      {.name = "workspace list",
+       .usage = "workspace list",
+       .summary = "List the workspace: the functions your organization owns and the public "
+                  "ones it added (the tools of the MCP endpoint /mcp).",
+       .run = WorkspaceList},
+      {.name = "workspace add",
+       .usage = "workspace add FUNCTION_ID",
+       .summary = "Add another organization's public function to the workspace.",
+       .positional = 1,
+       .run = WorkspaceAdd},
+      {.name = "workspace remove",
+       .usage = "workspace remove FUNCTION_ID",
+       .summary = "Remove an added function from the workspace.",
+       .positional = 1,
+       .run = WorkspaceRemove},
+      {.name = "workspace env-keys set",
+       .usage = "workspace env-keys set FUNCTION_ID KEY=SECRET...",
+       .summary = "Give a workspace function's declared keys your secrets (SECRET: a secret's "
+                  "name or id) on calls through /mcp without X-Env-Keys; replaces the "
+                  "stored mapping.",
+       .positional = 2,
+       .run = EnvKeysSet,
+       .max_positional = 65},
+      {.name = "workspace env-keys show",
+       .usage = "workspace env-keys show FUNCTION_ID",
+       .summary = "Show which secret each declared key gets on /mcp (ids, never values).",
+       .positional = 1,
+       .run = EnvKeysShow},
+      {.name = "workspace env-keys clear",
+       .usage = "workspace env-keys clear FUNCTION_ID",
+       .summary = "Forget the stored mapping; /mcp calls then need X-Env-Keys.",
+       .positional = 1,
+       .run = EnvKeysClear},
       {.name = "versions list",
        .usage = "versions list FUNCTION_ID",
        .summary = "List a function's published versions.",
@@ -1238,8 +1448,14 @@ std::string ParsedArgs::Get(const std::string& name, const std::string& fallback
   return it == options.end() ? fallback : it->second;
 }
 
+std::vector<std::string> ParsedArgs::GetAll(const std::string& name) const {
+  auto it = repeated.find(name);
+  return it == repeated.end() ? std::vector<std::string>{} : it->second;
+}
+
 Result<ParsedArgs> ParseArgs(const std::vector<std::string>& words,
-                             const std::set<std::string>& allowed) {
+                             const std::set<std::string>& allowed,
+                             const std::set<std::string>& repeatable) {
   ParsedArgs out;
   for (size_t i = 0; i < words.size(); ++i) {
     const std::string& word = words[i];
@@ -1252,17 +1468,24 @@ Result<ParsedArgs> ParseArgs(const std::vector<std::string>& words,
       continue;
     }
     std::string name = word.substr(2);
+    const size_t eq = name.find('=');
+    if (eq != std::string::npos) name.resize(eq);
+    // The name is judged before its value: a misspelt flag said it "needs a value" when last.
+    const bool is_repeatable = repeatable.count(name) > 0;
+    if (allowed.count(name) == 0 && !is_repeatable) {
+      return Status::InvalidArgument("unknown flag --" + name);
+    }
     std::string value;
-    if (size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name.resize(eq);
+    if (eq != std::string::npos) {
+      value = word.substr(eq + 3);
     } else if (i + 1 < words.size()) {
       value = words[++i];
     } else {
       return Status::InvalidArgument("--" + name + " needs a value");
     }
-    if (allowed.count(name) == 0) return Status::InvalidArgument("unknown flag --" + name);
-    if (!out.options.emplace(name, value).second) {
+    if (is_repeatable) {
+      out.repeated[name].push_back(std::move(value));
+    } else if (!out.options.emplace(name, value).second) {
       return Status::InvalidArgument("--" + name + " is given twice");
     }
   }
@@ -1583,23 +1806,38 @@ int RunClientCommand(const std::vector<std::string>& args) {
     return RunClientCommand({"help"});
   }
   if (args[0] == "--version") return RunClientCommand({"version"});
-  // Two-word commands ("keys create") first, then one-word ones.
-  size_t words = 2;
-  const Command* command = args.size() >= 2 ? FindCommand(args[0] + " " + args[1]) : nullptr;
-  if (command == nullptr) {
-    words = 1;
-    command = FindCommand(args[0]);
+  if (args[0].starts_with("--")) {
+    const std::string name = args[0].substr(2, args[0].find('=') - 2);
+    std::fprintf(stderr, "error: unknown flag --%s; a command comes first (run `toolgate help`)\n",
+                 name.c_str());
+    return kUsage;
+  }
+  // The longest command name first: three words ("workspace env-keys set"), two ("keys
+  // create"), then one.
+  size_t words = std::min<size_t>(3, args.size());
+  const Command* command = nullptr;
+  std::string prefix;  // the longest run of words some command starts with
+  for (; words > 0 && command == nullptr; --words) {
+    std::string name = args[0];
+    for (size_t i = 1; i < words; ++i) name += " " + args[i];
+    command = FindCommand(name);
+    if (command != nullptr) break;
+    if (prefix.empty()) {
+      for (const Command& c : Commands()) {
+        if (c.name.starts_with(name + " ")) prefix = name;
+      }
+    }
   }
   if (command == nullptr) {
     std::string usages;
     for (const Command& c : Commands()) {
-      if (c.name.starts_with(args[0] + " "))
+      if (!prefix.empty() && c.name.starts_with(prefix + " "))
         usages += "usage: toolgate " + std::string(c.usage) + "\n";
     }
     if (usages.empty()) {
       std::fprintf(stderr, "error: unknown command '%s'; run `toolgate help`\n", args[0].c_str());
     } else {
-      std::fprintf(stderr, "error: `toolgate %s` needs a subcommand\n%s", args[0].c_str(),
+      std::fprintf(stderr, "error: `toolgate %s` needs a subcommand\n%s", prefix.c_str(),
                    usages.c_str());
     }
     return kUsage;
@@ -1627,7 +1865,8 @@ int RunClientCommand(const std::vector<std::string>& args) {
   auto parsed = ParseArgs(rest, allowed);
   Call call{*command, parsed.ok() ? *parsed : ParsedArgs{}, "", "", "", {}, false};
   if (!parsed.ok()) return UsageError(call, parsed.status().message());
-  if (call.args.positional.size() != command->positional) {
+  const size_t most = std::max(command->positional, command->max_positional);
+  if (call.args.positional.size() < command->positional || call.args.positional.size() > most) {
     return UsageError(call, command->positional == 0
                                 ? "unexpected argument '" + call.args.positional[0] + "'"
                                 : "wrong number of arguments");

@@ -43,17 +43,26 @@ int RunClientCommand(const std::vector<std::string>& args);
 struct ParsedArgs {
   std::vector<std::string> positional;
   std::map<std::string, std::string> options;  // name without the leading "--"
+  // The values of a repeatable option, in the order given (see ParseArgs).
+  std::map<std::string, std::vector<std::string>> repeated;
 
-  bool Has(const std::string& name) const { return options.count(name) > 0; }
+  bool Has(const std::string& name) const {
+    return options.count(name) > 0 || repeated.count(name) > 0;
+  }
   // The option's value, or fallback when it was not given.
   std::string Get(const std::string& name, const std::string& fallback = "") const;
+  // Every value of a repeatable option; empty when it was not given.
+  std::vector<std::string> GetAll(const std::string& name) const;
 };
 
 // Every option takes a value: "--name value" or "--name=value". "-" (stdin) and words not
-// starting with "--" are positional; after "--" every word is. InvalidArgument, with a message
-// for the user, for an option not in `allowed`, an option without a value, or one given twice.
+// starting with "--" are positional; after "--" every word is. An option in `repeatable` may be
+// given several times (ParsedArgs::repeated); any other, once. InvalidArgument, with a message
+// for the user, for an option in neither set ("unknown flag --x", whether or not a value
+// follows), an option without a value, or one given twice.
 Result<ParsedArgs> ParseArgs(const std::vector<std::string>& words,
-                             const std::set<std::string>& allowed);
+                             const std::set<std::string>& allowed,
+                             const std::set<std::string>& repeatable = {});
 
 struct FieldError {
   std::string field;

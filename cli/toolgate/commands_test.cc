@@ -55,6 +55,29 @@ TEST(ParseArgsTest, RejectsUnknownMissingAndRepeatedOptions) {
   EXPECT_EQ(twice.status().message(), "--name is given twice");
 }
 
+TEST(ParseArgsTest, AnUnknownFlagIsNamedSoEvenWhenNothingFollows) {
+  // Last of the words, it once read as a flag missing its value.
+  for (const std::vector<std::string>& words : {std::vector<std::string>{"--no-such-flag"},
+                                                {"ID", "--no-such-flag"},
+                                                {"--no-such-flag=1"},
+                                                {"--no-such-flag", "x"}}) {
+    auto a = ParseArgs(words, {"name"});
+    ASSERT_FALSE(a.ok());
+    EXPECT_EQ(a.status().message(), "unknown flag --no-such-flag");
+  }
+}
+
+TEST(ParseArgsTest, ARepeatableOptionKeepsEveryValueInOrder) {
+  auto a = ParseArgs({"--env", "A=1", "DIR", "--env=B=2", "--event", "e"}, {"event"}, {"env"});
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->GetAll("env"), (std::vector<std::string>{"A=1", "B=2"}));
+  EXPECT_TRUE(a->Has("env"));
+  EXPECT_EQ(a->Get("event"), "e");
+  EXPECT_EQ(a->positional, std::vector<std::string>{"DIR"});
+  EXPECT_TRUE(a->GetAll("other").empty());
+  EXPECT_FALSE(ParseArgs({"--env"}, {}, {"env"}).ok());
+}
+
 // ---- Manifest ----
 
 constexpr char kFullManifest[] = R"({
@@ -341,6 +364,16 @@ TEST(RunClientCommandTest, UsageErrorsExitTwo) {
   EXPECT_EQ(RunClientCommand({"completion", "fish"}), 2);
   EXPECT_EQ(RunClientCommand({"executions"}), 2);  // list or show
   EXPECT_EQ(RunClientCommand({"balance", "--profile", "bad/name"}), 2);
+  EXPECT_EQ(RunClientCommand({"--no-such-flag"}), 2);
+  EXPECT_EQ(RunClientCommand({"balance", "--no-such-flag"}), 2);
+  EXPECT_EQ(RunClientCommand({"workspace"}), 2);
+  EXPECT_EQ(RunClientCommand({"workspace", "env-keys"}), 2);
+  EXPECT_EQ(RunClientCommand({"workspace", "add"}), 2);  // FUNCTION_ID missing
+  EXPECT_EQ(RunClientCommand({"workspace", "list", "extra"}), 2);
+  EXPECT_EQ(RunClientCommand({"workspace", "env-keys", "set", "f"}), 2);  // no mapping
+  EXPECT_EQ(RunClientCommand({"workspace", "env-keys", "set", "f", "1BAD=s"}), 2);
+  EXPECT_EQ(RunClientCommand({"workspace", "env-keys", "set", "f", "A=s", "A=t"}), 2);
+  EXPECT_EQ(RunClientCommand({"workspace", "env-keys", "show"}), 2);
   // A profile that was never saved is an error, not a quiet fall back to the default server.
   EXPECT_EQ(RunClientCommand({"balance", "--profile", "nosuch"}), 2);
   setenv("TOOLGATE_PROFILE", "nosuch", 1);
@@ -385,6 +418,7 @@ TEST(RunClientCommandTest, HelpExitsZero) {
   EXPECT_EQ(RunClientCommand({"keys", "create", "--help"}), 0);
   EXPECT_EQ(RunClientCommand({"version"}), 0);
   EXPECT_EQ(RunClientCommand({"completion", "bash"}), 0);
+  EXPECT_EQ(RunClientCommand({"workspace", "env-keys", "set", "--help"}), 0);
 }
 
 TEST(RunClientCommandTest, UnreachableServerExitsOne) {

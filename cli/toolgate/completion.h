@@ -2,8 +2,9 @@
 // so that a new command or flag completes without anyone editing a script. Pure functions;
 // thread-safe.
 //
-// What completes: the command words (a group such as "keys" first, then its subcommand), then
-// that command's flags; any other word completes as a file name (DIRs, event files).
+// What completes: the command words (a group such as "keys" or "workspace env-keys" first,
+// then its subcommand), then that command's flags; any other word completes as a file name
+// (DIRs, event files).
 #pragma once
 
 #include <string>
@@ -15,7 +16,7 @@
 namespace toolgate::cli {
 
 struct CompletionCommand {
-  std::string name;                // "keys create": one or two words
+  std::string name;                // "keys create": one to three words
   std::string summary;             // shown by zsh beside the word
   std::vector<std::string> flags;  // "--name", ...
 };

@@ -118,6 +118,32 @@ TEST(CompletionTest, ZshCompletesCommandsSubcommandsFlagsAndFiles) {
   }
 }
 
+// Three-word commands ("workspace env-keys set") complete word by word in both shells.
+TEST(CompletionTest, NestedGroupsCompleteWordByWord) {
+  const std::vector<CompletionCommand> table = {
+      {"workspace list", "List the workspace.", {"--json"}},
+      {"workspace env-keys set", "Map keys.", {"--url"}},
+      {"workspace env-keys show", "Show keys.", {"--json"}},
+  };
+  std::string bash = BashCompletion(table);
+  std::string out = BashCompletes(bash, {"toolgate", "workspace", ""});
+  EXPECT_EQ(out.substr(0, out.find("complete")), "list\nenv-keys\n");
+  out = BashCompletes(bash, {"toolgate", "workspace", "env-keys", "s"});
+  EXPECT_EQ(out.substr(0, out.find("complete")), "set\nshow\n");
+  out = BashCompletes(bash, {"toolgate", "workspace", "env-keys", "set", "f", "--"});
+  EXPECT_EQ(out.substr(0, out.find("complete")), "--url\n");
+  std::string zsh = ZshCompletion(table);
+  EXPECT_EQ(ZshCompletes(zsh, {"toolgate", "workspace", ""}),
+            "list:List the workspace.\nenv-keys:set, show\n");
+  EXPECT_EQ(ZshCompletes(zsh, {"toolgate", "workspace", "env-keys", ""}),
+            "set:Map keys.\nshow:Show keys.\n");
+  EXPECT_EQ(ZshCompletes(zsh, {"toolgate", "workspace", "env-keys", "show", "--"}), "--json\n");
+  // The real table has them.
+  out = BashCompletes(BashCompletion(CompletionCommands()),
+                      {"toolgate", "workspace", "env-keys", ""});
+  EXPECT_EQ(out.substr(0, out.find("complete")), "set\nshow\nclear\n");
+}
+
 TEST(CompletionTest, OnlyBashAndZsh) {
   EXPECT_TRUE(CompletionScript("bash", kTable).ok());
   EXPECT_TRUE(CompletionScript("zsh", kTable).ok());

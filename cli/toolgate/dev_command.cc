@@ -4,11 +4,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include "bundle_pack.h"
+#include "dev_vars.h"
 #include "human_output.h"
 #include "toolgate/base/json.h"
 
@@ -19,7 +21,8 @@ namespace {
 constexpr int kOk = 0;
 constexpr int kFailed = 1;
 constexpr int kUsage = 2;
-constexpr char kUsageLine[] = "usage: toolgate dev DIR [--event FILE] [--json]\n";
+constexpr char kUsageLine[] =
+    "usage: toolgate dev DIR [--event FILE] [--env NAME=VALUE]... [--env-file FILE] [--json]\n";
 
 Result<std::string> ReadText(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -52,21 +55,27 @@ class TempFile {
   fs::path path_;
 };
 
-// Runs argv with stdout read into *out (stderr passes through: the executor's own messages).
-// Returns the child's exit status, or -1 when it could not be run.
-int RunCapturing(const std::vector<std::string>& argv, std::string* out) {
+// Runs argv with `input` on its stdin and stdout read into *out (stderr passes through: the
+// executor's own messages). Returns the child's exit status, or -1 when it could not be run.
+int RunCapturing(const std::vector<std::string>& argv, const std::string& input, std::string* out) {
   int fds[2];
   if (pipe(fds) != 0) return -1;
-  pid_t pid = fork();
-  if (pid < 0) {
+  // The input goes through a pipe, never a file or the command line: it holds the keys' values.
+  int in_fds[2];
+  if (pipe(in_fds) != 0) {
     close(fds[0]);
     close(fds[1]);
     return -1;
   }
+  pid_t pid = fork();
+  if (pid < 0) {
+    for (int fd : {fds[0], fds[1], in_fds[0], in_fds[1]}) close(fd);
+    return -1;
+  }
   if (pid == 0) {
     dup2(fds[1], STDOUT_FILENO);
-    close(fds[0]);
-    close(fds[1]);
+    dup2(in_fds[0], STDIN_FILENO);
+    for (int fd : {fds[0], fds[1], in_fds[0], in_fds[1]}) close(fd);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -74,6 +83,16 @@ int RunCapturing(const std::vector<std::string>& argv, std::string* out) {
     _exit(127);
   }
   close(fds[1]);
+  close(in_fds[0]);
+  // The executor reads its stdin whole before it runs anything, so writing all of it first
+  // cannot wait on the output pipe. A broken pipe (an executor that died) shows in its status.
+  std::signal(SIGPIPE, SIG_IGN);
+  for (size_t written = 0; written < input.size();) {
+    ssize_t n = write(in_fds[1], input.data() + written, input.size() - written);
+    if (n <= 0) break;
+    written += static_cast<size_t>(n);
+  }
+  close(in_fds[1]);
   char buf[4096];
   ssize_t n;
   while ((n = read(fds[0], buf, sizeof buf)) > 0) out->append(buf, static_cast<size_t>(n));
@@ -84,6 +103,27 @@ int RunCapturing(const std::vector<std::string>& argv, std::string* out) {
 }
 
 }  // namespace
+
+Result<std::vector<DevVar>> DevEnvOf(const fs::path& dir, const Manifest& manifest,
+                                     const ParsedArgs& args) {
+  // --env-file names the file and must exist; the directory's .dev.vars is read when present.
+  const fs::path file = args.Has("env-file") ? fs::path(args.Get("env-file")) : dir / kDevVarsFile;
+  std::vector<DevVar> from_file;
+  if (args.Has("env-file") || fs::exists(file)) {
+    auto text = ReadText(file);
+    if (!text.ok()) return text.status();
+    auto parsed = ParseDevVars(*text, file.string());
+    if (!parsed.ok()) return parsed.status();
+    from_file = std::move(*parsed);
+  }
+  std::vector<DevVar> from_words;
+  for (const std::string& word : args.GetAll("env")) {
+    auto var = ParseEnvWord(word);
+    if (!var.ok()) return var.status();
+    from_words.push_back(std::move(*var));
+  }
+  return DevEnv(manifest.declared_keys.value_or(std::vector<std::string>{}), from_file, from_words);
+}
 
 Result<std::vector<DevEvent>> DevEvents(const Manifest& manifest,
                                         const std::optional<std::string>& event_file_text) {
@@ -120,7 +160,7 @@ Result<std::vector<DevEvent>> DevEvents(const Manifest& manifest,
 
 std::vector<std::string> DevExecutorArgs(const fs::path& executor, const fs::path& dir,
                                          const Manifest& manifest, std::string_view event_json,
-                                         const fs::path& bundle_file) {
+                                         const fs::path& bundle_file, bool env_on_stdin) {
   std::vector<std::string> args = {executor.string(), "--pool",
                                    manifest.compute_type == "GPU" ? "gpu" : "cpu"};
   if (bundle_file.empty()) {
@@ -139,6 +179,7 @@ std::vector<std::string> DevExecutorArgs(const fs::path& executor, const fs::pat
   if (manifest.memory_mb) {
     args.insert(args.end(), {"--run-memory-mb", std::to_string(*manifest.memory_mb)});
   }
+  if (env_on_stdin) args.insert(args.end(), {"--run-env-file", "/dev/stdin"});
   return args;
 }
 
@@ -151,7 +192,7 @@ int RunDev(const std::vector<std::string>& words) {
       return kOk;
     }
   }
-  auto args = ParseArgs(rest, {"event", "json"});
+  auto args = ParseArgs(rest, {"event", "json", "env-file"}, {"env"});
   if (!args.ok() || args->positional.size() != 1) {
     std::fprintf(stderr, "error: %s\n%s",
                  args.ok() ? "give the tool's directory" : args.status().message().c_str(),
@@ -192,6 +233,20 @@ int RunDev(const std::vector<std::string>& words) {
     }
     event_text = *file;
   }
+  auto env = DevEnvOf(dir, manifest, *args);
+  if (!env.ok()) {
+    std::fprintf(stderr, "error: %s\n%s", env.status().message().c_str(), kUsageLine);
+    return kUsage;
+  }
+  for (const std::string& key : manifest.declared_keys.value_or(std::vector<std::string>{})) {
+    bool given = false;
+    for (const DevVar& v : *env) given = given || v.name == key;
+    if (!given) {
+      std::fprintf(stderr, "note: %s has no value here (give it in %s or with --env)\n",
+                   key.c_str(), std::string(kDevVarsFile).c_str());
+    }
+  }
+  const std::string env_json = env->empty() ? "" : DevEnvJson(*env);
   auto events = DevEvents(manifest, event_text);
   if (!events.ok()) {
     std::fprintf(stderr, "error: %s\n%s", events.status().message().c_str(), kUsageLine);
@@ -224,8 +279,9 @@ int RunDev(const std::vector<std::string>& words) {
   int rc = kOk;
   for (const DevEvent& event : *events) {
     std::string out;
-    int status = RunCapturing(
-        DevExecutorArgs(executor, dir, manifest, event.event_json, bundle_file.path()), &out);
+    int status = RunCapturing(DevExecutorArgs(executor, dir, manifest, event.event_json,
+                                              bundle_file.path(), !env_json.empty()),
+                              env_json, &out);
     if (status != 0) rc = kFailed;
     if (json) {
       std::fputs(out.c_str(), stdout);  // the executor's JSON, one object a line

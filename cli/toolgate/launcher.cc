@@ -40,7 +40,9 @@
 #include "toolgate/base/time.h"
 #include "toolgate/bus/bus.h"
 #include "toolgate/core/bus_permissions.h"
+#include "toolgate/core/egress_policy.h"
 #include "toolgate/core/subjects.h"
+#include "toolgate/trace/otlp_exporter.h"
 
 namespace fs = std::filesystem;
 
@@ -488,8 +490,7 @@ int64_t NatsCpus(int64_t flag) {
 }
 }  // namespace
 
-int RunUp(const std::vector<std::string>& args) {
-  Flags flags("toolgate up", "Run the whole Toolgate system on this machine.");
+void DefineUpFlags(Flags& flags) {
   flags.Define("data-dir", "./data", "where PostgreSQL, Redis, keys and logs live");
   flags.Define("http-port", "8080", "edge HTTP port (0: any free port)");
   flags.Define("host", "127.0.0.1", "edge listen address");
@@ -522,13 +523,59 @@ int RunUp(const std::vector<std::string>& args) {
   flags.Define("redis-fsync", "",
                "Redis's appendfsync policy, always or everysec (default: always with durable "
                "writes, else everysec); everysec is for measuring the fsync's cost only");
+  flags.Define("otlp-endpoint", "",
+               "OpenTelemetry collector base URL every service sends its spans to, OTLP/HTTP "
+               "JSON to <url>/v1/traces (empty: spans are only logged)");
+  flags.Define("no-egress", "false",
+               "turn egress off: the executors refuse every handler's outbound request");
+  flags.DefineRepeated("egress-allow-cidr",
+                       "a network handlers may reach although it is not public (repeatable)");
+  flags.DefineRepeated("egress-deny-cidr",
+                       "a network handlers may never reach; wins over --egress-allow-cidr "
+                       "(repeatable)");
+}
+
+Result<PassedOnFlags> PassOnFlags(const Flags& flags) {
+  PassedOnFlags out;
+  if (const std::string& endpoint = flags.Get("otlp-endpoint"); !endpoint.empty()) {
+    if (Status s = trace::CheckOtlpEndpoint(endpoint); !s.ok()) {
+      return Status::InvalidArgument("--otlp-endpoint: " + s.message());
+    }
+    out.every_service = {"--otlp-endpoint", endpoint};
+  }
+  if (flags.GetBool("no-egress")) out.executor.push_back("--no-egress");
+  for (const char* name : {"egress-allow-cidr", "egress-deny-cidr"}) {
+    for (const std::string& text : flags.GetList(name)) {
+      if (auto cidr = core::Cidr::Parse(text); !cidr.ok()) {
+        return Status::InvalidArgument(std::string("--") + name + " " + text + ": " +
+                                       cidr.status().message());
+      }
+      out.executor.insert(out.executor.end(), {std::string("--") + name, text});
+    }
+  }
+  return out;
+}
+
+int RunUp(const std::vector<std::string>& args) {
+  Flags flags("toolgate up", "Run the whole Toolgate system on this machine.");
+  DefineUpFlags(flags);
   std::vector<char*> argv = {const_cast<char*>("toolgate up")};
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   std::vector<std::string> extra = flags.Parse(static_cast<int>(argv.size()), argv.data());
   if (!extra.empty() && !(extra.size() == 1 && extra[0] == "--demo")) {
     Fail("unexpected argument '" + extra[0] + "' (see --help)");
   }
+  // Checked before anything starts: a service refusing its flag would only show as a failed
+  // start.
+  auto passed_on = PassOnFlags(flags);
+  if (!passed_on.ok()) Fail(passed_on.status().message());
   bool demo = flags.GetBool("demo");
+  if (demo && flags.GetBool("no-egress")) {
+    // Seeding runs Forecast, which calls the demo's weather service through the gateway.
+    Fail(
+        "--demo needs egress (its Forecast tool calls the demo's weather service); drop "
+        "--no-egress");
+  }
   bool durable = flags.GetBool("durable-writes");
   std::string redis_fsync = flags.Get("redis-fsync");
   if (redis_fsync.empty()) redis_fsync = durable ? "always" : "everysec";
@@ -729,10 +776,11 @@ int RunUp(const std::vector<std::string>& args) {
   // adds its NATS servers itself). All are known before the executor starts.
   for (const auto& name : kServices) admin_ports[name] = FreePort();
   if (http_port == 0) http_port = FreePort();
-  std::vector<std::string> egress_flags = {
-      "--egress-deny-addr", "127.0.0.1:" + std::to_string(redis_port),
-      "--egress-deny-addr", "127.0.0.1:" + std::to_string(pg_port),
-      "--egress-deny-addr", FormatHostPort(flags.Get("host"), http_port)};
+  std::vector<std::string> egress_flags = passed_on->executor;
+  egress_flags.insert(egress_flags.end(),
+                      {"--egress-deny-addr", "127.0.0.1:" + std::to_string(redis_port),
+                       "--egress-deny-addr", "127.0.0.1:" + std::to_string(pg_port),
+                       "--egress-deny-addr", FormatHostPort(flags.Get("host"), http_port)});
   for (const auto& [name, port] : admin_ports) {
     egress_flags.insert(egress_flags.end(),
                         {"--egress-deny-addr", "127.0.0.1:" + std::to_string(port)});
@@ -749,6 +797,7 @@ int RunUp(const std::vector<std::string>& args) {
     std::vector<std::string> argv = {(bin_dir / ("toolgate-" + name)).string()};
     if (!fs::exists(argv[0])) Fail(argv[0] + " not found; build first (see README)");
     argv.insert(argv.end(), {"--admin-port", std::to_string(admin_ports[name])});
+    argv.insert(argv.end(), passed_on->every_service.begin(), passed_on->every_service.end());
     if (name == "executor") {
       argv.insert(argv.end(), {"--pool", "cpu", "--threads", flags.Get("executor-threads"),
                                "--bundle-cache-dir", (data / "bundles" / "cpu").string()});
@@ -775,6 +824,7 @@ int RunUp(const std::vector<std::string>& args) {
                                      std::to_string(admin_ports["executor-gpu"]),
                                      "--bundle-cache-dir",
                                      (data / "bundles" / "gpu").string()};
+    argv.insert(argv.end(), passed_on->every_service.begin(), passed_on->every_service.end());
     argv.insert(argv.end(), egress_flags.begin(), egress_flags.end());
     s = supervisor.Start({"executor-gpu", argv, service_env("executor"),
                           (logs / "executor-gpu.log").string(), 0, 0, SIGTERM, ""});

@@ -7,7 +7,26 @@
 #include <string>
 #include <vector>
 
+#include "toolgate/base/flags.h"
+#include "toolgate/base/status.h"
+
 namespace toolgate::cli {
+
+// The flags of `toolgate up` (each also its TOOLGATE_* environment variable, as Flags reads
+// them). Exposed for tests; RunUp defines and parses them itself.
+void DefineUpFlags(Flags& flags);
+
+// What `toolgate up` hands its services of its own flags, so that an operator sets them once.
+struct PassedOnFlags {
+  std::vector<std::string> every_service;  // --otlp-endpoint URL, when set
+  // --no-egress, then each --egress-allow-cidr and --egress-deny-cidr, in the order given
+  std::vector<std::string> executor;
+};
+
+// The passed-on flags of flags (parsed, defined by DefineUpFlags). InvalidArgument naming the
+// flag for a malformed CIDR or OTLP endpoint, so that `up` refuses before it starts anything
+// instead of a service failing to start. Pure.
+Result<PassedOnFlags> PassOnFlags(const Flags& flags);
 
 // args: the arguments after "up". Returns the process exit code.
 int RunUp(const std::vector<std::string>& args);

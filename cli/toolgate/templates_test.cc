@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "bundle_pack.h"
 #include "commands.h"
 #include "mcp_conformance.h"
 
@@ -169,6 +170,12 @@ TEST_P(BundleTemplateTest, ABundleLayoutWhoseHandlerUsesItsOwnModule) {
   }
   EXPECT_EQ(paths.count(manifest.handler), 1u);
   EXPECT_EQ(paths.count(".toolgateignore"), 1u);
+  for (const auto& f : *files) {
+    // The values of `toolgate dev` stay out of the bundle.
+    if (f.path == ".toolgateignore") {
+      EXPECT_TRUE(IgnoreRules::Parse(f.text).Excluded(".dev.vars", false)) << f.text;
+    }
+  }
   EXPECT_GE(paths.size(), 4u) << "a module of its own beside the handler";
 
   fs::path dir =

@@ -7,12 +7,14 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <thread>
 #include <vector>
 
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/flags.h"
+#include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/process.h"
@@ -256,6 +258,27 @@ int RunFileOnce(const Flags& flags, const std::vector<Runtime*>& runtimes, bool 
   auto egress = core::EgressList::Parse(flags.GetList("run-egress"));
   if (!egress.ok()) core::Die(kName, "--run-egress", egress.status().message());
   inv.egress = &*egress;
+  // The declared keys' values of `toolgate dev`, a JSON object of strings, read from a pipe
+  // (/dev/stdin) so that they touch neither a disk nor a command line.
+  std::string env_text;
+  std::optional<ParsedJson> env_doc;
+  if (const std::string env_file = flags.Get("run-env-file"); !env_file.empty()) {
+    env_text = ReadWholeFile(env_file, "run-env-file");
+    auto doc = ParseJson(env_text);
+    simdjson::dom::object values;
+    if (!doc.ok() || doc->root.get_object().get(values) != simdjson::SUCCESS) {
+      core::Die(kName, "--run-env-file", "must hold a JSON object of strings");
+    }
+    env_doc = std::move(*doc);
+    for (auto [name, value] : values) {
+      std::string_view text;
+      if (value.get_string().get(text) != simdjson::SUCCESS) {
+        core::Die(kName, "--run-env-file",
+                  "the value of " + std::string(name) + " is not a string");
+      }
+      inv.env.push_back({name, text});
+    }
+  }
   inv.event_json = event;
   inv.execution_id = execution_id;
   inv.function_id = "run-file";
@@ -444,6 +467,9 @@ int main(int argc, char** argv) {
   flags.Define("run-event", "{}", "--run-file: the event, as JSON");
   flags.Define("run-timeout-ms", "30000", "--run-file: the handler's timeout");
   flags.Define("run-memory-mb", "256", "--run-file: the handler's memory limit");
+  flags.Define("run-env-file", "",
+               "--run-file, --run-bundle: a JSON object of the declared keys' values the handler "
+               "gets as its env (/dev/stdin: read from a pipe, as `toolgate dev` gives them)");
   flags.Define("no-egress", "false",
                "turn egress off: every sandbox's outbound request is refused");
   flags.DefineRepeated("egress-allow-cidr",

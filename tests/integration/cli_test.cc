@@ -54,6 +54,13 @@ TEST(CliTest, VersionAndUnknownFlags) {
   r = Toolgate(config, "invoke 00000000-0000-4000-8000-000000000000 --evnt '{}'");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.out.find("unknown flag --evnt"), std::string::npos) << r.out;
+  // Last, or before any command, a misspelt flag is named as one, not as missing its value.
+  for (const char* words : {"--no-such-flag", "balance --no-such-flag"}) {
+    r = Toolgate(config, words);
+    EXPECT_EQ(r.status, 2) << words << ": " << r.out;
+    EXPECT_NE(r.out.find("unknown flag --no-such-flag"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("needs a value"), std::string::npos) << r.out;
+  }
 }
 
 TEST(CliTest, SignupKeysPublishTopUpInvoke) {
@@ -425,6 +432,114 @@ TEST(CliTest, DevRunsABundleToolWithItsModules) {
   CliRun r = ToolgateWithProfile(config, "dev " + dir.string() + " --json");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find(R"(\"message\":\"hello dev\")"), std::string::npos) << r.out;
+}
+
+// The workspace as a script manages it: another organization's public function added, its
+// declared key given one of our secrets (by name) for /mcp, shown, cleared, and removed.
+TEST(CliTest, WorkspaceAddListMapAndRemove) {
+  Publisher owner = SignUpAndPublish("wsowner");
+  fs::create_directories(owner.dir / "public");
+  std::ofstream(owner.dir / "public" / "toolgate.json") << R"({
+  "name": "keyed tool", "description": "uses a key", "category": "Testing",
+  "visibility": "public", "price_micro_usd": 0,
+  "version": "1.0.0", "runtime": "lua", "compute_type": "CPU", "handler": "handler.lua",
+  "declared_keys": ["API_KEY"]
+})";
+  std::ofstream(owner.dir / "public" / "handler.lua")
+      << "function service_handler(event, context) return {has = context.env.API_KEY ~= nil} end\n";
+  CliRun r = Toolgate(owner.config, "publish " + (owner.dir / "public").string() + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string fn = StringField(r.out.substr(r.out.find('{')), "function_id");
+
+  Publisher user = SignUpAndPublish("wsuser");
+  r = Toolgate(user.config, "workspace add " + fn);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("added function " + fn + " to the workspace"), std::string::npos) << r.out;
+  r = Toolgate(user.config, "workspace add " + fn);
+  EXPECT_EQ(r.status, 1) << r.out;  // already there: the server's 409
+  EXPECT_NE(r.out.find("already in your workspace"), std::string::npos) << r.out;
+
+  r = Toolgate(user.config, "workspace list");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const size_t owned = r.out.find("owned:\n"), added = r.out.find("added:\n");
+  ASSERT_NE(owned, std::string::npos) << r.out;
+  ASSERT_NE(added, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(user.function_id), std::string::npos) << r.out;
+  EXPECT_LT(r.out.find(user.function_id), added) << r.out;
+  EXPECT_GT(r.out.find(fn), added) << r.out;
+  EXPECT_NE(r.out.find("keyed tool"), std::string::npos) << r.out;
+  r = Toolgate(user.config, "workspace list --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\"added\": ["), std::string::npos) << r.out;
+
+  r = Toolgate(user.config, "secrets create --name weather-key --value s3cret-value --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string secret_id = StringField(r.out.substr(r.out.find('{')), "id");
+  // A key the version does not declare: the server's 422, named.
+  r = Toolgate(user.config, "workspace env-keys set " + fn + " OTHER=weather-key");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("declares no key OTHER"), std::string::npos) << r.out;
+  r = Toolgate(user.config, "workspace env-keys set " + fn + " API_KEY=no-such-secret");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("no secret named \"no-such-secret\""), std::string::npos) << r.out;
+  r = Toolgate(user.config, "workspace env-keys show " + fn);
+  EXPECT_EQ(r.status, 1) << r.out;  // nothing stored yet
+
+  r = Toolgate(user.config, "workspace env-keys set " + fn + " API_KEY=weather-key");
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = Toolgate(user.config, "workspace env-keys show " + fn);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("KEY"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("API_KEY  " + secret_id), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("s3cret-value"), std::string::npos) << r.out;
+  r = Toolgate(user.config, "workspace env-keys show " + fn + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(StringField(r.out, "env_keys"), "API_KEY=" + secret_id) << r.out;
+  // A secret's id does as well as its name.
+  r = Toolgate(user.config, "workspace env-keys set " + fn + " API_KEY=" + secret_id);
+  ASSERT_EQ(r.status, 0) << r.out;
+
+  r = Toolgate(user.config, "workspace env-keys clear " + fn);
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = Toolgate(user.config, "workspace env-keys show " + fn);
+  EXPECT_EQ(r.status, 1) << r.out;
+  r = Toolgate(user.config, "workspace remove " + fn);
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = Toolgate(user.config, "workspace list --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find(fn), std::string::npos) << r.out;
+}
+
+// `toolgate dev` gives the declared keys the values of .dev.vars and --env, and refuses a name
+// the manifest does not declare.
+TEST(CliTest, DevGivesTheDeclaredKeysTheirLocalValues) {
+  fs::path dir = fs::path(g_system->data_dir()) / ("cli-dev-env-" + HexEncode(RandomBytes(4)));
+  fs::create_directories(dir);
+  std::ofstream(dir / "toolgate.json") << R"({
+  "name": "dev env", "description": "d", "category": "Testing",
+  "visibility": "private", "price_micro_usd": 0, "declared_keys": ["API_KEY", "TOKEN"],
+  "version": "1.0.0", "runtime": "lua", "compute_type": "CPU", "handler": "handler.lua"
+})";
+  std::ofstream(dir / "handler.lua")
+      << "function service_handler(event, context)\n"
+         "  return {api = context.env.API_KEY, token = os.getenv('TOKEN')}\n"
+         "end\n";
+  std::ofstream(dir / ".dev.vars") << "# local only\nAPI_KEY=\"from file\"\nTOKEN=file-token\n";
+  std::string config = (dir / "config").string();
+  CliRun r = ToolgateWithProfile(config, "dev " + dir.string() + " --env TOKEN=word-token --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find(R"(\"api\":\"from file\")"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(R"(\"token\":\"word-token\")"), std::string::npos) << r.out;
+
+  r = ToolgateWithProfile(config, "dev " + dir.string() + " --env NOT_DECLARED=s3cret");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("NOT_DECLARED is not a declared key"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("s3cret"), std::string::npos) << r.out;
+  std::ofstream(dir / ".dev.vars") << "API_KEY=ok\nTOKEN=\"s3cret\n";
+  r = ToolgateWithProfile(config, "dev " + dir.string());
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find(".dev.vars:2: unterminated \" quote (TOKEN)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("s3cret"), std::string::npos) << r.out;
 }
 
 TEST(CliTest, CompletionScriptCompletesInBash) {

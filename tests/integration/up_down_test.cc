@@ -29,9 +29,11 @@ struct CommandRun {
   std::string out;
 };
 
-// Runs `toolgate ARGS`, stdout and stderr together, and waits for it to exit.
-CommandRun Toolgate(const std::string& args) {
-  std::string cmd = std::string(TOOLGATE_BIN_DIR) + "/toolgate " + args + " 2>&1";
+// Runs `toolgate ARGS`, stdout and stderr together, and waits for it to exit; env: NAME=VALUE
+// words added to its environment.
+CommandRun Toolgate(const std::string& args, const std::string& env = "") {
+  std::string cmd =
+      "env " + env + " " + std::string(TOOLGATE_BIN_DIR) + "/toolgate " + args + " 2>&1";
   CommandRun r{-1, {}};
   FILE* pipe = ::popen(cmd.c_str(), "r");
   char buf[4096];
@@ -167,6 +169,99 @@ TEST_F(UpDown, DetachedSystemIsShownByStatusAndStoppedByDown) {
   // And the data directory starts again.
   CommandRun again = Toolgate("up --detach --data-dir " + data_.string() + " --http-port 0");
   ASSERT_EQ(again.status, 0) << again.out;
+  EXPECT_EQ(Toolgate("down --data-dir " + data_.string()).status, 0);
+}
+
+// The NUL-separated command line of a process.
+std::vector<std::string> CommandLine(pid_t pid) {
+  std::string raw = ReadFile("/proc/" + std::to_string(pid) + "/cmdline");
+  std::vector<std::string> out;
+  for (size_t start = 0; start < raw.size();) {
+    size_t end = raw.find('\0', start);
+    if (end == std::string::npos) end = raw.size();
+    out.push_back(raw.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+// Whether words holds flag immediately followed by value.
+bool HasFlag(const std::vector<std::string>& words, const std::string& flag,
+             const std::string& value) {
+  for (size_t i = 0; i + 1 < words.size(); ++i) {
+    if (words[i] == flag && words[i + 1] == value) return true;
+  }
+  return false;
+}
+
+TEST_F(UpDown, MalformedOrUnknownFlagsStopUpBeforeAnythingStarts) {
+  CommandRun up = Toolgate("up --data-dir " + data_.string() + " --no-such-flag");
+  EXPECT_EQ(up.status, 2) << up.out;
+  EXPECT_NE(up.out.find("unknown flag --no-such-flag"), std::string::npos) << up.out;
+  up =
+      Toolgate("up --data-dir " + data_.string() + " --http-port 0 --egress-allow-cidr 10.0.0.1/8");
+  EXPECT_EQ(up.status, 1) << up.out;
+  EXPECT_NE(up.out.find("--egress-allow-cidr 10.0.0.1/8: "), std::string::npos) << up.out;
+  up = Toolgate("up --data-dir " + data_.string() + " --http-port 0",
+                "TOOLGATE_OTLP_ENDPOINT=ftp://collector");
+  EXPECT_EQ(up.status, 1) << up.out;
+  EXPECT_NE(up.out.find("--otlp-endpoint: "), std::string::npos) << up.out;
+  up = Toolgate("up --data-dir " + data_.string() + " --http-port 0 --demo --no-egress");
+  EXPECT_EQ(up.status, 1) << up.out;
+  EXPECT_NE(up.out.find("--demo needs egress"), std::string::npos) << up.out;
+  EXPECT_TRUE(StatePids(data_).empty()) << ReadFile(data_ / "run" / "state.json");
+}
+
+// `toolgate up`'s egress and tracing flags (and their variables) reach the services, and an
+// executor told --no-egress refuses a handler's request although its version allows the host.
+TEST_F(UpDown, EgressAndOtlpFlagsReachTheServices) {
+  CommandRun up = Toolgate("up --detach --data-dir " + data_.string() +
+                               " --http-port 0 --no-egress --egress-deny-cidr 10.9.0.0/16 "
+                               "--otlp-endpoint http://127.0.0.1:9",
+                           "TOOLGATE_EGRESS_ALLOW_CIDR=10.8.0.0/16");
+  ASSERT_EQ(up.status, 0) << up.out;
+  const std::string announce = "Toolgate is up at ";
+  size_t at = up.out.find(announce);
+  ASSERT_NE(at, std::string::npos) << up.out;
+  std::string url = up.out.substr(at + announce.size(),
+                                  up.out.find(' ', at + announce.size()) - at - announce.size());
+  std::map<std::string, pid_t> pids = StatePids(data_);
+  ASSERT_TRUE(pids.count("executor")) << ReadFile(data_ / "run" / "state.json");
+  std::vector<std::string> executor = CommandLine(pids["executor"]);
+  EXPECT_NE(std::find(executor.begin(), executor.end(), "--no-egress"), executor.end());
+  EXPECT_TRUE(HasFlag(executor, "--egress-allow-cidr", "10.8.0.0/16"));
+  EXPECT_TRUE(HasFlag(executor, "--egress-deny-cidr", "10.9.0.0/16"));
+  for (const char* service : {"auth", "registry", "secrets", "billing", "executor", "edge"}) {
+    ASSERT_TRUE(pids.count(service)) << service;
+    EXPECT_TRUE(HasFlag(CommandLine(pids[service]), "--otlp-endpoint", "http://127.0.0.1:9"))
+        << service;
+  }
+
+  // A tool whose version may reach example.com: the executor refuses it all the same.
+  fs::path tool = data_ / "tool";
+  fs::create_directories(tool);
+  std::ofstream(tool / "toolgate.json") << R"({
+  "name": "egress probe", "description": "d", "category": "Testing",
+  "visibility": "private", "price_micro_usd": 0, "egress": ["example.com"],
+  "version": "1.0.0", "runtime": "lua", "compute_type": "CPU", "handler": "handler.lua"
+})";
+  std::ofstream(tool / "handler.lua")
+      << "function service_handler(event, context)\n"
+         "  local ok, err = pcall(http.request, {url = 'http://example.com/'})\n"
+         "  return {ok = ok, error = tostring(err)}\n"
+         "end\n";
+  const std::string env = "XDG_CONFIG_HOME=" + (data_ / "config").string() + " TOOLGATE_URL=" + url;
+  CommandRun r = Toolgate("signup --email egress" + HexEncode(RandomBytes(4)) +
+                              "@example.com --password 'long enough secret' --organization E",
+                          env);
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = Toolgate("publish " + tool.string() + " --json", env);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string fn = StringField(r.out.substr(r.out.find('{')), "function_id");
+  ASSERT_EQ(Toolgate("topup --amount 100000", env).status, 0);
+  r = Toolgate("invoke " + fn, env);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("egress is turned off on this platform"), std::string::npos) << r.out;
   EXPECT_EQ(Toolgate("down --data-dir " + data_.string()).status, 0);
 }
 
