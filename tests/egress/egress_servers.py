@@ -19,7 +19,9 @@ The upstreams answer:
 - /echo: JSON {method, path, body, content_type, x_test, authorization} of the request;
 - /redirect?to=URL: 302 to URL; /redirect-chain/N: N redirects in a row, then /echo;
 - /status/N: status N with body "status N";
-- /slow: nothing until the client goes away (or 60 s).
+- /slow: nothing until the client goes away (or 60 s);
+- /dribble: a 200 whose body never ends: one byte every 300 ms until the client goes away
+  (or 60 s), so that no single wait of the client's lasts long.
 """
 
 import http.server
@@ -86,8 +88,23 @@ class Upstream(http.server.BaseHTTPRequestHandler):
         elif url.path == "/slow":
             # Waits for the client to hang up: no sleep decides anything in a test.
             select.select([self.connection], [], [], 60)
+        elif url.path == "/dribble":
+            self.dribble()
         else:
             self.answer(404, "no such path")
+
+    def dribble(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "1000000")
+        self.end_headers()
+        for _ in range(200):
+            # The client hung up (readable at its end of stream): no one is left to send to.
+            if select.select([self.connection], [], [], 0.3)[0]:
+                return
+            try:
+                self.wfile.write(b".")
+            except OSError:
+                return
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = handle_any
 
@@ -173,6 +190,19 @@ class Proxy(http.server.BaseHTTPRequestHandler):
                 self.connection.sendall(data)
         finally:
             upstream.close()
+
+    def dribble(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "1000000")
+        self.end_headers()
+        for _ in range(200):
+            # The client hung up (readable at its end of stream): no one is left to send to.
+            if select.select([self.connection], [], [], 0.3)[0]:
+                return
+            try:
+                self.wfile.write(b".")
+            except OSError:
+                return
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = forward
 

@@ -16,6 +16,7 @@ worker runs; keep the three runtimes in step.
 
 import json as _json
 import os
+import threading
 import time
 
 MAX_REDIRECTS = 5
@@ -92,12 +93,53 @@ def _lower_headers(message):
 
 _opener = None
 
+# The time.monotonic() by which the request this thread is sending must be over (its "at"),
+# redirects included: fetch sets it, the sockets to the gateway read it before each wait.
+_request_deadline = threading.local()
+
+
+def _time_left():
+    """The seconds left to the request this thread is sending, for the next wait on its socket;
+    raises socket.timeout once none are left. None (no limit) outside fetch."""
+    import socket
+
+    at = getattr(_request_deadline, "at", None)
+    if at is None:
+        return None
+    left = at - time.monotonic()
+    if left <= 0:
+        raise socket.timeout("timed out")
+    return left
+
+
+class _Deadline:
+    """Gives a socket's every wait only what is left of the request's time (_time_left), so that
+    timeout_ms bounds the whole request. A socket timeout alone bounds each wait: an upstream
+    sending a byte now and then would hold the request as long as it liked."""
+
+    def recv(self, *args):
+        self.settimeout(_time_left())
+        return super().recv(*args)
+
+    def recv_into(self, *args):
+        self.settimeout(_time_left())
+        return super().recv_into(*args)
+
+    def send(self, *args):
+        self.settimeout(_time_left())
+        return super().send(*args)
+
+    def sendall(self, *args):
+        self.settimeout(_time_left())
+        return super().sendall(*args)
+
 
 def _build_opener():
     """An opener that can only reach the gateway: http through it in absolute form, https
     through a CONNECT tunnel of our own (http.client's tunnel drops the headers of a refused
     CONNECT, which carry the gateway's message), redirects followed at most MAX_REDIRECTS times,
-    and no file:, ftp: or data: handler."""
+    and no file:, ftp: or data: handler. Its sockets wait only for the time the request has
+    left (_Deadline)."""
     import http.client
     import socket
     import ssl
@@ -105,11 +147,33 @@ def _build_opener():
 
     host, _, port = _PROXY.rpartition(":")
     proxy_address = (host, int(port))
+
+    class DeadlineSocket(_Deadline, socket.socket):
+        pass
+
+    class DeadlineSSLSocket(_Deadline, ssl.SSLSocket):
+        pass
+
     context = ssl.create_default_context(cafile=_CA_FILE or None)
+    context.sslsocket_class = DeadlineSSLSocket
+
+    def connect_to_gateway():
+        sock = socket.create_connection(proxy_address, _time_left())
+        sock = DeadlineSocket(sock.family, sock.type, sock.proto, fileno=sock.detach())
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+
+    class GatewayConnection(http.client.HTTPConnection):
+        def connect(self):
+            self.sock = connect_to_gateway()
+
+    class GatewayHandler(urllib.request.HTTPHandler):
+        def http_open(self, req):
+            return self.do_open(GatewayConnection, req)
 
     class TunnelConnection(http.client.HTTPSConnection):
         def connect(self):
-            sock = socket.create_connection(proxy_address, self.timeout)
+            sock = connect_to_gateway()
             try:
                 target = "%s:%d" % (self.host, self.port)
                 sock.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target))
@@ -120,6 +184,7 @@ def _build_opener():
                     error = _gateway_error(answer.status, _lower_headers(answer.headers))
                     raise error or EgressError("the egress gateway answered CONNECT %s with %d"
                                                % (target, answer.status))
+                sock.settimeout(_time_left())  # the handshake's, which wrap_socket runs
                 self.sock = context.wrap_socket(sock, server_hostname=self.host)
             except BaseException:
                 sock.close()
@@ -143,7 +208,7 @@ def _build_opener():
 
     opener = urllib.request.OpenerDirector()
     for handler in (urllib.request.ProxyHandler({"http": "http://" + _PROXY}),
-                    urllib.request.UnknownHandler(), urllib.request.HTTPHandler(),
+                    urllib.request.UnknownHandler(), GatewayHandler(),
                     TunnelHandler(), urllib.request.HTTPDefaultErrorHandler(), Redirects(),
                     urllib.request.HTTPErrorProcessor()):
         opener.add_handler(handler)
@@ -167,8 +232,8 @@ def fetch(url, method="GET", headers=None, body=None, timeout_ms=None, deadline=
     """Sends one request through the egress gateway and returns its final Response (any status).
 
     body: str (sent as UTF-8), bytes, or a dict or list (sent as JSON, with content-type
-    application/json unless headers name one). timeout_ms bounds each wait for the network
-    (connecting, each read); deadline (time.monotonic()) is the call's, which it never passes:
+    application/json unless headers name one). timeout_ms bounds the whole request: connecting,
+    sending, reading the whole answer and every redirect's hop, together; deadline (time.monotonic()) is the call's, which it never passes:
     a request still running when the call's deadline comes ends with the call (this process is
     stopped). Raises EgressError on a refusal, a network, TLS or gateway failure, a timeout or
     too many redirects; ValueError for a URL that is not http(s) or a bad argument."""
@@ -200,6 +265,7 @@ def fetch(url, method="GET", headers=None, body=None, timeout_ms=None, deadline=
     if _opener is None:
         _opener = _build_opener()
     request = urllib.request.Request(url, data=body, headers=headers, method=method.upper())
+    _request_deadline.at = time.monotonic() + timeout
     try:
         return _send(request, timeout)
     except EgressError as e:
@@ -208,6 +274,8 @@ def fetch(url, method="GET", headers=None, body=None, timeout_ms=None, deadline=
                                      time.monotonic() >= deadline - DEADLINE_SLACK_S):
             _wait_for_the_end()
         raise
+    finally:
+        _request_deadline.at = None
 
 
 def _send(request, timeout):
