@@ -233,10 +233,11 @@ def fetch(url, method="GET", headers=None, body=None, timeout_ms=None, deadline=
 
     body: str (sent as UTF-8), bytes, or a dict or list (sent as JSON, with content-type
     application/json unless headers name one). timeout_ms bounds the whole request: connecting,
-    sending, reading the whole answer and every redirect's hop, together; deadline (time.monotonic()) is the call's, which it never passes:
-    a request still running when the call's deadline comes ends with the call (this process is
-    stopped). Raises EgressError on a refusal, a network, TLS or gateway failure, a timeout or
-    too many redirects; ValueError for a URL that is not http(s) or a bad argument."""
+    sending, reading the whole answer and every redirect's hop, together. deadline
+    (time.monotonic()) is the call's, which it never passes: a request still running when the
+    call's deadline comes ends with the call (this process is stopped). Raises EgressError on a
+    refusal, a network, TLS or gateway failure, a timeout or too many redirects; ValueError for a
+    URL that is not http(s) or a bad argument."""
     import urllib.parse
     import urllib.request
 
