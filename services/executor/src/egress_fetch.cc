@@ -25,14 +25,6 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
-// RFC 9110 token characters: what a method or a header name may hold.
-bool IsToken(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
-    return std::isalnum(c) ||
-           std::string_view("!#$%&'*+-.^_`|~").find(static_cast<char>(c)) != std::string_view::npos;
-  });
-}
-
 // A header value may not end the header line early (a way to add headers of one's own).
 bool IsFieldValue(std::string_view s) {
   return std::none_of(s.begin(), s.end(), [](char c) { return c == '\r' || c == '\n' || c == 0; });
@@ -168,12 +160,12 @@ Result<EgressResponse> EgressFetch(const EgressConfig& config, const EgressReque
   curl->free(scheme);
   curl->free(host);
   if (!web) return Status::InvalidArgument("not an absolute http:// or https:// URL");
-  if (!IsToken(request.method)) return Status::InvalidArgument("not an HTTP method");
+  if (!IsHttpToken(request.method)) return Status::InvalidArgument("not an HTTP method");
 
   std::unique_ptr<curl_slist, CurlDeleter> headers;
   bool content_type = false;
   for (const auto& [name, value] : request.headers) {
-    if (!IsToken(name) || !IsFieldValue(value)) {
+    if (!IsHttpToken(name) || !IsFieldValue(value)) {
       return Status::InvalidArgument("header " + name + " is not a valid header");
     }
     content_type = content_type || AsciiLower(name) == "content-type";

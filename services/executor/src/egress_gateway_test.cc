@@ -486,6 +486,88 @@ TEST(EgressGatewayTest, BadRequestsAreAnswered400) {
   }
 }
 
+// Request smuggling (RFC 9112, 6.1 and 6.3): the gateway relays a body without reading it, so
+// a head that the gateway and the upstream could frame differently would let bytes the handler
+// sent as a body reach the upstream as a request of their own. Such a head is answered 400 and
+// nothing of it reaches the upstream: no connection is even made.
+TEST(EgressGatewayTest, AHeadThatCouldBeFramedTwoWaysIsAnswered400AndNeverForwarded) {
+  Upstream upstream([](int fd) { ReadAll(fd); });
+  auto accepted = upstream.accepted();
+  auto gateway = Gateway(LoopbackAllowed());
+  auto door = gateway->OpenDoorOnLoopback();
+  ASSERT_TRUE(door.ok());
+  const std::string authority = "127.0.0.1:" + std::to_string(upstream.port());
+  (*door)->BeginCall(List({authority}), Later(10000));
+  const std::string post = "POST http://" + authority + "/ HTTP/1.1\r\nHost: " + authority + "\r\n";
+  const std::string connect = "CONNECT " + authority + " HTTP/1.1\r\n";
+  // The body a parser that honours Content-Length ends after "0\r\n\r\n" and one that honours
+  // chunked ends at once: the rest is a second request to one of them.
+  const std::string body = "0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: " + authority + "\r\n\r\n";
+  const std::string both = "the request has both Transfer-Encoding and Content-Length";
+  const std::string not_one = "the request's Content-Length is not one number";
+  const std::string not_chunked = "the gateway forwards no Transfer-Encoding but chunked";
+  for (const auto& [request, message] : std::vector<std::pair<std::string, std::string>>{
+           {post + "Content-Length: 44\r\nTransfer-Encoding: chunked\r\n\r\n" + body, both},
+           {post + "Transfer-Encoding: chunked\r\ncontent-length: 44\r\n\r\n" + body, both},
+           {connect + "Content-Length: 44\r\nTransfer-Encoding: chunked\r\n\r\n" + body, both},
+           {post + "Content-Length: 5\r\nContent-Length: 44\r\n\r\n" + body, not_one},
+           {post + "Content-Length: 5, 44\r\n\r\n" + body, not_one},
+           {post + "Content-Length: +44\r\n\r\n" + body, not_one},
+           {post + "Transfer-Encoding: gzip\r\n\r\n" + body, not_chunked},
+           {post + "Transfer-Encoding: chunked, identity\r\n\r\n" + body, not_chunked},
+           {post + "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n" + body,
+            not_chunked},
+           {"POST http://" + authority + "/ HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n" + body,
+            "an HTTP/1.0 request cannot have a Transfer-Encoding"},
+           {post + "Transfer-Encoding : chunked\r\n\r\n" + body,
+            "the request has a header name that is not a token"},
+           {post + "X-A: b\r\n Transfer-Encoding: chunked\r\n\r\n" + body,
+            "the request has a folded header line (obs-fold)"},
+           {post + "X-A: b\nTransfer-Encoding: chunked\r\n\r\n" + body,
+            "the request's head has a bare CR, LF or NUL"},
+           {post + "X-A: b\rTransfer-Encoding: chunked\r\n\r\n" + body,
+            "the request's head has a bare CR, LF or NUL"},
+           {post + "Transfer-Encoding chunked\r\n\r\n" + body,
+            "the request has a header line without a colon"},
+       }) {
+    std::string answer = Exchange(**door, request);
+    EXPECT_TRUE(answer.starts_with(
+        "HTTP/1.1 400 Bad Request\r\nX-Toolgate-Egress-Error: " + message + "\r\n"))
+        << request << " -> " << answer;
+  }
+  EXPECT_EQ(accepted.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  EXPECT_EQ((*door)->EndCall().bytes, 0);
+}
+
+// What the checks above leave alone: a body framed by chunked alone goes through as sent.
+TEST(EgressGatewayTest, AChunkedBodyIsForwardedAsSent) {
+  std::promise<std::string> seen;
+  Upstream upstream([&](int fd) {
+    std::string head = ReadHead(fd);
+    char body[15];
+    size_t got = 0;
+    while (got < sizeof body) {
+      ssize_t n = ::read(fd, body + got, sizeof body - got);
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    seen.set_value(head + std::string(body, got));
+    WriteAll(fd, kAnswer);
+  });
+  auto gateway = Gateway(LoopbackAllowed());
+  auto door = gateway->OpenDoorOnLoopback();
+  ASSERT_TRUE(door.ok());
+  const std::string authority = "127.0.0.1:" + std::to_string(upstream.port());
+  (*door)->BeginCall(List({authority}), Later(10000));
+  std::string answer = Exchange(**door, "POST http://" + authority +
+                                            "/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                            "5\r\nhello\r\n0\r\n\r\n");
+  EXPECT_EQ(answer, kAnswer);
+  std::string request = seen.get_future().get();
+  EXPECT_NE(request.find("\r\nTransfer-Encoding: chunked\r\n"), std::string::npos) << request;
+  EXPECT_TRUE(request.ends_with("\r\n\r\n5\r\nhello\r\n0\r\n\r\n")) << request;
+}
+
 TEST(EgressGatewayTest, DeadlineAnswers504) {
   std::promise<void> release;
   Upstream upstream([&](int fd) {

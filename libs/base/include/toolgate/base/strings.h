@@ -22,4 +22,17 @@ inline std::string_view TrimBlanks(std::string_view s) {
   return s;
 }
 
+// Whether s is an HTTP token (RFC 9110, 5.6.2): what a method or a header name may be. Never
+// empty; no spaces, separators or control characters.
+inline bool IsHttpToken(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) &&
+        std::string_view("!#$%&'*+-.^_`|~").find(c) == std::string_view::npos) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace toolgate
