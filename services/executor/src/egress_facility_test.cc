@@ -424,6 +424,17 @@ TEST_P(EgressFacilityTest, ARequestPastItsTimeoutFailsAndTheHandlerGoesOn) {
   EXPECT_EQ(Fetch(R"({"url":")" + HttpsUrl("/echo") + R"("})").status, 200);
 }
 
+// timeout_ms bounds the whole request, not each wait: an upstream that sends a byte every
+// 300 ms never lets one read wait 1000 ms, and the request still fails at its timeout, well
+// before the call's own deadline (which would make the call a timeout, not the handler's error).
+TEST_P(EgressFacilityTest, ATimeoutBoundsTheWholeRequestNotEachWait) {
+  StartWorker();
+  Answer a = Fetch(R"({"url":")" + HttpUrl("/dribble") + R"(","timeout_ms":1000})", 20000);
+  EXPECT_EQ(a.error, "the request to 127.0.0.1 took longer than 1000 ms");
+  a = Fetch(R"({"url":")" + HttpsUrl("/dribble") + R"(","timeout_ms":1000})", 20000);
+  EXPECT_EQ(a.error, "the request to 127.0.0.1 took longer than 1000 ms");
+}
+
 TEST_P(EgressFacilityTest, ARequestStillRunningAtTheCallsDeadlineEndsTheCallAsATimeout) {
   StartWorker();
   Invocation inv;
