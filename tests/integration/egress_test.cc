@@ -239,7 +239,7 @@ def service_handler(event, context):
         except OSError as e:
             return {"outcome": "failed", "error": type(e).__name__}
     try:
-        r = context.fetch(event["url"])
+        r = context.fetch(event["url"], timeout_ms=event.get("timeout_ms"))
     except toolgate.EgressError as e:
         return {"outcome": "refused", "message": str(e)}
     return {"outcome": "answered", "status": r.status, "body": r.text()}
@@ -263,7 +263,7 @@ exports.service_handler = (event, context) => {
   }
   let r;
   try {
-    r = context.fetch(event.url);
+    r = context.fetch(event.url, {timeout_ms: event.timeout_ms});
   } catch (e) {
     if (!(e instanceof context.EgressError)) throw e;
     return {outcome: 'refused', message: e.message};
@@ -278,7 +278,7 @@ function service_handler(event, context)
   if event.direct then
     return {outcome = socket == nil and "failed" or "connected"}
   end
-  local ok, r = pcall(http.request, {url = event.url})
+  local ok, r = pcall(http.request, {url = event.url, timeout_ms = event.timeout_ms})
   if not ok then return {outcome = "refused", message = r} end
   return {outcome = "answered", status = r.status, body = r.body}
 end
@@ -290,6 +290,9 @@ const Runtime kRuntimes[] = {
     {"javascript_fetch", "javascript", kJavaScriptFetchCode, true},
     {"lua_http", "lua", kLuaHttpCode, true},
 };
+
+// The runtimes' HTTP facilities alone.
+const Runtime kFacilities[] = {kRuntimes[1], kRuntimes[2], kRuntimes[3]};
 
 // --- The cases ---------------------------------------------------------------------------------
 
@@ -577,6 +580,111 @@ INSTANTIATE_TEST_SUITE_P(Runtimes, EgressTest, ::testing::ValuesIn(kRuntimes),
                          [](const ::testing::TestParamInfo<Runtime>& info) {
                            return std::string(info.param.name);
                          });
+
+using FacilityTest = EgressTest;
+
+// A facility's timeout_ms bounds its whole request, not each wait on the network: the upstream
+// sends a byte of its answer every 300 ms, so no single wait reaches 1000 ms, and the request
+// still fails at its timeout with the error the handler catches, long before the call's own
+// deadline (which would end the call as a 408 instead of the handler's answer).
+TEST_P(FacilityTest, ATimeoutBoundsTheWholeRequestNotEachWait) {
+  std::string fn = Publish({Authority(kHttpPort), Authority(kHttpsPort)}, R"("timeout_ms":15000)");
+  for (const std::string& url : {HttpUrl("/dribble"), HttpsUrl("/dribble")}) {
+    SCOPED_TRACE(url);
+    auto r = Call(fn, R"({"url":)" + JsonWriter::Quote(url) + R"(,"timeout_ms":1000})");
+    ASSERT_EQ(r.status, 200) << r.body;
+    std::string answer = StringField(r.body, "body");
+    EXPECT_EQ(StringField(answer, "outcome"), "refused") << answer;
+    EXPECT_EQ(StringField(answer, "message"),
+              "the request to " + kNet.upstream + " took longer than 1000 ms")
+        << answer;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Facilities, FacilityTest, ::testing::ValuesIn(kFacilities),
+                         [](const ::testing::TestParamInfo<Runtime>& info) {
+                           return std::string(info.param.name);
+                         });
+
+// A handler's own HTTP client, talking to the gateway over a raw socket, sends what no library
+// would: a request whose head two parsers could frame differently (request smuggling, RFC 9112,
+// 6.1). The gateway answers it 400 and nothing of it reaches the upstream, which notes every
+// request it receives for the test to ask about.
+constexpr char kRawProxyCode[] = R"PY(
+import os
+import socket
+
+def service_handler(event, context):
+    host, _, port = os.environ["TOOLGATE_EGRESS_PROXY"].rpartition(":")
+    answer = b""
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.sendall(event["request"].encode())
+        while True:
+            data = s.recv(65536)
+            if not data:
+                break
+            answer += data
+    return {"answer": answer.decode("latin-1")}
+)PY";
+
+class GatewayFramingTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    owner_ = new Account(*g_system, "Framing Owner");
+    owner_->TopUp(100'000'000);
+    key_ = owner_->CreateKey();
+  }
+  static void TearDownTestSuite() { delete owner_; }
+
+  // Whether a request for id reached the upstream, as the upstream says.
+  static std::string Recorded(const std::string& id) {
+    http::HttpClient upstream("http://" + Authority(kHttpPort));
+    auto r = upstream.Get("/recorded?id=" + id);
+    EXPECT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : r.status().ToString());
+    return r.ok() ? r->body : "";
+  }
+
+  static Account* owner_;
+  static std::string key_;
+};
+Account* GatewayFramingTest::owner_ = nullptr;
+std::string GatewayFramingTest::key_;
+
+TEST_F(GatewayFramingTest, TransferEncodingWithContentLengthIsAnswered400AndNeverForwarded) {
+  const std::string http = Authority(kHttpPort);
+  std::string fn = owner_->CreateFunction("raw proxy client");
+  std::string body = R"({"version":"1","runtime":"python","compute_type":"CPU",)"
+                     R"("input_schema":{"type":"object"},"code":)" +
+                     JsonWriter::Quote(kRawProxyCode) + R"(,"egress":[)" + JsonWriter::Quote(http) +
+                     "]}";
+  auto published = owner_->session().Post("/api/v1/functions/" + fn + "/versions", body);
+  ASSERT_TRUE(published.ok() && published->status == 201)
+      << (published.ok() ? published->body : published.status().ToString());
+
+  // An upstream that honours Content-Length reads "0\r\n\r\n" as the body; one that honours
+  // chunked (as RFC 9112 says it must) takes the rest for a second request, one the gateway
+  // never saw.
+  const std::string id = "framing-" + std::to_string(::getpid());
+  const std::string smuggled =
+      "GET /record?id=" + id + "-smuggled HTTP/1.1\r\nHost: " + http + "\r\n\r\n";
+  const std::string request = "POST http://" + http + "/record?id=" + id +
+                              " HTTP/1.1\r\nHost: " + http +
+                              "\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+                              "0\r\n\r\n" +
+                              smuggled;
+  auto r = Invoke(*g_system, key_, fn, "1",
+                  R"({"event":{"request":)" + JsonWriter::Quote(request) + "}}");
+  ASSERT_EQ(r.status, 200) << r.body;
+  std::string answer = StringField(StringField(r.body, "body"), "answer");
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 400 Bad Request\r\n")) << answer;
+  EXPECT_NE(answer.find("\r\nX-Toolgate-Egress-Error: the request has both Transfer-Encoding "
+                        "and Content-Length\r\n"),
+            std::string::npos)
+      << answer;
+  EXPECT_EQ(Recorded(id), "no");
+  EXPECT_EQ(Recorded(id + "-smuggled"), "no");
+  EXPECT_TRUE(g_system->WaitHealthy(10000));
+}
 
 }  // namespace
 }  // namespace toolgate::testing

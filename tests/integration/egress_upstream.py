@@ -7,15 +7,23 @@ sandboxes' traffic goes through the egress gateway to a host that is not the mac
   /hello               200 "hello from upstream"
   /redirect?to=URL     302 to URL (the handler's client follows it, through the gateway again)
   /slow?s=N            answers after N seconds
+  /dribble             a 200 whose body never ends: a byte every 300 ms until the client goes
+                       away (or 60 s), so that no single wait of the client's lasts long
+  /record?id=ID        any method: notes that a request for ID arrived, answers 200
+  /recorded?id=ID      "yes" when a request for ID arrived, else "no"
 Once both ports listen, it writes "ready" to --ready-file (renamed into place).
 """
 import argparse
 import http.server
 import os
+import select
 import ssl
 import threading
 import time
 import urllib.parse
+
+
+RECORDED = set()
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -34,8 +42,30 @@ class Handler(http.server.BaseHTTPRequestHandler):
         elif url.path == "/slow":
             time.sleep(float(query.get("s", ["30"])[0]))
             self.answer(200, b"late")
+        elif url.path == "/dribble":
+            self.dribble()
+        elif url.path == "/record":
+            RECORDED.add(query["id"][0])
+            self.answer(200, b"recorded")
+        elif url.path == "/recorded":
+            self.answer(200, b"yes" if query["id"][0] in RECORDED else b"no")
         else:
             self.answer(404, b"no such path")
+
+    do_POST = do_GET
+
+    def dribble(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "1000000")
+        self.end_headers()
+        for _ in range(200):
+            # The client hung up (readable at its end of stream): no one is left to send to.
+            if select.select([self.connection], [], [], 0.3)[0]:
+                return
+            try:
+                self.wfile.write(b".")
+            except OSError:
+                return
 
     def answer(self, status, body):
         self.send_response(status)
