@@ -4,6 +4,7 @@
 // syntax checks run at publish.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -79,6 +80,38 @@ TEST(LimitsTest, ConcurrencyPerOrganization) {
   EXPECT_EQ(acct.Balance(), balance);  // 408 and 429: nothing charged
 }
 
+// The sum of every sample of `name` (its series of any labels) in service's /metrics; -1 when
+// unreadable.
+double MetricSum(const std::string& service, const std::string& name) {
+  auto state = Json(g_system->State());
+  std::string_view url;
+  if (state.root["admin"][service].get_string().get(url) != simdjson::SUCCESS) return -1;
+  http::HttpClient client{std::string(url)};
+  auto r = client.Get("/metrics");
+  if (!r.ok() || r->status != 200) return -1;
+  std::istringstream in(r->body);
+  double sum = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(name, 0) == 0) sum += std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return sum;
+}
+
+// Whether a line of the service's log holds both texts, waiting up to 10 s for its writer.
+bool LogShows(const std::string& service, const std::string& text, const std::string& and_text) {
+  const int64_t deadline = NowMs() + 10'000;
+  do {
+    std::ifstream in(g_system->data_dir() + "/logs/" + service + ".log");
+    for (std::string line; std::getline(in, line);) {
+      if (line.find(text) != std::string::npos && line.find(and_text) != std::string::npos) {
+        return true;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polls a file until a deadline
+  } while (NowMs() < deadline);
+  return false;
+}
+
 // A call that runs past its timeout is not charged (408), so an organization could call its own
 // tool that spins until it is killed for free sandbox time, over and over. Its calls' timeouts
 // spend an allowance (3 sandbox seconds an hour here); once that is spent, its calls are refused
@@ -144,6 +177,12 @@ end)",
   EXPECT_EQ(StringField(other_tool.body, "code"), "timeout_budget_exhausted");
   EXPECT_EQ(acct.Balance(), balance);
   EXPECT_EQ(acct.Available(), balance);
+  // The operator sees it: the refusals counted, the time given away, and one log line.
+  EXPECT_GE(
+      MetricSum("billing", R"(toolgate_billing_holds_total{outcome="timeout_budget_exhausted"})"),
+      2);
+  EXPECT_GE(MetricSum("billing", "toolgate_billing_uncharged_timeout_ms_total"), 3000);
+  EXPECT_TRUE(LogShows("billing", "spent its allowance of uncharged timeouts", acct.org_id()));
 
   // Another organization's allowance is its own.
   Account other(*g_system, "Not Spinning");
