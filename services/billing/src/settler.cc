@@ -212,8 +212,8 @@ void Settler::Commit(Batch batch) {
   answer();
   for (size_t i = 0; i < batch.size(); ++i) {
     bool newly_recorded = fresh.erase(batch[i]->settlement.execution.execution_id) > 0;
-    Finish(*batch[i], batch[i]->result.handler_ran() ? captures[index_of[i]].status()
-                                                     : releases[index_of[i]]);
+    Finish(*batch[i],
+           batch[i]->result.handler_ran() ? captures[index_of[i]].status() : releases[index_of[i]]);
     // Only the first recording counts, so a retried result never counts twice.
     if (newly_recorded && batch[i]->result.handler_ran()) {
       const ExecutionRecord& execution = batch[i]->settlement.execution;

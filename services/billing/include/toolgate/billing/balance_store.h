@@ -66,8 +66,8 @@ enum class HoldVerdict {
 
 struct HoldOutcome {
   HoldVerdict verdict = HoldVerdict::kHeld;
-  // kRateLimited, kConcurrencyLimit, and kTimeoutBudgetExhausted: until the allowance has
-  // refilled past what was spent beyond it.
+  // kRateLimited, kConcurrencyLimit and kTimeoutBudgetExhausted (for the last, the seconds until
+  // the allowance has refilled past what was spent beyond it).
   int64_t retry_after_s = 0;
   int64_t available_micro_usd = 0;  // kInsufficientBalance
 };
