@@ -47,10 +47,11 @@ def main():
 
         def run(script, n):
             sha = cli("SCRIPT", "LOAD", script).strip()
-            keys, args = ["tg:holds"], ["2000", "0"]
+            # burst, concurrency (off), the default allowance of uncharged timeouts in ms
+            keys, args = ["tg:holds"], ["2000", "0", "3600000"]
             for i in range(n):
                 keys += ["tg:bal:org-a", "tg:res:org-a", "tg:conc:org-a", "tg:rl:key",
-                         f"tg:hold:__rand_int__{i}"]
+                         f"tg:hold:__rand_int__{i}", "tg:tmo:org-a"]
                 args += [f"e__rand_int__{i}", "100", "0", "99999999999", "org-a", "x" * 150]
             cli("DEL", "tg:holds")
             cli("CONFIG", "RESETSTAT")

@@ -508,6 +508,9 @@ void DefineUpFlags(Flags& flags) {
   flags.Define("rate-limit-per-key", "1000", "requests/s per API key (0: off)");
   flags.Define("rate-limit-burst", "2000", "burst per API key");
   flags.Define("concurrency-per-org", "100", "concurrent executions per organization (0: off)");
+  flags.Define("uncharged-timeout-s-per-hour", "3600",
+               "sandbox seconds per hour an organization may spend on calls that time out (not "
+               "charged) before its calls are refused (0: off)");
   flags.Define("cpu-rate", "0.0166667", "compute price, µUSD per GB-ms");
   flags.Define("gpu-rate", "1.1", "compute price, µUSD per GPU-ms");
   flags.Define("commission-percent", "20", "platform commission on function fees");
@@ -759,8 +762,9 @@ int RunUp(const std::vector<std::string>& args) {
       "TOOLGATE_EXECUTOR_PUBLIC_KEY_FILE=" + (data / "keys" / "executor.pub").string(),
       "TOOLGATE_EXECUTOR_KEY_FILE=" + (data / "keys" / "executor.key").string(),
   };
-  for (const char* name : {"rate-limit-per-key", "rate-limit-burst", "concurrency-per-org",
-                           "cpu-rate", "gpu-rate", "commission-percent"}) {
+  for (const char* name :
+       {"rate-limit-per-key", "rate-limit-burst", "concurrency-per-org",
+        "uncharged-timeout-s-per-hour", "cpu-rate", "gpu-rate", "commission-percent"}) {
     env.push_back(Flags::EnvName(name) + "=" + flags.Get(name));
   }
   auto service_env = [&](const std::string& name) {

@@ -1,8 +1,10 @@
-// Row 7 of the invocation table: per-key rate and per-organization concurrency, on a system
-// started with small limits; the edge's chain deadline, shortened so that a call can outlast
-// it; how deeply an event may nest; and the limits of the syntax checks run at publish.
+// Row 7 of the invocation table: per-key rate, per-organization concurrency and the allowance
+// of uncharged timeouts, on a system started with small limits; the edge's chain deadline,
+// shortened so that a call can outlast it; how deeply an event may nest; and the limits of the
+// syntax checks run at publish.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -17,9 +19,10 @@
 namespace toolgate::testing {
 namespace {
 
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SharedSystem(
-    {"--rate-limit-per-key", "3", "--rate-limit-burst", "3", "--concurrency-per-org", "1"},
-    {"TOOLGATE_CHAIN_TIMEOUT_MS=1500", "TOOLGATE_DISPATCH_NOTICE_MS=200"}));
+const auto* const kEnv = ::testing::AddGlobalTestEnvironment(
+    new SharedSystem({"--rate-limit-per-key", "3", "--rate-limit-burst", "3",
+                      "--concurrency-per-org", "1", "--uncharged-timeout-s-per-hour", "3"},
+                     {"TOOLGATE_CHAIN_TIMEOUT_MS=1500", "TOOLGATE_DISPATCH_NOTICE_MS=200"}));
 
 // An expiry close enough (within 14 days) for X-Api-Key-Expires-At to flag it on every answer.
 std::string SoonExpiry() {
@@ -75,6 +78,123 @@ TEST(LimitsTest, ConcurrencyPerOrganization) {
   EXPECT_EQ(r.Header("x-api-key-expires-at"), expires);
   slow.join();
   EXPECT_EQ(acct.Balance(), balance);  // 408 and 429: nothing charged
+}
+
+// The sum of every sample of `name` (its series of any labels) in service's /metrics; -1 when
+// unreadable.
+double MetricSum(const std::string& service, const std::string& name) {
+  auto state = Json(g_system->State());
+  std::string_view url;
+  if (state.root["admin"][service].get_string().get(url) != simdjson::SUCCESS) return -1;
+  http::HttpClient client{std::string(url)};
+  auto r = client.Get("/metrics");
+  if (!r.ok() || r->status != 200) return -1;
+  std::istringstream in(r->body);
+  double sum = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(name, 0) == 0) sum += std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return sum;
+}
+
+// Whether a line of the service's log holds both texts, waiting up to 10 s for its writer.
+bool LogShows(const std::string& service, const std::string& text, const std::string& and_text) {
+  const int64_t deadline = NowMs() + 10'000;
+  do {
+    std::ifstream in(g_system->data_dir() + "/logs/" + service + ".log");
+    for (std::string line; std::getline(in, line);) {
+      if (line.find(text) != std::string::npos && line.find(and_text) != std::string::npos) {
+        return true;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polls a file until a deadline
+  } while (NowMs() < deadline);
+  return false;
+}
+
+// A call that runs past its timeout is not charged (408), so an organization could call its own
+// tool that spins until it is killed for free sandbox time, over and over. Its calls' timeouts
+// spend an allowance (3 sandbox seconds an hour here); once that is spent, its calls are refused
+// with Retry-After. Calls that finish are charged and spend none of it; another organization
+// has its own.
+TEST(LimitsTest, SpinningTimeoutsPastTheHourlyAllowanceAreRefused) {
+  Account acct(*g_system, "Spinner");
+  acct.TopUp(10'000'000);
+  std::string key = acct.CreateKey();
+  std::string spin = acct.CreateFunction("spin");
+  ASSERT_EQ(acct.PublishLua(spin, "1", "function service_handler(e, c) while true do end end",
+                            R"("timeout_ms":500)")
+                .status,
+            201);
+  std::string busy = acct.CreateFunction("busy");
+  ASSERT_EQ(acct.PublishLua(busy, "1", R"(function service_handler(e, c)
+  local start = os.clock()
+  while os.clock() - start < 0.4 do end
+  return {done = true}
+end)",
+                            R"("timeout_ms":5000)")
+                .status,
+            201);
+
+  // Eight calls that run 0.4 s each and finish: 3.2 s of sandbox time, all of it charged, none
+  // of it spent from the allowance. (At most 3 calls a second here: each waits for the last.)
+  int64_t balance = acct.Balance();
+  for (int i = 0; i < 8; ++i) {
+    auto r = Invoke(*g_system, key, busy, "1", R"({"event": {}})");
+    ASSERT_EQ(r.status, 200) << r.body;
+  }
+  EXPECT_LT(acct.Balance(), balance);
+
+  // Timeouts of 0.5 s until the allowance is spent: six of them (a seventh when the executor
+  // measured one a little short), each uncharged; then the organization is refused.
+  balance = acct.Balance();
+  int timeouts = 0;
+  http::HttpResponse refused;
+  while (refused.status == 0 && timeouts <= 8) {
+    auto r = Invoke(*g_system, key, spin, "1", R"({"event": {}})");
+    if (r.status == 408) {
+      EXPECT_EQ(StringField(r.body, "code"), "timeout");
+      ++timeouts;
+    } else {
+      ASSERT_EQ(r.status, 429) << r.body;
+      refused = r;
+    }
+  }
+  ASSERT_EQ(refused.status, 429) << "never refused after " << timeouts << " timeouts";
+  EXPECT_GE(timeouts, 6);
+  EXPECT_LE(timeouts, 7);
+  EXPECT_EQ(refused.Header("content-type"), "application/problem+json");
+  EXPECT_EQ(StringField(refused.body, "code"), "timeout_budget_exhausted");
+  // Until the allowance has refilled past what was spent: 3 s an hour refill 1 ms per 1.2 s.
+  const std::string retry_after = refused.Header("retry-after");
+  ASSERT_FALSE(retry_after.empty());
+  EXPECT_GT(std::stoll(retry_after), 0);
+  EXPECT_LE(std::stoll(retry_after), 3600);
+  // Every call of the organization is refused, not only the spinning tool's, and none is held or
+  // charged.
+  auto other_tool = Invoke(*g_system, key, busy, "1", R"({"event": {}})");
+  EXPECT_EQ(other_tool.status, 429) << other_tool.body;
+  EXPECT_EQ(StringField(other_tool.body, "code"), "timeout_budget_exhausted");
+  EXPECT_EQ(acct.Balance(), balance);
+  EXPECT_EQ(acct.Available(), balance);
+  // The operator sees it: the refusals counted, the time given away, and one log line.
+  EXPECT_GE(
+      MetricSum("billing", R"(toolgate_billing_holds_total{outcome="timeout_budget_exhausted"})"),
+      2);
+  EXPECT_GE(MetricSum("billing", "toolgate_billing_uncharged_timeout_ms_total"), 3000);
+  EXPECT_TRUE(LogShows("billing", "spent its allowance of uncharged timeouts", acct.org_id()));
+
+  // Another organization's allowance is its own.
+  Account other(*g_system, "Not Spinning");
+  other.TopUp(1'000'000);
+  std::string other_key = other.CreateKey();
+  std::string other_spin = other.CreateFunction("spin");
+  ASSERT_EQ(other
+                .PublishLua(other_spin, "1", "function service_handler(e, c) while true do end end",
+                            R"("timeout_ms":500)")
+                .status,
+            201);
+  EXPECT_EQ(Invoke(*g_system, other_key, other_spin, "1", R"({"event": {}})").status, 408);
 }
 
 // The edge waits only its chain deadline (1.5 s here) for a job to reach an executor; the

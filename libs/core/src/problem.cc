@@ -43,6 +43,7 @@ const std::unordered_map<std::string_view, Entry>& Catalogue() {
       {"request_timeout", {408, "Request not received in time"}},
       {"headers_too_large", {431, "Request headers too large"}},
       {"concurrency_limit", {429, "Too many concurrent executions"}},
+      {"timeout_budget_exhausted", {429, "Allowance of uncharged timeouts spent"}},
       {"insufficient_balance", {402, "Insufficient balance"}},
       {"no_capacity", {503, "No capacity for this function"}},
       {"service_unavailable", {503, "Service unavailable"}},

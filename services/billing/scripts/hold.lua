@@ -1,38 +1,48 @@
 -- Holds a batch of executions' charges, in order. Each hold is the contract's atomic step:
--- per-key rate, per-organization concurrency, then available = balance - reserved >= amount;
+-- per-key rate, per-organization concurrency, the organization's allowance of uncharged timeouts
+-- (prelude.lua; release.lua spends it), then available = balance - reserved >= amount;
 -- held: reserved += amount, in flight += 1, and the hold is recorded. One script per batch, so
 -- Redis parses, looks up and replies to one command however many calls the batch carries. What
--- is per organization or per key (the balance, the count in flight, the token bucket) is read
--- once and written once per batch, and the new holds join the due list in one ZADD: the script
--- runs as one instant, so nothing else can read or change them in between.
+-- is per organization or per key (the balance, the count in flight, the token bucket, the
+-- allowance of uncharged timeouts, which only release.lua writes) is read once and written once
+-- per batch, and the new holds join the due list in one ZADD: the script runs as one instant, so
+-- nothing else can read or change them in between.
 --
 -- Money is never a Lua number where it could lose a digit: amounts stay decimal strings handed
 -- to INCRBY/DECRBY and compared as strings (less, in prelude.lua); a reply of INCRBY is used as
 -- a number only below 2^53, where a double is exact.
 --
--- KEYS: tg:holds, then per hold: bal res conc rl hold
--- ARGV: burst concurrency, then per hold: execution_id amount rate expiry_ms org detail
---       (rate 0: no rate limit; detail: the rest of the record, opaque here)
+-- KEYS: tg:holds, then per hold: bal res conc rl hold tmo
+-- ARGV: burst concurrency timeout_allowance_ms, then per hold: execution_id amount rate
+--       expiry_ms org detail (rate 0: no rate limit; timeout_allowance_ms 0: no allowance
+--       checked; detail: the rest of the record, opaque here)
 -- Returns one array per hold: {0} held, {1} already held, {2} balance not loaded,
 -- {3, retry_after_s} rate limited, {4, retry_after_s} concurrency limit,
--- {5, balance, reserved} insufficient balance.
+-- {5, balance, reserved} insufficient balance, {6, retry_after_s} timeout allowance spent.
 --
--- Runs after prelude.lua (EXACT, less, call_in_runs, each_item).
+-- Runs after prelude.lua (EXACT, less, now_us, timeout_allowance_left, timeout_retry_after_s,
+-- call_in_runs, each_item).
 
-local burst, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+local burst, limit, timeout_allowance = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local now -- microseconds, read once
 
+local function clock()
+  if not now then now = now_us() end
+  return now
+end
+
 -- Per organization (by balance key): the balance (holds never change it), the count in flight
--- and what this batch added to it. Per rate key: the bucket, written back at the end.
+-- and what this batch added to it, and the allowance of uncharged timeouts left. Per rate key:
+-- the bucket, written back at the end.
 local orgs, org_order = {}, {}
 -- The new holds' expiries and ids, added to tg:holds in one ZADD.
 local due = {}
 local buckets, bucket_order = {}, {}
 
-local function org_of(bal_key, conc_key)
+local function org_of(bal_key, conc_key, tmo_key)
   local o = orgs[bal_key]
   if not o then
-    o = {bal = redis.call('GET', bal_key), conc_key = conc_key, added = 0}
+    o = {bal = redis.call('GET', bal_key), conc_key = conc_key, tmo_key = tmo_key, added = 0}
     orgs[bal_key] = o
     org_order[#org_order + 1] = o
   end
@@ -44,13 +54,17 @@ local function in_flight(o)
   return o.conc + o.added
 end
 
+local function timeout_left(o)
+  if not o.tmo_left then
+    o.tmo_left = timeout_allowance_left(o.tmo_key, timeout_allowance, clock())
+  end
+  return o.tmo_left
+end
+
 local function bucket_of(rate_key)
   local b = buckets[rate_key]
   if not b then
-    if not now then
-      local t = redis.call('TIME')
-      now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-    end
+    clock()
     local stored = redis.call('HMGET', rate_key, 'tokens', 'at')
     b = {key = rate_key, tokens = tonumber(stored[1]), at = tonumber(stored[2]), used = false}
     if not b.tokens or not b.at then b.tokens, b.at = burst, now end
@@ -61,11 +75,11 @@ local function bucket_of(rate_key)
 end
 
 local function hold(k, a)
-  local bal_key, res_key, conc_key, rate_key, hold_key =
-    KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4]
+  local bal_key, res_key, conc_key, rate_key, hold_key, tmo_key =
+    KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
   local amount, rate = ARGV[a + 1], tonumber(ARGV[a + 2])
   if redis.call('EXISTS', hold_key) == 1 then return {1} end
-  local o = org_of(bal_key, conc_key)
+  local o = org_of(bal_key, conc_key, tmo_key)
   if not o.bal then return {2} end
   if rate > 0 then
     local b = bucket_of(rate_key)
@@ -78,6 +92,9 @@ local function hold(k, a)
     b.used, b.ttl = true, math.ceil(burst / rate * 1000) + 1000
   end
   if limit > 0 and in_flight(o) >= limit then return {4, 1} end
+  if timeout_allowance > 0 and timeout_left(o) <= 0 then
+    return {6, timeout_retry_after_s(o.tmo_left, timeout_allowance)}
+  end
   local reserved = redis.call('INCRBY', res_key, amount)
   local reserved_text = math.abs(reserved) <= EXACT and string.format('%.0f', reserved)
                         or redis.call('GET', res_key)
@@ -93,7 +110,7 @@ local function hold(k, a)
   return {0}
 end
 
-local out, err = each_item('hold', 1, 5, 2, 6, hold)
+local out, err = each_item('hold', 1, 6, 3, 6, hold)
 if not out then return err end
 call_in_runs('ZADD', KEYS[1], due)
 for _, o in ipairs(org_order) do

@@ -12,6 +12,33 @@ local function less(a, b)
   return a < b
 end
 
+-- Redis's clock in microseconds (TIME), the same for every billing replica.
+local function now_us()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+-- An organization's allowance of sandbox time for uncharged timeouts (tg:tmo:<org>, a hash of
+-- ms and at): a bucket of allowance_ms that refills at allowance_ms per hour. An absent key is a
+-- full allowance; ms may be negative, time spent past the allowance that is still owed, so calls
+-- in flight when it ran out are paid back before more are let through. Not money: Lua numbers.
+local HOUR_US = 3600 * 1000000
+
+-- The allowance left at now (microseconds), in ms: what was written, refilled since, at most
+-- allowance_ms.
+local function timeout_allowance_left(key, allowance_ms, now)
+  local stored = redis.call('HMGET', key, 'ms', 'at')
+  local ms, at = tonumber(stored[1]), tonumber(stored[2])
+  if not ms or not at then return allowance_ms end
+  if now > at then ms = ms + (now - at) * allowance_ms / HOUR_US end
+  return math.min(allowance_ms, ms)
+end
+
+-- Whole seconds until an allowance left at left_ms (0 or less) has refilled past 0.
+local function timeout_retry_after_s(left_ms, allowance_ms)
+  return math.floor(-left_ms * 3600 / allowance_ms) + 1
+end
+
 -- redis.call(command, [key,] list...) in runs of at most 1,000 list items: unpack's results
 -- must fit Lua's C stack, and a batch's size is the operator's to set.
 local function call_in_runs(command, key, list)

@@ -1,5 +1,6 @@
 #include "toolgate/billing/balance_store.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include "BillingScript_capture.h"
@@ -33,6 +34,13 @@ std::string RateKey(const std::string& key_id) {
 }
 std::string HoldKey(const std::string& execution_id) {
   return "tg:hold:" + execution_id;
+}
+std::string TimeoutAllowanceKey(const std::string& org) {
+  return "tg:tmo:" + org;
+}
+// The scripts count the allowance in milliseconds.
+std::string TimeoutAllowanceMs(const Limits& limits) {
+  return std::to_string(limits.uncharged_timeout_s_per_hour * 1000);
 }
 
 // Hold, capture and release take whole batches: one EVALSHA per batch (services/billing/scripts),
@@ -156,8 +164,11 @@ Result<HoldOutcome> HoldOutcomeOf(const redis::Reply& reply) {
       return out;
     case 3:
     case 4:
+    case 6:
       if (e.size() < 2 || !IntOf(e[1])) return Unexpected("hold");
-      out.verdict = *IntOf(e[0]) == 3 ? HoldVerdict::kRateLimited : HoldVerdict::kConcurrencyLimit;
+      out.verdict = *IntOf(e[0]) == 3   ? HoldVerdict::kRateLimited
+                    : *IntOf(e[0]) == 4 ? HoldVerdict::kConcurrencyLimit
+                                        : HoldVerdict::kTimeoutBudgetExhausted;
       out.retry_after_s = *IntOf(e[1]);
       return out;
     case 5: {
@@ -178,19 +189,34 @@ Result<bool> ChangedOf(const redis::Reply& reply, const char* what) {
   return *v == 1;
 }
 
+// release.lua's answer: 2 released and the allowance spent, 1 released, 0 nothing to release,
+// -1 a hold of another organization.
+Result<ReleaseOutcome> ReleasedOf(const redis::Reply& reply) {
+  auto v = IntOf(reply);
+  if (!v || *v < -1 || *v > 2) return Unexpected("release");
+  if (*v == -1) return Status::Internal("release: hold of another organization");
+  return ReleaseOutcome{*v >= 1, *v == 2};
+}
+
+Result<bool> WhetherReleased(Result<ReleaseOutcome> outcome) {
+  if (!outcome.ok()) return outcome.status();
+  return outcome->released;
+}
+
 // Holds by verdict, and captures and releases that changed a hold (a repeated one that found
 // the hold gone does not count).
 Result<HoldOutcome> CountHold(Result<HoldOutcome> outcome) {
   static auto& family = metrics::Registry::Global().Counter(
       "toolgate_billing_holds_total",
       "Hold attempts by outcome: held, already_held, not_loaded, rate_limited, "
-      "concurrency_limit, insufficient_balance or error.",
+      "concurrency_limit, timeout_budget_exhausted, insufficient_balance or error.",
       {"outcome"});
   static metrics::Counter* by_verdict[] = {&family.With({"held"}),
                                            &family.With({"already_held"}),
                                            &family.With({"not_loaded"}),
                                            &family.With({"rate_limited"}),
                                            &family.With({"concurrency_limit"}),
+                                           &family.With({"timeout_budget_exhausted"}),
                                            &family.With({"insufficient_balance"})};
   static auto& error = family.With({"error"});
   if (!outcome.ok()) {
@@ -210,12 +236,21 @@ Result<bool> CountCapture(Result<bool> captured) {
   return captured;
 }
 
-Result<bool> CountRelease(Result<bool> released) {
+// timeout_ms: the sandbox time of the uncharged timeout the release ends (0: none).
+Result<ReleaseOutcome> CountRelease(Result<ReleaseOutcome> released, int64_t timeout_ms) {
   static auto& releases =
       metrics::Registry::Global()
           .Counter("toolgate_billing_releases_total", "Holds released without a charge.")
           .With({});
-  if (released.ok() && *released) releases.Inc();
+  static auto& timed_out =
+      metrics::Registry::Global()
+          .Counter("toolgate_billing_uncharged_timeout_ms_total",
+                   "Sandbox time of calls that ran past their timeout (408, not charged), in "
+                   "milliseconds.")
+          .With({});
+  if (!released.ok() || !released->released) return released;
+  releases.Inc();
+  if (timeout_ms > 0) timed_out.Inc(static_cast<uint64_t>(timeout_ms));
   return released;
 }
 
@@ -238,9 +273,10 @@ std::vector<Result<HoldOutcome>> BalanceStore::HoldMany(
   if (holds.empty()) return out;
   std::vector<std::string> keys{kHolds};
   std::vector<std::string> args{std::to_string(limits_.rate_burst),
-                                std::to_string(limits_.concurrency_per_org)};
-  keys.reserve(1 + holds.size() * 5);
-  args.reserve(2 + holds.size() * 6);
+                                std::to_string(limits_.concurrency_per_org),
+                                TimeoutAllowanceMs(limits_)};
+  keys.reserve(1 + holds.size() * 6);
+  args.reserve(3 + holds.size() * 6);
   const std::string rate = std::to_string(limits_.rate_per_key_per_s);
   for (const HoldRecord* h : holds) {
     const HoldRecord& hold = *h;
@@ -250,6 +286,7 @@ std::vector<Result<HoldOutcome>> BalanceStore::HoldMany(
     keys.push_back(InFlightKey(hold.org_id));
     keys.push_back(RateKey(hold.key_id));
     keys.push_back(HoldKey(hold.execution_id));
+    keys.push_back(TimeoutAllowanceKey(hold.org_id));
     args.push_back(hold.execution_id);
     args.push_back(std::to_string(hold.amount_micro_usd));
     args.push_back(limit_rate ? rate : "0");
@@ -305,36 +342,53 @@ std::vector<Result<bool>> BalanceStore::SettleMany(const std::vector<SettleStep>
 Result<bool> BalanceStore::Release(const std::string& execution_id, const std::string& org_id,
                                    ReleaseMode mode) {
   int64_t ttl = mode == ReleaseMode::kKeepTombstone ? kTombstoneTtlMs : 0;
-  return std::move(ReleaseAll({{execution_id, org_id, ttl}}).front());
+  return WhetherReleased(std::move(ReleaseAll({{execution_id, org_id, ttl, 0}}).front()));
 }
 
 std::vector<Result<bool>> BalanceStore::ReleaseMany(const std::vector<const HoldRecord*>& holds) {
   std::vector<ReleaseItem> items;
   items.reserve(holds.size());
-  for (const HoldRecord* h : holds) items.push_back({h->execution_id, h->org_id, 0});
+  for (const HoldRecord* h : holds) items.push_back({h->execution_id, h->org_id, 0, 0});
+  std::vector<Result<bool>> out;
+  out.reserve(holds.size());
+  for (auto& released : ReleaseAll(items)) out.push_back(WhetherReleased(std::move(released)));
+  return out;
+}
+
+std::vector<Result<ReleaseOutcome>> BalanceStore::ReleaseUnrun(
+    const std::vector<UnrunRelease>& releases) {
+  std::vector<ReleaseItem> items;
+  items.reserve(releases.size());
+  for (const UnrunRelease& r : releases) {
+    items.push_back({r.execution_id, r.org_id, 0, std::max<int64_t>(0, r.timeout_ms)});
+  }
   return ReleaseAll(items);
 }
 
-std::vector<Result<bool>> BalanceStore::ReleaseAll(const std::vector<ReleaseItem>& releases) {
-  std::vector<Result<bool>> out;
+std::vector<Result<ReleaseOutcome>> BalanceStore::ReleaseAll(
+    const std::vector<ReleaseItem>& releases) {
+  std::vector<Result<ReleaseOutcome>> out;
   if (releases.empty()) return out;
   std::vector<std::string> keys{kHolds};
-  std::vector<std::string> args;
-  keys.reserve(1 + releases.size() * 3);
-  args.reserve(releases.size() * 3);
+  std::vector<std::string> args{TimeoutAllowanceMs(limits_)};
+  keys.reserve(1 + releases.size() * 4);
+  args.reserve(1 + releases.size() * 4);
   for (const auto& r : releases) {
     keys.push_back(HoldKey(r.execution_id));
     keys.push_back(ReservedKey(r.org_id));
     keys.push_back(InFlightKey(r.org_id));
+    keys.push_back(TimeoutAllowanceKey(r.org_id));
     args.push_back(r.execution_id);
     args.push_back(r.org_id);
     args.push_back(std::to_string(r.tombstone_ttl_ms));
+    args.push_back(std::to_string(r.timeout_ms));
   }
   auto items = ItemsOf(redis_.Eval(kReleaseScript, keys, args), releases.size(), "release");
   out.reserve(releases.size());
   for (size_t i = 0; i < releases.size(); ++i) {
-    out.push_back(CountRelease(items.ok() ? ChangedOf((*items)[i], "release")
-                                          : Result<bool>(items.status())));
+    out.push_back(
+        CountRelease(items.ok() ? ReleasedOf((*items)[i]) : Result<ReleaseOutcome>(items.status()),
+                     releases[i].timeout_ms));
   }
   return out;
 }

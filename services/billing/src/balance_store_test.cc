@@ -679,6 +679,143 @@ TEST_F(BalanceStoreTest, ConcurrencyLimitPerOrganization) {
   EXPECT_EQ(VerdictOf(store, HoldOf("e3", 1)), HoldVerdict::kHeld);
 }
 
+// Redis's clock, in microseconds: the scripts' clock.
+int64_t RedisNowUs(redis::Client& client) {
+  auto t = client.Command({"TIME"});
+  EXPECT_TRUE(t.ok() && t->elements.size() == 2);
+  return std::stoll(t->elements[0].str) * 1'000'000 + std::stoll(t->elements[1].str);
+}
+
+// A call that spins until its timeout kills it is not charged (408); its sandbox time is spent
+// from its organization's allowance, and once that is gone the organization's calls are refused
+// on every replica until it refills. Another organization, and calls that do not time out, are
+// not concerned.
+TEST_F(BalanceStoreTest, UnchargedTimeoutsSpendTheAllowanceThenCallsAreRefused) {
+  limits_.uncharged_timeout_s_per_hour = 2;  // 2,000 ms
+  BalanceStore store = Store();
+  BalanceStore replica = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_TRUE(store.Load("org-c", 1000).ok());
+  auto release = [&](const std::string& id, const std::string& org, int64_t timeout_ms) {
+    auto out = store.ReleaseUnrun({{id, org, timeout_ms}});
+    EXPECT_EQ(out.size(), 1u);
+    EXPECT_TRUE(out[0].ok()) << out[0].status().ToString();
+    return out[0].ok() ? *out[0] : ReleaseOutcome{};
+  };
+
+  // Calls that finish (charged) or fail on the platform (not a timeout) spend nothing.
+  ASSERT_EQ(VerdictOf(store, HoldOf("ran", 10)), HoldVerdict::kHeld);
+  ASSERT_TRUE(*store.Settle({"ran", "org-a", "org-b", 5, 0}));
+  ASSERT_EQ(VerdictOf(store, HoldOf("failed", 10)), HoldVerdict::kHeld);
+  EXPECT_TRUE(release("failed", "org-a", 0).released);
+  EXPECT_EQ(client_->Command({"EXISTS", "tg:tmo:org-a"})->integer, 0);
+
+  ASSERT_EQ(VerdictOf(store, HoldOf("t1", 10)), HoldVerdict::kHeld);
+  ReleaseOutcome first = release("t1", "org-a", 1500);
+  EXPECT_TRUE(first.released);
+  EXPECT_FALSE(first.allowance_spent);  // 500 ms left
+  ASSERT_EQ(VerdictOf(replica, HoldOf("t2", 10)), HoldVerdict::kHeld);
+  ReleaseOutcome second = release("t2", "org-a", 1500);
+  EXPECT_TRUE(second.released);
+  EXPECT_TRUE(second.allowance_spent);  // 1,000 ms past it
+  // The result delivered again releases nothing, so it spends nothing either.
+  ReleaseOutcome again = release("t2", "org-a", 1500);
+  EXPECT_FALSE(again.released);
+  EXPECT_FALSE(again.allowance_spent);
+
+  // Refused on any replica, holding nothing, until 1,000 ms have refilled at 2,000 ms an hour:
+  // 1,800 s.
+  for (BalanceStore* s : {&store, &replica}) {
+    auto refused = s->Hold(HoldOf("t3", 10));
+    ASSERT_TRUE(refused.ok()) << refused.status().ToString();
+    EXPECT_EQ(refused->verdict, HoldVerdict::kTimeoutBudgetExhausted);
+    EXPECT_GE(refused->retry_after_s, 1790);
+    EXPECT_LE(refused->retry_after_s, 1801);
+  }
+  EXPECT_EQ(Int("tg:res:org-a"), 0);
+  EXPECT_EQ(Int("tg:conc:org-a"), 0);
+  EXPECT_FALSE(store.GetHold("t3")->has_value());
+  // Another organization's allowance is its own.
+  EXPECT_EQ(VerdictOf(store, HoldOf("c1", 10, "org-c", "key-c")), HoldVerdict::kHeld);
+  // The spent allowance lives only until it would have refilled: then an absent key is full.
+  auto ttl = client_->Command({"PTTL", "tg:tmo:org-a"});
+  ASSERT_TRUE(ttl.ok());
+  EXPECT_GT(ttl->integer, 5'300'000);  // (2,000 + 1,000) ms to refill at 2,000 ms an hour
+  EXPECT_LE(ttl->integer, 5'400'000);
+}
+
+// What was spent past the allowance is owed: the organization's calls are let through again
+// only once the allowance has refilled past it, not when an hour has gone by.
+TEST_F(BalanceStoreTest, TimeSpentPastTheAllowanceIsPaidBackBeforeCallsRunAgain) {
+  limits_.uncharged_timeout_s_per_hour = 2;  // refills 2,000 ms per hour: 1 ms per 1.8 s
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  auto spent_at = [&](int64_t ms, int64_t seconds_ago) {
+    int64_t at = RedisNowUs(*client_) - seconds_ago * 1'000'000;
+    ASSERT_TRUE(
+        client_
+            ->Command({"HSET", "tg:tmo:org-a", "ms", std::to_string(ms), "at", std::to_string(at)})
+            .ok());
+  };
+  // 100,000 ms owed (calls in flight when it ran out), 2 hours ago: 4,000 ms refilled since.
+  spent_at(-100'000, 7200);
+  auto owed = store.Hold(HoldOf("e1", 10));
+  ASSERT_TRUE(owed.ok());
+  EXPECT_EQ(owed->verdict, HoldVerdict::kTimeoutBudgetExhausted);
+  // 96,000 ms still owed: 96,000 × 1.8 s.
+  EXPECT_GE(owed->retry_after_s, 172'790);
+  EXPECT_LE(owed->retry_after_s, 172'801);
+  // 100 ms owed, 200 s ago: 111 ms refilled, so 11 ms are left.
+  spent_at(-100, 200);
+  EXPECT_EQ(VerdictOf(store, HoldOf("e2", 10)), HoldVerdict::kHeld);
+  // Refilled for ever so long: never more than the allowance.
+  spent_at(-100, 1'000'000);
+  ASSERT_EQ(VerdictOf(store, HoldOf("e3", 10)), HoldVerdict::kHeld);
+  EXPECT_TRUE(store.ReleaseUnrun({{"e3", "org-a", 1999}})[0]->released);
+  EXPECT_EQ(VerdictOf(store, HoldOf("e4", 10)), HoldVerdict::kHeld);  // 1 ms left
+  EXPECT_TRUE(store.ReleaseUnrun({{"e4", "org-a", 2}})[0]->allowance_spent);
+  EXPECT_EQ(VerdictOf(store, HoldOf("e5", 10)), HoldVerdict::kTimeoutBudgetExhausted);
+}
+
+// Within one batch the allowance is spent release by release, in order, and a hold batch sees
+// what the releases before it left.
+TEST_F(BalanceStoreTest, ABatchSpendsTheAllowanceInOrder) {
+  limits_.uncharged_timeout_s_per_hour = 2;
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_TRUE(store.Load("org-c", 1000).ok());
+  auto held =
+      store.HoldMany({HoldOf("a1", 1), HoldOf("a2", 1), HoldOf("c1", 1, "org-c"), HoldOf("a3", 1)});
+  for (const auto& h : held) ASSERT_EQ(h->verdict, HoldVerdict::kHeld);
+  auto released = store.ReleaseUnrun(
+      {{"a1", "org-a", 1000}, {"c1", "org-c", 1500}, {"a2", "org-a", 1000}, {"a3", "org-a", 1000}});
+  ASSERT_EQ(released.size(), 4u);
+  std::vector<bool> spent;
+  for (const auto& r : released) {
+    ASSERT_TRUE(r.ok() && r->released);
+    spent.push_back(r->allowance_spent);
+  }
+  EXPECT_EQ(spent, (std::vector<bool>{false, false, true, false}));
+  auto verdicts = store.HoldMany({HoldOf("a4", 1), HoldOf("c2", 1, "org-c")});
+  EXPECT_EQ(verdicts[0]->verdict, HoldVerdict::kTimeoutBudgetExhausted);
+  EXPECT_EQ(verdicts[1]->verdict, HoldVerdict::kHeld);  // 500 ms left
+}
+
+// 0 turns the allowance off: timeouts are not counted and nothing is refused.
+TEST_F(BalanceStoreTest, NoAllowanceCountsNothing) {
+  limits_.uncharged_timeout_s_per_hour = 0;
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  for (int i = 0; i < 3; ++i) {
+    std::string id = "e" + std::to_string(i);
+    ASSERT_EQ(VerdictOf(store, HoldOf(id, 1)), HoldVerdict::kHeld);
+    auto released = store.ReleaseUnrun({{id, "org-a", 900'000}});
+    ASSERT_TRUE(released[0].ok() && released[0]->released);
+    EXPECT_FALSE(released[0]->allowance_spent);
+  }
+  EXPECT_EQ(client_->Command({"EXISTS", "tg:tmo:org-a"})->integer, 0);
+}
+
 TEST_F(BalanceStoreTest, CreditAppliesOncePerLedgerEntry) {
   BalanceStore store = Store();
   EXPECT_FALSE(*store.Credit("org-a", 7, 50));  // not loaded: its load sums the ledger

@@ -52,18 +52,32 @@ int64_t HoldAmountFor(const core::Rates& rates, const v1::InvokeJob& job) {
   return core::HoldAmount(rates, RunsOnGpu(f), f.timeout_ms(), f.memory_mb(), FeeFor(job));
 }
 
+namespace {
+
+// Wall time, or the sandbox's CPU time when its threads and processes together used more:
+// parallel work is not free. Never past the timeout, which the hold covered.
+int64_t BilledMs(const v1::FunctionVersion& f, int64_t runtime_ms, int64_t cpu_ms) {
+  return std::min<int64_t>(std::max(runtime_ms, cpu_ms), f.timeout_ms());
+}
+
+}  // namespace
+
 Charge ChargeFor(const core::Rates& rates, const v1::InvokeJob& job, int64_t runtime_ms,
                  int64_t cpu_ms) {
   const v1::FunctionVersion& f = job.function();
   Charge c;
-  // Wall time, or the sandbox's CPU time when its threads and processes together used more:
-  // parallel work is not free. Never past the timeout, which the hold covered.
-  int64_t billed_ms = std::min<int64_t>(std::max(runtime_ms, cpu_ms), f.timeout_ms());
+  int64_t billed_ms = BilledMs(f, runtime_ms, cpu_ms);
   c.compute_micro_usd = core::ComputeCost(rates, RunsOnGpu(f), billed_ms, f.memory_mb());
   c.function_micro_usd = FeeFor(job);
   c.total_micro_usd = c.compute_micro_usd + c.function_micro_usd;
   c.owner_revenue_micro_usd = core::OwnerRevenue(rates, c.function_micro_usd);
   return c;
+}
+
+int64_t UnchargedTimeoutMs(const v1::ExecutionResult& result) {
+  if (result.handler_ran() || result.problem().code() != "timeout") return 0;
+  return std::max<int64_t>(1,
+                           BilledMs(result.job().function(), result.runtime_ms(), result.cpu_ms()));
 }
 
 std::string_view EntryTypeName(EntryType type) {

@@ -220,6 +220,31 @@ TEST(ChargeTest, SettlementOfATimeoutChargesNothing) {
   EXPECT_EQ(reply.problem().code(), "timeout");
 }
 
+// What a timeout spends of its organization's allowance is what a charge would have billed;
+// nothing else spends any.
+TEST(ChargeTest, OnlyATimeoutSpendsSandboxTimeUncharged) {
+  v1::ExecutionResult timeout;
+  *timeout.mutable_job() = Job("org-a", "org-a", 0);  // timeout_ms 30000
+  timeout.set_handler_ran(false);
+  timeout.mutable_problem()->set_status(408);
+  timeout.mutable_problem()->set_code("timeout");
+  timeout.set_runtime_ms(30004);
+  EXPECT_EQ(UnchargedTimeoutMs(timeout), 30000);  // capped at the timeout, as a charge is
+  timeout.set_runtime_ms(29000);
+  timeout.set_cpu_ms(29500);  // threads in parallel: the CPU time counts
+  EXPECT_EQ(UnchargedTimeoutMs(timeout), 29500);
+  timeout.set_runtime_ms(0);
+  timeout.set_cpu_ms(0);
+  EXPECT_EQ(UnchargedTimeoutMs(timeout), 1);
+
+  v1::ExecutionResult failed = timeout;
+  failed.mutable_problem()->set_status(502);
+  failed.mutable_problem()->set_code("executor_failure");
+  failed.set_runtime_ms(20000);
+  EXPECT_EQ(UnchargedTimeoutMs(failed), 0);
+  EXPECT_EQ(UnchargedTimeoutMs(Ran(Job("org-a", "org-a", 0), 30000)), 0);  // charged
+}
+
 TEST(ChargeTest, ReplyCarriesResultSummaryAndCost) {
   v1::InvokeJob job = Job("org-a", "org-b", 5000);
   v1::ExecutionResult r = Ran(job, 1000);

@@ -8,6 +8,7 @@ namespace toolgate::billing {
 namespace {
 
 constexpr int64_t kNano = 1'000'000'000;
+constexpr int64_t kMaxUnchargedTimeoutSPerHour = 1'000'000'000;
 
 std::optional<int64_t> ParseCount(const std::string& text) {
   int64_t out = 0;
@@ -29,6 +30,9 @@ void DefineBillingFlags(Flags& flags) {
   flags.Define("rate-limit-per-key", "1000", "invocations per second per API key; 0: off");
   flags.Define("rate-limit-burst", "2000", "invocations an API key may send at once");
   flags.Define("concurrency-per-org", "100", "executions in flight per organization; 0: off");
+  flags.Define("uncharged-timeout-s-per-hour", "3600",
+               "sandbox seconds per hour an organization's calls may spend running past their "
+               "timeout (408, not charged) before its calls are refused; 0: off");
   flags.Define("hold-grace-ms", "60000",
                "a hold older than its timeout plus this is settled or released by the reaper");
   flags.Define("reaper-interval-ms", "5000", "how often abandoned holds are looked for");
@@ -73,6 +77,7 @@ Result<Config> ConfigFromFlags(const Flags& flags) {
        {Count{"rate-limit-per-key", &config.limits.rate_per_key_per_s},
         Count{"rate-limit-burst", &config.limits.rate_burst},
         Count{"concurrency-per-org", &config.limits.concurrency_per_org},
+        Count{"uncharged-timeout-s-per-hour", &config.limits.uncharged_timeout_s_per_hour},
         Count{"hold-grace-ms", &config.hold_grace_ms},
         Count{"reaper-interval-ms", &config.reaper_interval_ms},
         Count{"reconcile-check-interval-ms", &config.reconcile_check_interval_ms},
@@ -85,6 +90,11 @@ Result<Config> ConfigFromFlags(const Flags& flags) {
   if (config.limits.rate_per_key_per_s > 0 && config.limits.rate_burst < 1) {
     return Bad("rate-limit-burst", flags.Get("rate-limit-burst"),
                "must be at least 1 while a rate limit is set");
+  }
+  if (config.limits.uncharged_timeout_s_per_hour > kMaxUnchargedTimeoutSPerHour) {
+    // In milliseconds it must stay exact in the scripts' Lua numbers.
+    return Bad("uncharged-timeout-s-per-hour", flags.Get("uncharged-timeout-s-per-hour"),
+               "must be at most " + std::to_string(kMaxUnchargedTimeoutSPerHour));
   }
   if (config.reaper_interval_ms < 1) {
     return Bad("reaper-interval-ms", flags.Get("reaper-interval-ms"), "must be at least 1");

@@ -28,6 +28,7 @@ TEST(ConfigTest, DefaultsAreTheContracts) {
   EXPECT_EQ(config->limits.rate_per_key_per_s, 1000);
   EXPECT_EQ(config->limits.rate_burst, 2000);
   EXPECT_EQ(config->limits.concurrency_per_org, 100);
+  EXPECT_EQ(config->limits.uncharged_timeout_s_per_hour, 3600);
 }
 
 TEST(ConfigTest, RatesAreDecimals) {
@@ -39,26 +40,32 @@ TEST(ConfigTest, RatesAreDecimals) {
 }
 
 TEST(ConfigTest, ZeroTurnsLimitsOff) {
-  auto config =
-      Parse({{"rate-limit-per-key", "0"}, {"rate-limit-burst", "0"}, {"concurrency-per-org", "0"}});
+  auto config = Parse({{"rate-limit-per-key", "0"},
+                       {"rate-limit-burst", "0"},
+                       {"concurrency-per-org", "0"},
+                       {"uncharged-timeout-s-per-hour", "0"}});
   ASSERT_TRUE(config.ok()) << config.status().ToString();
   EXPECT_EQ(config->limits.rate_per_key_per_s, 0);
   EXPECT_EQ(config->limits.concurrency_per_org, 0);
+  EXPECT_EQ(config->limits.uncharged_timeout_s_per_hour, 0);
 }
 
 TEST(ConfigTest, BadValuesNameTheFlag) {
-  for (auto [flag, value] :
-       std::vector<std::pair<std::string, std::string>>{{"cpu-rate", "-1"},
-                                                        {"cpu-rate", "0.0000000001"},
-                                                        {"gpu-rate", "fast"},
-                                                        {"commission-percent", "101"},
-                                                        {"commission-percent", "20.555"},
-                                                        {"rate-limit-per-key", "-3"},
-                                                        {"rate-limit-burst", "0"},
-                                                        {"concurrency-per-org", "many"},
-                                                        {"settle-batch", "0"},
-                                                        {"settle-ack-linger-ms", "1001"},
-                                                        {"settle-ack-linger-ms", "-1"}}) {
+  for (auto [flag, value] : std::vector<std::pair<std::string, std::string>>{
+           {"cpu-rate", "-1"},
+           {"cpu-rate", "0.0000000001"},
+           {"gpu-rate", "fast"},
+           {"commission-percent", "101"},
+           {"commission-percent", "20.555"},
+           {"rate-limit-per-key", "-3"},
+           {"rate-limit-burst", "0"},
+           {"concurrency-per-org", "many"},
+           {"uncharged-timeout-s-per-hour", "-1"},
+           {"uncharged-timeout-s-per-hour", "1e9"},
+           {"uncharged-timeout-s-per-hour", "1000000001"},
+           {"settle-batch", "0"},
+           {"settle-ack-linger-ms", "1001"},
+           {"settle-ack-linger-ms", "-1"}}) {
     auto config = Parse({{flag, value}});
     ASSERT_FALSE(config.ok()) << flag << "=" << value;
     EXPECT_NE(config.status().message().find("--" + flag), std::string::npos)

@@ -1,5 +1,8 @@
 #include "toolgate/billing/invoke_stage.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
 #include "toolgate/billing/balance_loader.h"
@@ -45,6 +48,18 @@ std::optional<v1::Problem> ProblemFor(const HoldOutcome& outcome, int64_t hold_m
                             "Your organization has " + std::to_string(limits.concurrency_per_org) +
                                 " executions in flight; retry when one finishes.");
       p.set_retry_after_s(static_cast<int32_t>(outcome.retry_after_s));
+      return p;
+    case HoldVerdict::kTimeoutBudgetExhausted:
+      p = core::MakeProblem(
+          "timeout_budget_exhausted",
+          "Your organization's calls that ran past their timeout_ms (408, not charged) used its "
+          "allowance of " +
+              std::to_string(limits.uncharged_timeout_s_per_hour) +
+              " sandbox seconds per hour; nothing was charged. Retry after Retry-After seconds, "
+              "or give slow calls a timeout_ms they finish within: calls that finish do not "
+              "count.");
+      p.set_retry_after_s(static_cast<int32_t>(
+          std::min<int64_t>(outcome.retry_after_s, std::numeric_limits<int32_t>::max())));
       return p;
     case HoldVerdict::kInsufficientBalance:
       return core::MakeProblem(

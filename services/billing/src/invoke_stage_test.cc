@@ -22,6 +22,14 @@ TEST(InvokeStageTest, RefusedHoldsBecomeTheContractsProblems) {
   EXPECT_EQ(p->code(), "concurrency_limit");
   EXPECT_EQ(p->retry_after_s(), 1);
 
+  HoldOutcome spent{HoldVerdict::kTimeoutBudgetExhausted, 1800, 0};
+  p = ProblemFor(spent, 63, kLimits);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->status(), 429);
+  EXPECT_EQ(p->code(), "timeout_budget_exhausted");
+  EXPECT_EQ(p->retry_after_s(), 1800);
+  EXPECT_NE(p->detail().find("3600 sandbox seconds per hour"), std::string::npos) << p->detail();
+
   HoldOutcome poor{HoldVerdict::kInsufficientBalance, 0, 40};
   p = ProblemFor(poor, 63, kLimits);
   ASSERT_TRUE(p);

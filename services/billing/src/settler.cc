@@ -23,6 +23,12 @@ v1::SettleAck Ack(bool ok) {
   return ack;
 }
 
+// The release of the hold of a result whose handler did not run.
+UnrunRelease UnrunReleaseOf(const v1::ExecutionResult& result) {
+  return UnrunRelease{result.job().execution_id(), result.job().principal().org_id(),
+                      UnchargedTimeoutMs(result)};
+}
+
 }  // namespace
 
 struct Settler::Pending {
@@ -167,7 +173,7 @@ void Settler::Commit(Batch batch) {
   // round trip each: under `appendfsync always` one fsync then covers the whole batch instead
   // of one per settlement, and a Redis that hangs costs one timeout, not one per settlement.
   std::vector<SettleStep> steps;
-  std::vector<HoldRecord> unrun;
+  std::vector<UnrunRelease> unrun;
   std::vector<size_t> index_of(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) {
     const ExecutionRecord& e = batch[i]->settlement.execution;
@@ -177,9 +183,7 @@ void Settler::Commit(Batch batch) {
                                  e.charge.owner_revenue_micro_usd});
     } else {
       index_of[i] = unrun.size();
-      unrun.push_back(HoldRecord{});
-      unrun.back().execution_id = e.execution_id;
-      unrun.back().org_id = e.org_id;
+      unrun.push_back(UnrunReleaseOf(batch[i]->result));
     }
   }
   // The charges are durable (the transaction committed), so the callers are answered as soon as
@@ -197,16 +201,19 @@ void Settler::Commit(Batch batch) {
     Status s = answers.Send();
     if (!s.ok()) log::Error("answers not sent").Str("error", s.ToString());
   };
-  std::vector<const HoldRecord*> to_release;
-  for (const HoldRecord& h : unrun) to_release.push_back(&h);
-  std::vector<Result<bool>> releases;
-  if (!to_release.empty()) releases = balances_.ReleaseMany(to_release);
+  std::vector<Status> releases;
+  if (!unrun.empty()) {
+    for (size_t i = 0; const auto& released : balances_.ReleaseUnrun(unrun)) {
+      NoteAllowanceSpent(unrun[i++], released);
+      releases.push_back(released.status());
+    }
+  }
   std::vector<Result<bool>> captures = balances_.SettleMany(steps, answer);
   answer();
   for (size_t i = 0; i < batch.size(); ++i) {
     bool newly_recorded = fresh.erase(batch[i]->settlement.execution.execution_id) > 0;
     Finish(*batch[i],
-           batch[i]->result.handler_ran() ? captures[index_of[i]] : releases[index_of[i]]);
+           batch[i]->result.handler_ran() ? captures[index_of[i]].status() : releases[index_of[i]]);
     // Only the first recording counts, so a retried result never counts twice.
     if (newly_recorded && batch[i]->result.handler_ran()) {
       const ExecutionRecord& execution = batch[i]->settlement.execution;
@@ -232,7 +239,7 @@ void Settler::AnswerEdge(const Pending& pending, bus::Batch& answers) {
               {job.edge_reply(), reply.SerializeAsString(), {}, pending.span->traceparent()});
 }
 
-void Settler::Finish(Pending& pending, const Result<bool>& applied) {
+void Settler::Finish(Pending& pending, const Status& applied) {
   const v1::ExecutionResult& result = pending.result;
   const ExecutionRecord& execution = pending.settlement.execution;
 
@@ -247,21 +254,32 @@ void Settler::Finish(Pending& pending, const Result<bool>& applied) {
       return r.ok() ? Status::Ok() : r.status();
     };
   } else {
-    step = [this, id = execution.execution_id, org = execution.org_id] {
-      auto r = balances_.Release(id, org, ReleaseMode::kDelete);
+    step = [this, release = UnrunReleaseOf(result)] {
+      auto r = std::move(balances_.ReleaseUnrun({release}).front());
+      NoteAllowanceSpent(release, r);
       return r.ok() ? Status::Ok() : r.status();
     };
   }
-  const Status s = applied.ok() ? Status::Ok() : applied.status();
-  if (RetryQueue::IsTransient(s)) {
+  if (RetryQueue::IsTransient(applied)) {
     retries_.Add("capture " + execution.execution_id, std::move(step));
-  } else if (!s.ok()) {
+  } else if (!applied.ok()) {
     log::Error("hold not captured; reconcile repairs the balance")
         .Str("execution_id", execution.execution_id)
-        .Str("error", s.ToString());
+        .Str("error", applied.ToString());
   }
 
   pending.span.reset();
+}
+
+void Settler::NoteAllowanceSpent(const UnrunRelease& release,
+                                 const Result<ReleaseOutcome>& outcome) const {
+  if (!outcome.ok() || !outcome->allowance_spent) return;
+  log::Warn(
+      "an organization's calls that ran past their timeout spent its allowance of uncharged "
+      "timeouts; its calls are refused (429 timeout_budget_exhausted) until it refills")
+      .Str("org_id", release.org_id)
+      .Str("execution_id", release.execution_id)
+      .Int("allowance_s_per_hour", config_.limits.uncharged_timeout_s_per_hour);
 }
 
 void Settler::AckAll(const Batch& batch) {

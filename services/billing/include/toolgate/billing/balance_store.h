@@ -11,6 +11,9 @@
 //   tg:res:<org>          micro-USD held by executions in flight
 //   tg:conc:<org>         executions in flight
 //   tg:rl:<key_id>        token bucket of one API key (hash: tokens, at)
+//   tg:tmo:<org>          what is left of the organization's allowance of uncharged timeouts
+//                         (hash: ms, at; negative: spent past it), refilling at
+//                         Limits::uncharged_timeout_s_per_hour; absent: a full allowance
 //   tg:hold:<execution>   one hold (hash: state, org, amount, which the scripts read, and
 //                         detail, the rest of the HoldRecord as a v1::HoldDetail). Never holds
 //                         secrets.
@@ -57,12 +60,15 @@ enum class HoldVerdict {
   kBalanceNotLoaded,  // tg:bal is absent: load it from the ledger (Load) and try again
   kRateLimited,
   kConcurrencyLimit,
-  kInsufficientBalance,  // nothing held
+  kTimeoutBudgetExhausted,  // the organization's allowance of uncharged timeouts is spent
+  kInsufficientBalance,     // nothing held
 };
 
 struct HoldOutcome {
   HoldVerdict verdict = HoldVerdict::kHeld;
-  int64_t retry_after_s = 0;        // kRateLimited and kConcurrencyLimit
+  // kRateLimited, kConcurrencyLimit and kTimeoutBudgetExhausted (for the last, the seconds until
+  // the allowance has refilled past what was spent beyond it).
+  int64_t retry_after_s = 0;
   int64_t available_micro_usd = 0;  // kInsufficientBalance
 };
 
@@ -73,6 +79,23 @@ struct SettleStep {
   std::string owner_org_id;
   int64_t total_micro_usd = 0;    // taken from the caller's balance
   int64_t revenue_micro_usd = 0;  // credited to the owner's balance when it is loaded
+};
+
+// The release of a hold whose handler did not run, from its execution's result.
+struct UnrunRelease {
+  std::string execution_id;
+  std::string org_id;  // the caller
+  // The sandbox time of a call that ran past its timeout (408, not charged), spent from the
+  // organization's allowance (Limits::uncharged_timeout_s_per_hour) by the release itself, so
+  // once however often the result is delivered; 0: the call did not time out.
+  int64_t timeout_ms = 0;
+};
+
+struct ReleaseOutcome {
+  bool released = false;  // false: it was already released or settled; nothing changed
+  // This release's timeout spent what was left of the organization's allowance: its calls are
+  // refused from now until the allowance refills.
+  bool allowance_spent = false;
 };
 
 enum class ReleaseMode {
@@ -94,9 +117,9 @@ class BalanceStore {
   // redis must outlive the store.
   BalanceStore(redis::Client& redis, Limits limits);
 
-  // One atomic step, in the contract's order: per-key rate, per-org concurrency, then
-  // available = balance - reserved >= amount. Held: reserved += amount, in flight += 1, and the
-  // hold is recorded.
+  // One atomic step, in the contract's order: per-key rate, per-org concurrency, the org's
+  // allowance of uncharged timeouts, then available = balance - reserved >= amount. Held: reserved
+  // += amount, in flight += 1, and the hold is recorded.
   Result<HoldOutcome> Hold(const HoldRecord& hold);
   // Hold for many holds in one script and one round trip, applied in order; one Result each.
   // Should the script fail part way (Redis stopped, a key of the wrong type), every Result is
@@ -121,6 +144,9 @@ class BalanceStore {
                        ReleaseMode mode);
   // Release (kDelete) of many holds, given as HoldRecords, in one script; one Result each.
   std::vector<Result<bool>> ReleaseMany(const std::vector<const HoldRecord*>& holds);
+  // Release (kDelete) of the holds of calls whose handler did not run, in one script, each
+  // timeout spending its sandbox time from its organization's allowance; one Result each.
+  std::vector<Result<ReleaseOutcome>> ReleaseUnrun(const std::vector<UnrunRelease>& releases);
 
   // nullopt when no such hold (or tombstone) exists.
   Result<std::optional<HoldRecord>> GetHold(const std::string& execution_id);
@@ -149,9 +175,10 @@ class BalanceStore {
     const std::string& execution_id;
     const std::string& org_id;
     int64_t tombstone_ttl_ms;  // 0: delete the hold
+    int64_t timeout_ms;        // see UnrunRelease
   };
   // Release of many holds in one script; one Result each.
-  std::vector<Result<bool>> ReleaseAll(const std::vector<ReleaseItem>& releases);
+  std::vector<Result<ReleaseOutcome>> ReleaseAll(const std::vector<ReleaseItem>& releases);
 
   redis::Client& redis_;
   Limits limits_;

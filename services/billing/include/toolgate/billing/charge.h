@@ -34,6 +34,10 @@ int64_t HoldAmountFor(const core::Rates& rates, const v1::InvokeJob& job);
 // never exceeds its hold.
 Charge ChargeFor(const core::Rates& rates, const v1::InvokeJob& job, int64_t runtime_ms,
                  int64_t cpu_ms = 0);
+// The sandbox time of a result that ran past its timeout (408, not charged), counted as a charge
+// would bill it: the larger of wall and CPU time, at least 1 ms, capped at the version's
+// timeout. 0 for any other result (it ran and is charged, or it failed on the platform).
+int64_t UnchargedTimeoutMs(const v1::ExecutionResult& result);
 
 enum class EntryType { kTopUp, kCharge, kRevenue };
 // "top_up", "charge" or "revenue": the ledger's type column and the API's type field.

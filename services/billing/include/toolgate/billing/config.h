@@ -11,11 +11,18 @@
 
 namespace toolgate::billing {
 
-// Per-key request rate and per-organization concurrency; 0 turns a limit off.
+// Per-key request rate, per-organization concurrency and per-organization allowance of
+// uncharged timeouts; 0 turns a limit off.
 struct Limits {
   int64_t rate_per_key_per_s = 1000;
   int64_t rate_burst = 2000;
   int64_t concurrency_per_org = 100;
+  // Sandbox seconds an organization's calls may spend per hour running past their timeout_ms
+  // (408, not charged). Once spent, its calls are refused (429 timeout_budget_exhausted) until
+  // the allowance refills at this many seconds per hour: a handler that spins until it is
+  // killed would otherwise be free compute. The default lets an organization keep one sandbox
+  // timing out all the time, which no tool that usually finishes comes near.
+  int64_t uncharged_timeout_s_per_hour = 3600;
 };
 
 struct Config {
@@ -40,8 +47,8 @@ struct Config {
 };
 
 // Defines --cpu-rate, --gpu-rate, --commission-percent, --rate-limit-per-key, --rate-limit-burst,
-// --concurrency-per-org, --hold-grace-ms, --reaper-interval-ms, --reconcile-check-interval-ms,
-// --settle-batch and --settle-ack-linger-ms.
+// --concurrency-per-org, --uncharged-timeout-s-per-hour, --hold-grace-ms, --reaper-interval-ms,
+// --reconcile-check-interval-ms, --settle-batch and --settle-ack-linger-ms.
 void DefineBillingFlags(Flags& flags);
 
 // Reads the flags defined above. InvalidArgument names the first bad flag and why, for a one-line

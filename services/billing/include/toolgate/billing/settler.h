@@ -3,11 +3,13 @@
 // An executor sends each ExecutionResult to tg.billing.settle.<execution_id> as a request and
 // retries until a billing replica acks. The settler queues results; one batcher thread takes
 // every result waiting (up to Config::settle_batch) and writes their ledger entries and
-// executions rows in ONE PostgreSQL transaction (group commit), then captures each hold in Redis,
-// answers each edge, acks the executors, and announces the batch's new executions in one
-// ExecutionsRecorded on tg.events.execution. Acks are off the answer path (they only end the
-// executor's retries), so they gather for Config::ack_linger_ms and leave as one SettleAcks per
-// executor connection: under load one message per linger, not one per batch (settle_acks.h).
+// executions rows in ONE PostgreSQL transaction (group commit), then captures each hold in Redis
+// (or releases it when the handler did not run: a timeout's sandbox time is then spent from its
+// organization's allowance of uncharged timeouts, balance_store.h), answers each edge, acks the
+// executors, and announces the batch's new executions in one ExecutionsRecorded on
+// tg.events.execution. Acks are off the answer path (they only end the executor's retries), so
+// they gather for Config::ack_linger_ms and leave as one SettleAcks per executor connection:
+// under load one message per linger, not one per batch (settle_acks.h).
 // Nothing is acked before it is durable: when PostgreSQL (or Redis, before the commit) is
 // unreachable, the batch is dropped unacked and the executors' retries bring it back. A Redis
 // capture that fails after the commit is retried in the background (RetryQueue); the charge is
@@ -66,9 +68,12 @@ class Settler {
   // applied: the outcome of the batch's capture of this hold (the handler ran) or release (it
   // did not); a batch applies each kind in one Redis round trip. A transient failure goes to
   // the retry queue.
-  void Finish(Pending& pending, const Result<bool>& applied);
+  void Finish(Pending& pending, const Status& applied);
   // The edge's answer to a settled result, added to answers.
   void AnswerEdge(const Pending& pending, bus::Batch& answers);
+  // Logs the release that spent what was left of an organization's allowance of uncharged
+  // timeouts: from then on its calls are refused until the allowance refills.
+  void NoteAllowanceSpent(const UnrunRelease& release, const Result<ReleaseOutcome>& outcome) const;
   // Hands the acks of a recorded batch to acks_.
   void AckAll(const Batch& batch);
 
