@@ -245,7 +245,24 @@ Status EdgeServer::Start() {
   front.max_body_bytes_in_flight_per_client = options_.max_body_bytes_in_flight_per_client;
   // Who the caller is and what it may send are decided from the head, before the body is read.
   front.gate = [this](const RequestHead& head, std::function<void(BodyVerdict)> later) {
-    return body_admission_.Decide(head, std::move(later));
+    auto target = head.method == "POST"
+                      ? InvokeTarget(Segments(head.target.substr(0, head.target.find('?'))))
+                      : std::nullopt;
+    if (!target) return body_admission_.Decide(head, std::move(later));
+    // An invocation refused here is an answered invocation: counted like the chain's refusals.
+    auto count = [this, start_us = MonotonicUs(), target = *target](const BodyVerdict& verdict) {
+      if (!verdict.refusal) return;
+      v1::InvokeReply reply;
+      *reply.mutable_problem() = *verdict.refusal;
+      invoke_metrics_.Record(target.first, target.second, reply, verdict.refusal->status(),
+                             static_cast<double>(MonotonicUs() - start_us) / 1e6);
+    };
+    auto now = body_admission_.Decide(head, [count, later = std::move(later)](BodyVerdict verdict) {
+      count(verdict);
+      later(std::move(verdict));
+    });
+    if (now) count(*now);
+    return now;
   };
   front.token = front_token_;
   // Invocations are answered by the front itself: no loopback hop to Pistache and back, and
