@@ -190,6 +190,14 @@ class HttpFront::Loop {
   }
 
  private:
+  // A body admitted and not yet answered: its request's index on the connection, its bytes, and
+  // the client address whose share they count against.
+  struct Reservation {
+    uint64_t request;
+    size_t bytes;
+    std::string client;
+  };
+
   struct Conn {
     Conn(uint64_t id_, std::string peer_, const FrontOptions& o)
         : id(id_),
@@ -229,8 +237,7 @@ class HttpFront::Loop {
     std::string unfed;
     bool gate_pending = false;  // the gate was asked about the held body and has not answered
     // Bodies admitted and not yet answered: the request's index on the connection, its bytes.
-    std::deque<std::pair<uint64_t, size_t>> reservations;
-    std::string client_address;  // whose share the reservations count against
+    std::deque<Reservation> reservations;
     size_t drain_limit = kMaxDrained;
     int64_t linger_ends = 0;
   };
@@ -502,8 +509,8 @@ class HttpFront::Loop {
     }
     mine += bytes;
     in_flight_ += bytes;
-    if (c.client_address.empty()) c.client_address = std::move(client);
-    c.reservations.emplace_back(c.framer.completed(), bytes);
+    // Per request: a proxy's connection carries the requests of many clients.
+    c.reservations.push_back({c.framer.completed(), bytes, std::move(client)});
     c.framer.Admit(limit);
     // "Expect: 100-continue": the client waits for a word before it sends the body. Only when
     // every earlier request is answered, so that the 100 cannot land inside another response.
@@ -521,13 +528,15 @@ class HttpFront::Loop {
   // cannot be counted, whose requests have gone to Pistache whole); all of them when closing.
   void ReleaseBodies(Conn& c, bool all) {
     while (!c.reservations.empty()) {
-      const auto [request, bytes] = c.reservations.front();
+      const Reservation& r = c.reservations.front();
+      const uint64_t request = r.request;
+      const size_t bytes = r.bytes;
       const bool answered = request < c.responses.completed();
       const bool sent = (c.responses.blind() || c.responses.close_offset() > 0) &&
                         request < c.framer.completed() && c.to_backend.empty();
       if (!all && !answered && !sent) return;
       in_flight_ -= bytes;
-      auto mine = client_in_flight_.find(c.client_address);
+      auto mine = client_in_flight_.find(r.client);
       if (mine != client_in_flight_.end() && (mine->second -= bytes) == 0) {
         client_in_flight_.erase(mine);
       }
