@@ -322,6 +322,22 @@ class FrontGateTest : public FrontRouteTest {
     later_.erase(later_.begin());
     return later;
   }
+  // One whole response (head and Content-Length body), or what came before the connection ended.
+  std::string ReadOne(int fd) {
+    std::string out;
+    char buf[4096];
+    for (;;) {
+      const size_t end = out.find("\r\n\r\n");
+      const size_t at = out.find("Content-Length: ");
+      if (end != std::string::npos && at < end &&
+          out.size() >= end + 4 + std::stoul(out.substr(at + 16))) {
+        return out;
+      }
+      ssize_t got = ::recv(fd, buf, sizeof buf, 0);
+      if (got <= 0) return out;
+      out.append(buf, static_cast<size_t>(got));
+    }
+  }
   // Everything the client receives until the connection ends.
   std::string ReadAll(int fd) {
     std::string out;
@@ -437,6 +453,44 @@ TEST_F(FrontBudgetTest, AClientOverItsShareOfBodiesInFlightIsToldToRetry) {
   EXPECT_EQ(Read(1), std::vector<std::string>{"backend:/slow"});
   Write(request + std::string(200, 'b'));
   EXPECT_EQ(Read(1), std::vector<std::string>{"backend:/b"});
+}
+
+// Behind a trusted proxy each request counts against the client the proxy names, not the proxy.
+class FrontProxyBudgetTest : public FrontBudgetTest {
+ protected:
+  void Budget(FrontOptions& options) override {
+    edge_budget_ = 100000;
+    FrontBudgetTest::Budget(options);
+    options.trusted_proxies = {"127.0.0.1"};
+  }
+};
+
+TEST_F(FrontProxyBudgetTest, EachForwardedClientHasItsOwnShare) {
+  Write(
+      "POST /slow HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 203.0.113.1\r\n"
+      "Content-Length: 500\r\n\r\n" +
+      std::string(500, 'a'));
+  while (backend_.requests() < 1) std::this_thread::yield();
+  auto send_on_new = [&](const std::string& client, size_t length) {
+    int fd = Connect();
+    EXPECT_GE(fd, 0);
+    const std::string request =
+        "POST /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+        "X-Forwarded-For: " +
+        client + "\r\nContent-Length: " + std::to_string(length) + "\r\n\r\n" +
+        std::string(length, 'b');
+    EXPECT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(request.size()));
+    std::string answer = ReadOne(fd);
+    ::close(fd);
+    return answer;
+  };
+  // Another client behind the same proxy has its whole share...
+  EXPECT_NE(send_on_new("203.0.113.2", 500).find("backend:/b"), std::string::npos);
+  // ...while the first is over its own.
+  EXPECT_NE(send_on_new("203.0.113.1", 200).find("too_many_request_bytes"), std::string::npos);
+  backend_.Release();
+  EXPECT_EQ(Read(1), std::vector<std::string>{"backend:/slow"});
 }
 
 class FrontEdgeBudgetTest : public FrontBudgetTest {
