@@ -117,6 +117,24 @@ class ApiDescription(unittest.TestCase):
             if name in bodiless:
                 self.assertNotIn("requestBody", op, name)
 
+    def test_every_body_has_an_example(self):
+        schemas = self.spec["components"]["schemas"]
+
+        def has_example(media):
+            schema = media.get("schema", {})
+            if "$ref" in schema:
+                schema = schemas[schema["$ref"].rsplit("/", 1)[1]]
+            return "example" in media or "example" in schema
+
+        for name, _, op in self.operations():
+            for type_, media in op.get("requestBody", {}).get("content", {}).items():
+                if type_ == "application/json":
+                    self.assertTrue(has_example(media), name + " request")
+            for status, response in op["responses"].items():
+                if status[0] == "2" and "$ref" not in response:
+                    for media in response.get("content", {}).values():
+                        self.assertTrue(has_example(media), "%s %s" % (name, status))
+
     def test_every_error_is_a_problem_and_refusals_say_when_to_retry(self):
         responses = self.spec["components"]["responses"]
         for name, _, op in self.operations():

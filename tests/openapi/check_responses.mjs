@@ -70,6 +70,18 @@ function compile(schema, where) {
   return check;
 }
 
+// Compiles a media type's schema, and checks that its examples (the media's and the schema's
+// own) are what the schema describes: an example a client copies must be a valid one.
+function checkExample(media, where) {
+  const check = compile(media.schema, where);
+  if (!check) return;
+  for (const example of [media.example, media.schema.example]) {
+    if (example !== undefined && !check(example)) {
+      fail(`${where}: the example does not match the schema: ${ajv.errorsText(check.errors)}`);
+    }
+  }
+}
+
 const mediaType = (contentType) => (contentType || "").split(";")[0].trim().toLowerCase();
 const isJson = (type) => type === "application/json" || type.endsWith("+json");
 
@@ -96,14 +108,14 @@ for (const [template, item] of Object.entries(spec.paths || {})) {
     for (const status of explicit) {
       const response = op.responses[status];
       for (const [type, media] of Object.entries(response.content || {})) {
-        if (media.schema) compile(media.schema, `${where} ${status} ${type}`);
+        if (media.schema) checkExample(media, `${where} ${status} ${type}`);
       }
       if (Number(status) >= 400 && !(response.content || {})["application/problem+json"]) {
         fail(`${where}: ${status} is not application/problem+json`);
       }
     }
     for (const [type, media] of Object.entries(op.requestBody?.content || {})) {
-      if (media.schema) compile(media.schema, `${where} request ${type}`);
+      if (media.schema) checkExample(media, `${where} request ${type}`);
     }
   }
 }
