@@ -10,7 +10,8 @@
 //    "request_body":"..."}
 // "edge" says whether the request went to the public port of an edge the harness started; the
 // admin ports (metrics, health) and other servers are recorded as false and not checked.
-// Without the variable nothing is recorded.
+// Without the variable nothing is recorded. The records hold what the tests sent and received,
+// the throwaway systems' keys and passwords included: they belong in the build tree only.
 #pragma once
 
 #include <string>
