@@ -29,8 +29,15 @@ def read(*parts):
 
 
 def openapi_routes():
+    """The description's routes as docs/api.md names them: the management API without its
+    /api/v1 prefix (api.md's base path), MCP, /healthz and openapi.json itself as they are."""
     spec = json.loads(read("services", "edge", "openapi.json"))
-    return {(m.upper(), path) for path, ops in spec["paths"].items() for m in ops if m in METHODS}
+    routes = set()
+    for path, ops in spec["paths"].items():
+        if path.startswith("/api/v1/") and path != "/api/v1/openapi.json":
+            path = path[len("/api/v1"):]
+        routes |= {(m.upper(), path) for m in ops if m in METHODS}
+    return routes
 
 
 def documented_routes(text):
@@ -51,8 +58,8 @@ class ApiReference(unittest.TestCase):
         self.assertEqual(missing, [], "routes of openapi.json missing from docs/api.md")
 
     def test_no_documented_route_is_unknown_to_the_openapi_description(self):
-        # openapi.json describes /api/v1; the edge's own pages are listed with their full path.
-        own = {("GET", "/api/v1/openapi.json"), ("GET", "/healthz"), ("GET", "/docs"), ("GET", "/")}
+        # The web app's pages are not part of the API description.
+        own = {("GET", "/docs"), ("GET", "/")}
         unknown = sorted(documented_routes(self.api) - openapi_routes() - own)
         self.assertEqual(unknown, [], "docs/api.md documents routes openapi.json lacks")
 
@@ -72,6 +79,74 @@ class ApiReference(unittest.TestCase):
         self.assertNotIn("style=", page)
         # HTML in the source is shown, never interpreted.
         self.assertIn("&lt;b&gt;", render_markdown.render("a <b>b</b>"))
+
+
+class ApiDescription(unittest.TestCase):
+    """The shape of openapi.json that generators rely on; tests/openapi/check_responses.mjs
+    validates the document and every recorded answer against it."""
+
+    def setUp(self):
+        self.spec = json.loads(read("services", "edge", "openapi.json"))
+
+    def operations(self):
+        for path, ops in self.spec["paths"].items():
+            for method, op in ops.items():
+                if method in METHODS:
+                    yield "%s %s" % (method.upper(), path), method, op
+
+    def test_one_server_at_the_root_and_absolute_paths(self):
+        self.assertEqual([s["url"] for s in self.spec["servers"]], ["/"])
+        for path, item in self.spec["paths"].items():
+            self.assertNotIn("servers", item, path)
+            self.assertTrue(path.startswith(("/api/v1/", "/mcp", "/healthz")), path)
+
+    def test_no_operation_answers_only_default(self):
+        for name, _, op in self.operations():
+            statuses = [s for s in op["responses"] if s != "default"]
+            self.assertTrue(statuses, name)
+            self.assertTrue([s for s in statuses if s[0] in "23"], name + " declares no success")
+
+    def test_every_change_with_a_body_declares_it(self):
+        # Operations that take no body; every other POST, PUT and PATCH declares its schema.
+        bodiless = {"POST /api/v1/auth/logout", "PUT /api/v1/favorites/{function_id}"}
+        for name, method, op in self.operations():
+            if method in ("post", "put", "patch") and name not in bodiless:
+                self.assertIn("requestBody", op, name)
+                for media in op["requestBody"]["content"].values():
+                    self.assertIn("schema", media, name)
+            if name in bodiless:
+                self.assertNotIn("requestBody", op, name)
+
+    def test_every_body_has_an_example(self):
+        schemas = self.spec["components"]["schemas"]
+
+        def has_example(media):
+            schema = media.get("schema", {})
+            if "$ref" in schema:
+                schema = schemas[schema["$ref"].rsplit("/", 1)[1]]
+            return "example" in media or "example" in schema
+
+        for name, _, op in self.operations():
+            for type_, media in op.get("requestBody", {}).get("content", {}).items():
+                if type_ == "application/json":
+                    self.assertTrue(has_example(media), name + " request")
+            for status, response in op["responses"].items():
+                if status[0] == "2" and "$ref" not in response:
+                    for media in response.get("content", {}).values():
+                        self.assertTrue(has_example(media), "%s %s" % (name, status))
+
+    def test_every_error_is_a_problem_and_refusals_say_when_to_retry(self):
+        responses = self.spec["components"]["responses"]
+        for name, _, op in self.operations():
+            for status, response in op["responses"].items():
+                if "$ref" in response:
+                    response = responses[response["$ref"].rsplit("/", 1)[1]]
+                if status[0] in "45" and status[1:] != "XX":
+                    self.assertIn("application/problem+json", response.get("content", {}),
+                                  "%s %s" % (name, status))
+                if status in ("429", "503"):
+                    self.assertIn("Retry-After", response.get("headers", {}),
+                                  "%s %s" % (name, status))
 
 
 class DocsStandAlone(unittest.TestCase):

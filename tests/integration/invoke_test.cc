@@ -377,13 +377,9 @@ TEST_F(InvokeTest, OpenApiDescribesEveryRoute) {
   for (auto [path, item] : paths) {
     simdjson::dom::object methods;
     ASSERT_EQ(item.get_object().get(methods), simdjson::SUCCESS);
-    // A path item may name its own server (the MCP endpoints live at the root).
-    std::string base = "/api/v1";
-    std::string_view own_server;
-    if (methods["servers"].at(0)["url"].get(own_server) == simdjson::SUCCESS) {
-      base = std::string(own_server);
-      if (!base.empty() && base.back() == '/') base.pop_back();
-    }
+    // One server at the root: every path is absolute (/api/v1/..., /mcp, /healthz).
+    std::string base{std::string_view(doc.root["servers"].at(0)["url"])};
+    if (!base.empty() && base.back() == '/') base.pop_back();
     for (auto [method, op] : methods) {
       if (method == "servers" || method == "parameters") continue;
       std::string concrete(path);

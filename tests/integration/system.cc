@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "response_recorder.h"
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/time.h"
@@ -107,6 +108,7 @@ void System::Launch() {
     // A state file left by an earlier launcher on this directory names another pid.
     if (url.empty() || IntField(state, "pid") != launcher_) return false;
     url_ = url;
+    RecordEdgeResponses(url_);
     return true;
   });
   if (!up || !WaitHealthy(60000)) Abort("system did not come up", data_dir_);

@@ -26,6 +26,11 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+ExchangeObserver& Observer() {
+  static ExchangeObserver observer;
+  return observer;
+}
+
 // curl_global_init is not thread-safe; every client runs it through here first.
 void InitCurlOnce() {
   static std::once_flag once;
@@ -164,7 +169,25 @@ Result<HttpResponse> HttpClient::Send(std::string_view method, std::string_view 
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   response.status = static_cast<int>(status);
+  if (const ExchangeObserver& observe = Observer()) {
+    std::string_view request_content_type;
+    if (sends_body) request_content_type = "application/json";
+    for (const HeaderList* list : {static_cast<const HeaderList*>(&default_headers_), &headers}) {
+      for (const auto& [name, value] : *list) {
+        if (EqualsIgnoreCase(name, "Content-Type")) request_content_type = value;
+      }
+    }
+    observe(Exchange{.method = method,
+                     .url = url,
+                     .request_content_type = request_content_type,
+                     .request_body = body,
+                     .response = response});
+  }
   return response;
+}
+
+void SetExchangeObserver(ExchangeObserver observer) {
+  Observer() = std::move(observer);
 }
 
 std::string HttpClient::Cookie(std::string_view name) const {

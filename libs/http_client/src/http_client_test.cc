@@ -254,6 +254,39 @@ TEST(HttpClientTest, ErrorStatusesAreResponses) {
   }
 }
 
+TEST(HttpClientTest, ObserverSeesEveryResponseButNotTransportFailures) {
+  struct Seen {
+    std::string method, url, request_content_type, request_body, body;
+    int status;
+  };
+  std::vector<Seen> seen;
+  SetExchangeObserver([&](const Exchange& e) {
+    seen.push_back({std::string(e.method), std::string(e.url), std::string(e.request_content_type),
+                    std::string(e.request_body), e.response.body, e.response.status});
+  });
+  TestServer server;
+  HttpClient client(server.url());
+  ASSERT_TRUE(client.Post("/echo?x=1", R"({"a":1})").ok());
+  ASSERT_TRUE(client.Send("PUT", "/status/404", "x", {{"content-type", "text/plain"}}).ok());
+  ASSERT_TRUE(client.Get("/echo").ok());
+  HttpClient nowhere("http://127.0.0.1:1");
+  EXPECT_FALSE(nowhere.Get("/x").ok());
+  SetExchangeObserver(nullptr);
+  ASSERT_TRUE(client.Get("/echo").ok());  // removed: no longer seen
+
+  ASSERT_EQ(seen.size(), 3u);
+  EXPECT_EQ(seen[0].method, "POST");
+  EXPECT_EQ(seen[0].url, server.url() + "/echo?x=1");
+  EXPECT_EQ(seen[0].request_content_type, "application/json");
+  EXPECT_EQ(seen[0].request_body, R"({"a":1})");
+  EXPECT_EQ(seen[0].body, R"({"a":1})");
+  EXPECT_EQ(seen[0].status, 200);
+  EXPECT_EQ(seen[1].request_content_type, "text/plain");
+  EXPECT_EQ(seen[1].status, 404);
+  EXPECT_EQ(seen[2].method, "GET");
+  EXPECT_EQ(seen[2].request_content_type, "");
+}
+
 TEST(HttpClientTest, DefaultHeadersAreSentAndOverridable) {
   TestServer server;
   HttpClient client(server.url());

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -104,6 +105,26 @@ class HttpClient {
   HeaderList default_headers_;
   std::chrono::milliseconds timeout_{30'000};
 };
+
+// One request an HttpClient sent and the response it received, as an ExchangeObserver sees it.
+// The views point into the client's call and are valid only during the observer's call.
+struct Exchange {
+  std::string_view method;
+  std::string_view url;                   // base URL and path, query string included
+  std::string_view request_content_type;  // "" when no body was sent
+  std::string_view request_body;
+  const HttpResponse& response;
+};
+
+// Called after every response any HttpClient of this process receives (not after transport
+// failures). The integration tests install one to record the edge's answers and check them
+// against the published API description.
+using ExchangeObserver = std::function<void(const Exchange&)>;
+
+// Installs observer for every client of the process (null removes it). Not synchronised with
+// requests in flight: install it once, before any client sends. The observer runs on the thread
+// that sent the request, so it must be thread-safe, and must not throw.
+void SetExchangeObserver(ExchangeObserver observer);
 
 // Percent-encodes s for a query value or a path segment (RFC 3986: everything except
 // A-Z a-z 0-9 - . _ ~).
