@@ -8,16 +8,20 @@
 namespace toolgate::edge {
 namespace {
 constexpr int64_t kExpiryWarningMs = 14LL * 24 * 3600 * 1000;
-}
+// A 429 or 503 whose maker named no wait (a service down, a bus failure) still tells the
+// client when to come back: the contract promises Retry-After on both.
+constexpr int32_t kDefaultRetryAfterS = 1;
+}  // namespace
 
 HttpAnswer RenderProblem(const v1::Problem& problem, std::string_view request_id) {
   HttpAnswer a;
   a.status = problem.status();
   a.content_type = "application/problem+json";
   a.body = core::RenderProblem(problem, request_id);
-  if (problem.retry_after_s() > 0) {
-    a.headers.emplace_back("Retry-After", std::to_string(problem.retry_after_s()));
-  }
+  int32_t retry_after_s = problem.retry_after_s();
+  if (retry_after_s <= 0 && (a.status == 429 || a.status == 503))
+    retry_after_s = kDefaultRetryAfterS;
+  if (retry_after_s > 0) a.headers.emplace_back("Retry-After", std::to_string(retry_after_s));
   return a;
 }
 

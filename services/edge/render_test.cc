@@ -56,6 +56,15 @@ TEST(RenderTest, ProblemWithRetryAfter) {
   EXPECT_EQ(std::string_view(doc->root["request_id"]), "rid");
 }
 
+TEST(RenderTest, A429Or503WithoutAWaitStillSaysWhenToComeBack) {
+  for (const char* code : {"service_unavailable", "concurrency_limit", "no_capacity"}) {
+    HttpAnswer a = RenderProblem(core::MakeProblem(code, "later"), "rid");
+    EXPECT_EQ(HeaderOf(a, "Retry-After"), "1") << code;
+  }
+  EXPECT_EQ(HeaderOf(RenderProblem(core::MakeProblem("not_found", "no"), "rid"), "Retry-After"),
+            "");
+}
+
 TEST(RenderTest, ExpiryHeaderOnlyWithinFourteenDays) {
   v1::InvokeReply reply;
   reply.mutable_result()->set_status_code(200);
