@@ -23,7 +23,9 @@ function(toolgate_add_test)
     set(T_TIMEOUT 600)
   endif()
   if(T_WHOLE)
-    add_test(NAME ${T_NAME} COMMAND ${T_NAME} --gtest_color=no)
+    # One ctest entry runs many cases: --gtest_brief=1 prints only the failing ones (and the
+    # summary naming them), so ctest --output-on-failure shows which failed and why.
+    add_test(NAME ${T_NAME} COMMAND ${T_NAME} --gtest_color=no --gtest_brief=1)
     set_tests_properties(${T_NAME} PROPERTIES LABELS "${_labels}" TIMEOUT ${T_TIMEOUT})
   else()
     gtest_discover_tests(${T_NAME} PROPERTIES LABELS "${_labels}" TIMEOUT ${T_TIMEOUT}

@@ -26,13 +26,15 @@ std::string Code(const http::HttpResponse& r) {
 }
 
 // Calls call until its answer's status is want_status, for at most kPropagationMs after the
-// change; returns the last answer.
+// change; returns the last answer, whose status the caller asserts.
 http::HttpResponse AnswerWithin(const std::function<http::HttpResponse()>& call, int want_status) {
-  const int64_t deadline = NowMs() + kPropagationMs;
   http::HttpResponse r;
-  do {
-    r = call();
-  } while (r.status != want_status && NowMs() < deadline);
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        r = call();
+        return r.status == want_status;
+      },
+      kPropagationMs, "a " + std::to_string(want_status) + " answer", 0));
   return r;
 }
 
@@ -198,20 +200,22 @@ TEST_F(EdgeCacheTest, WarmCallsStillRecordTheKeysLastUse) {
   ASSERT_EQ(caller_->PublishLua(fn, "1", kVersionOf).status, 201);
   Warm(key, fn, "1");
   // The edge reports uses once a second and auth writes them once a second: poll the list.
-  const int64_t deadline = NowMs() + 10000;
   std::string last_used;
-  while (last_used.empty() && NowMs() < deadline) {
+  auto used_at = [&] {
     auto list = caller_->session().Get("/api/v1/api-keys");
-    ASSERT_TRUE(list.ok());
+    if (!list.ok()) {
+      ADD_FAILURE() << list.status().ToString();
+      return true;  // no use polling a list that cannot be read
+    }
     auto doc = Json(list->body);
     for (auto item : doc.root["items"].get_array()) {
       std::string_view item_id, used;
       if (item["id"].get_string().get(item_id) || item_id != id) continue;
       if (!item["last_used_at"].get_string().get(used)) last_used = std::string(used);
     }
-    if (last_used.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));  // poll
-  }
-  EXPECT_FALSE(last_used.empty()) << "the key's last use never reached auth";
+    return !last_used.empty();
+  };
+  EXPECT_TRUE(WaitUntil(used_at, 10000, "the key's last use to reach auth", 100));
 }
 
 }  // namespace

@@ -140,12 +140,15 @@ class Upstream : public ::testing::Environment {
                ready.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
-    const int64_t deadline = MonotonicUs() + 30'000'000;
-    while (!fs::exists(dir_ + "/ready") && MonotonicUs() < deadline) {
+    auto ready_or_exited = [&] {
       int status;
-      ASSERT_EQ(::waitpid(server_, &status, WNOHANG), 0) << "the upstream server exited";
-      std::this_thread::yield();
-    }
+      if (::waitpid(server_, &status, WNOHANG) != 0) {
+        ADD_FAILURE() << "the upstream server exited";
+        return true;
+      }
+      return fs::exists(dir_ + "/ready");
+    };
+    EXPECT_TRUE(WaitUntil(ready_or_exited, 30000, "the upstream server to start", 0));
     ASSERT_TRUE(fs::exists(dir_ + "/ready")) << "the upstream server did not start";
   }
 

@@ -115,19 +115,18 @@ int64_t CpuTicks(pid_t pid) {
 
 // Whether the process's CPU time stops growing for a whole second, watched for up to
 // deadline_ms.
-bool BecomesIdle(pid_t pid, int deadline_ms) {
-  auto deadline = Clock::now() + std::chrono::milliseconds(deadline_ms);
-  while (Clock::now() < deadline) {
+::testing::AssertionResult BecomesIdle(pid_t pid, int deadline_ms) {
+  auto idle_for_a_second = [&] {
     int64_t before = CpuTicks(pid);
     auto window_end = Clock::now() + std::chrono::seconds(1);
     bool grew = false;
     while (Clock::now() < window_end && !grew) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));  // sampling the window
       grew = CpuTicks(pid) != before;
     }
-    if (!grew) return true;
-  }
-  return false;
+    return !grew;
+  };
+  return WaitUntil(idle_for_a_second, deadline_ms, "a second without CPU time", 0);
 }
 
 std::string InvokeHead(const std::string& function_id, const std::string& key,
@@ -281,12 +280,14 @@ TEST(EdgeFront, ConnectionsPerClientAreLimited) {
   EXPECT_EQ(served + refused, 20);
   // Closed connections free their places.
   connections.clear();
-  auto deadline = Clock::now() + std::chrono::seconds(10);
   int status = 0;
-  while (status != 200 && Clock::now() < deadline) {
-    auto r = g_system->Client()->Get("/healthz");
-    status = r.ok() ? r->status : 0;
-  }
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        auto r = g_system->Client()->Get("/healthz");
+        status = r.ok() ? r->status : 0;
+        return status == 200;
+      },
+      10000, "the edge to serve again", 0));
   EXPECT_EQ(status, 200);
 }
 
@@ -377,12 +378,13 @@ TEST(SignInThrottle, WrongPasswordsLockTheAccountUntilTheBackoffPasses) {
   EXPECT_EQ(StringField(unknown_locked.body, "detail"), StringField(locked.body, "detail"));
 
   // Once the backoff passes the right password works; until then it is refused.
-  auto deadline = Clock::now() + std::chrono::seconds(30);
   int status = 429;
-  while (status == 429 && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    status = Login(email, password).status;
-  }
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        status = Login(email, password).status;
+        return status != 429;
+      },
+      30000, "the backoff to pass", 200));
   EXPECT_EQ(status, 200);
 }
 

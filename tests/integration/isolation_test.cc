@@ -45,14 +45,10 @@ int ProcessesWith(const std::string& marker) {
   return found;
 }
 
-// Polls until no host process holds marker, for at most 5 s; true when none does.
-bool GoneWithin5s(const std::string& marker) {
-  int64_t deadline = MonotonicUs() + 5'000'000;
-  while (MonotonicUs() < deadline) {
-    if (ProcessesWith(marker) == 0) return true;
-    std::this_thread::yield();
-  }
-  return ProcessesWith(marker) == 0;
+// Polls until no host process holds marker, for at most 5 s.
+::testing::AssertionResult GoneWithin5s(const std::string& marker) {
+  return WaitUntil([&] { return ProcessesWith(marker) == 0; }, 5000,
+                   "no host process to hold " + marker, 0);
 }
 
 // The executor's cgroup tree in the freezer hierarchy (cgroup v1, as on the test machines):
@@ -341,10 +337,8 @@ TEST_F(IsolationTest, ASpinningNeighbourLeavesOthersTheirSlots) {
       ++answered;
     });
   }
-  int64_t deadline = MonotonicUs() + 5'000'000;
-  while (RunningSandboxes(neighbour.org_id()) < 2 && MonotonicUs() < deadline) {
-    std::this_thread::yield();
-  }
+  EXPECT_TRUE(WaitUntil([&] { return RunningSandboxes(neighbour.org_id()) >= 2; }, 5000,
+                        "the neighbour's two sandboxes", 0));
   ASSERT_EQ(RunningSandboxes(neighbour.org_id()), 2) << "the neighbour holds its cap, no more";
   // Meanwhile another organization's calls run at once, in the slots the neighbour may not take.
   for (int i = 0; i < 5; ++i) {
@@ -372,10 +366,8 @@ TEST_F(IsolationTest, NoCapacityCarriesRetryAfter) {
               R"("timeout_ms":4000)");
   std::vector<std::thread> calls;
   for (int i = 0; i < 2; ++i) calls.emplace_back([&] { Call(spin, "{}", busy_key); });
-  int64_t deadline = MonotonicUs() + 5'000'000;
-  while (RunningSandboxes(busy.org_id()) < 2 && MonotonicUs() < deadline) {
-    std::this_thread::yield();
-  }
+  EXPECT_TRUE(WaitUntil([&] { return RunningSandboxes(busy.org_id()) >= 2; }, 5000,
+                        "the busy organization's two sandboxes", 0));
   ASSERT_EQ(RunningSandboxes(busy.org_id()), 2);
   auto r = Call(spin, "{}", busy_key);
   EXPECT_EQ(r.status, 503) << r.body;

@@ -86,16 +86,15 @@ TEST(Launcher, KilledLauncherLeavesNoChildAndTheNextOneComesUp) {
 
   system.KillLauncher(SIGKILL);
   std::set<pid_t> alive;
-  int64_t deadline = NowMs() + 30000;
-  for (;;) {
+  auto all_exited = [&] {
     alive.clear();
     for (pid_t pid : children) {
       if (LiveParent(pid) > 0) alive.insert(pid);
     }
-    if (alive.empty() || NowMs() > deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polling the children's exit
-  }
-  EXPECT_TRUE(alive.empty()) << "outlived the launcher: " << Describe(alive);
+    return alive.empty();
+  };
+  EXPECT_TRUE(WaitUntil(all_exited, 30000, "the children's exit"))
+      << "outlived the launcher: " << Describe(alive);
 
   system.Restart();  // aborts the binary when the second launcher does not come up
   auto r = Invoke(system, key, fn, "1.0.0", R"({"event":{"n":2}})");
@@ -134,12 +133,13 @@ TEST(Launcher, StaleServersOnTheDataDirectoryAreStoppedByTheNextLauncher) {
                           " --daemonize yes --port " + redis_port + " --logfile /dev/null");
   ASSERT_EQ(redis.first, 0) << redis.second;
   pid_t stale_pg = 0, stale_redis = 0;
-  int64_t deadline = NowMs() + 30000;
-  while ((stale_pg <= 0 || stale_redis <= 0) && NowMs() < deadline) {
-    stale_pg = PidFromFile(data / "pg" / "postmaster.pid");
-    stale_redis = PidFromFile(data / "run" / "redis.pid");
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // waiting for the pid files
-  }
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        stale_pg = PidFromFile(data / "pg" / "postmaster.pid");
+        stale_redis = PidFromFile(data / "run" / "redis.pid");
+        return stale_pg > 0 && stale_redis > 0;
+      },
+      30000, "the pid files of PostgreSQL and Redis"));
   ASSERT_GT(stale_pg, 0);
   ASSERT_GT(stale_redis, 0);
 

@@ -70,7 +70,8 @@ TEST(LimitsTest, ConcurrencyPerOrganization) {
   std::thread slow([&] { Invoke(*g_system, key, fn, "1", R"({"event": {}})"); });
   // The first call holds funds while it runs: wait for that, not for a time.
   int64_t balance = acct.Balance();
-  while (acct.Available() == balance) std::this_thread::yield();
+  EXPECT_TRUE(WaitUntil([&] { return acct.Available() != balance; }, 10000,
+                        "the first call to hold funds", 0));
   auto r = Invoke(*g_system, second_key, fn, "1", R"({"event": {}})");
   EXPECT_EQ(r.status, 429);
   EXPECT_EQ(StringField(r.body, "code"), "concurrency_limit");
@@ -98,18 +99,18 @@ double MetricSum(const std::string& service, const std::string& name) {
 }
 
 // Whether a line of the service's log holds both texts, waiting up to 10 s for its writer.
-bool LogShows(const std::string& service, const std::string& text, const std::string& and_text) {
-  const int64_t deadline = NowMs() + 10'000;
-  do {
+::testing::AssertionResult LogShows(const std::string& service, const std::string& text,
+                                    const std::string& and_text) {
+  auto shown = [&] {
     std::ifstream in(g_system->data_dir() + "/logs/" + service + ".log");
     for (std::string line; std::getline(in, line);) {
       if (line.find(text) != std::string::npos && line.find(and_text) != std::string::npos) {
         return true;
       }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // polls a file until a deadline
-  } while (NowMs() < deadline);
-  return false;
+    return false;
+  };
+  return WaitUntil(shown, 10'000, service + ".log to show \"" + text + "\" with " + and_text);
 }
 
 // A call that runs past its timeout is not charged (408), so an organization could call its own

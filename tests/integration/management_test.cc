@@ -363,12 +363,17 @@ TEST(Functions, TheLastSevenDaysShowTheSuccessRateAndTheMedianLatency) {
   }
   // The registry learns of runs from billing's execution events, written once a second.
   std::string week;
-  for (int64_t deadline = NowMs() + 15000; NowMs() < deadline;) {
+  auto counted = [&] {
     auto detail = owner.session().Get("/api/v1/functions/" + fn);
-    ASSERT_TRUE(detail.ok() && detail->status == 200);
+    if (!detail.ok() || detail->status != 200) {
+      ADD_FAILURE() << "GET the function: " << (detail.ok() ? detail->body : "no answer");
+      return true;  // no use polling what cannot be read
+    }
     week = ToJson(Json(detail->body).root["last_7_days"]);
-    if (week.find(R"("executions":4)") != std::string::npos) break;
-  }
+    return week.find(R"("executions":4)") != std::string::npos;
+  };
+  ASSERT_TRUE(WaitUntil(counted, 15000, "the registry to count four executions", 0)) << week;
+  ASSERT_FALSE(HasFailure());
   auto doc = Json(week);
   EXPECT_EQ(int64_t(doc.root["executions"].get_int64()), 4) << week;
   double rate = 0;

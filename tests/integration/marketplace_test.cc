@@ -226,15 +226,13 @@ class MarketplaceTest : public ::testing::Test {
   // wait (bounded) until it has counted `at_least`.
   static void WaitForExecutions(const std::string& id, int64_t at_least) {
     auto client = g_system->Client();
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     int64_t seen = -1;
-    while (std::chrono::steady_clock::now() < deadline) {
-      auto r = Must(client->Get("/api/v1/functions/" + id));
-      seen = IntField(r.body, "executions");
-      if (seen >= at_least) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    ADD_FAILURE() << "executions of " << id << " stayed at " << seen << ", expected " << at_least;
+    auto counted = [&] {
+      seen = IntField(Must(client->Get("/api/v1/functions/" + id)).body, "executions");
+      return seen >= at_least;
+    };
+    EXPECT_TRUE(WaitUntil(counted, 20000, "executions of " + id))
+        << "they stayed at " << seen << ", expected " << at_least;
   }
 
   static void Rate(size_t rater, const std::string& id, int stars) {

@@ -109,13 +109,9 @@ double Sample(const std::map<std::string, double>& samples, const std::string& k
 }
 
 // Polls service's /readyz until it answers want or timeout_ms passes.
-bool WaitReadiness(const std::string& service, int want, int timeout_ms) {
-  int64_t deadline = NowMs() + timeout_ms;
-  while (NowMs() < deadline) {
-    if (Status(AdminUrl(service), "/readyz") == want) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // poll interval
-  }
-  return false;
+::testing::AssertionResult WaitReadiness(const std::string& service, int want, int timeout_ms) {
+  return WaitUntil([&] { return Status(AdminUrl(service), "/readyz") == want; }, timeout_ms,
+                   service + "'s /readyz to answer " + std::to_string(want), 100);
 }
 
 TEST(MetricsTest, EveryServiceHasAnAdminPortThatIsHealthyReadyAndScrapeable) {
@@ -187,17 +183,14 @@ TEST(MetricsTest, TheEdgeCountsAKnownMixOfInvocationsExactly) {
 
   // Billing held five calls and refused one; it captured the four that ran and released the
   // timed-out one's hold. Settlement may finish after the answer: poll.
-  int64_t deadline = NowMs() + 30000;
   std::map<std::string, double> billing;
-  for (;;) {
-    billing = Scrape("billing");
-    if (Sample(billing, "toolgate_billing_captures_total") == 4 &&
-        Sample(billing, "toolgate_billing_releases_total") == 1) {
-      break;
-    }
-    if (NowMs() > deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // poll interval
-  }
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        billing = Scrape("billing");
+        return Sample(billing, "toolgate_billing_captures_total") == 4 &&
+               Sample(billing, "toolgate_billing_releases_total") == 1;
+      },
+      30000, "billing to capture four calls and release one", 100));
   EXPECT_EQ(Sample(billing, "toolgate_billing_holds_total{outcome=\"held\"}"), 5);
   EXPECT_EQ(Sample(billing, "toolgate_billing_holds_total{outcome=\"insufficient_balance\"}"), 1);
   EXPECT_EQ(Sample(billing, "toolgate_billing_captures_total"), 4);
@@ -207,7 +200,8 @@ TEST(MetricsTest, TheEdgeCountsAKnownMixOfInvocationsExactly) {
 
   auto executor = Scrape("executor");
   EXPECT_GE(Sample(executor, "toolgate_executor_worker_starts_total"), 1);
-  EXPECT_GE(Sample(executor, "toolgate_executor_workers{state=\"idle\"}"), 0);
+  // The workers that ran the calls wait warm for the next ones.
+  EXPECT_GE(Sample(executor, "toolgate_executor_workers{state=\"idle\"}"), 1);
   EXPECT_EQ(Sample(executor, "toolgate_executor_slots_busy"), 0);
   EXPECT_EQ(Sample(executor, "toolgate_executor_queue_length"), 0);
 }
@@ -228,14 +222,13 @@ TEST(MetricsTest, BillingAcksTheResultsOfManyBatchesInOneMessage) {
     ASSERT_EQ(Invoke(*g_system, key, echo, "1", R"({"event": {}})").status, 200);
   }
   // Every result is acked once the linger ends.
-  int64_t deadline = NowMs() + 30000;
   std::map<std::string, double> after;
-  for (;;) {
-    after = Scrape("billing");
-    if (Sample(after, "toolgate_billing_settle_acks_total") - acked_before >= kCalls) break;
-    if (NowMs() > deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // poll interval
-  }
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        after = Scrape("billing");
+        return Sample(after, "toolgate_billing_settle_acks_total") - acked_before >= kCalls;
+      },
+      30000, "every result to be acked", 100));
   // At least: results of an earlier test may still have been waiting for their linger.
   EXPECT_GE(Sample(after, "toolgate_billing_settle_acks_total") - acked_before, kCalls);
   // The first after a quiet spell at once, the rest together (a call slower than the whole
@@ -474,13 +467,13 @@ TEST(MetricsTest, APrometheusServerScrapesEveryAdminPort) {
   http::HttpClient prometheus("http://" + address);
   const std::string want = std::to_string(urls.size());
   std::string up, started;
-  int64_t deadline = NowMs() + 60000;
-  while (NowMs() < deadline) {
-    up = QueryValue(prometheus, "count(up%7Bjob%3D%22toolgate%22%7D%20%3D%3D%201)");
-    started = QueryValue(prometheus, "count(toolgate_process_start_time_seconds)");
-    if (up == want && started == want) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the next scrape
-  }
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        up = QueryValue(prometheus, "count(up%7Bjob%3D%22toolgate%22%7D%20%3D%3D%201)");
+        started = QueryValue(prometheus, "count(toolgate_process_start_time_seconds)");
+        return up == want && started == want;
+      },
+      60000, "Prometheus to scrape every service", 200));  // each poll: the next scrape
   std::ifstream log(dir / "prometheus.log");
   std::string log_text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
   EXPECT_EQ(up, want) << log_text;
@@ -489,8 +482,7 @@ TEST(MetricsTest, APrometheusServerScrapesEveryAdminPort) {
   // The shipped rules loaded, and each has been evaluated without error.
   std::string rules_body;
   std::map<std::string, std::string> health;
-  deadline = NowMs() + 60000;
-  while (NowMs() < deadline) {
+  auto rules_evaluated = [&] {
     auto r = prometheus.Get("/api/v1/rules");
     health.clear();
     if (r.ok() && r->status == 200) {
@@ -510,9 +502,10 @@ TEST(MetricsTest, APrometheusServerScrapesEveryAdminPort) {
     }
     bool all_ok = !health.empty();
     for (const auto& [name, h] : health) all_ok = all_ok && h == "ok";
-    if (all_ok) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the next evaluation
-  }
+    return all_ok;
+  };
+  EXPECT_TRUE(WaitUntil(rules_evaluated, 60000, "every shipped rule to evaluate without error",
+                        200));  // each poll: the next evaluation
   EXPECT_GE(health.size(), 9u) << rules_body;
   for (const auto& [name, h] : health) EXPECT_EQ(h, "ok") << name << ": " << rules_body;
 
@@ -521,12 +514,8 @@ TEST(MetricsTest, APrometheusServerScrapesEveryAdminPort) {
   auto expressions = DashboardExpressions();
   EXPECT_GE(expressions.size(), 30u);
   for (const std::string& expr : expressions) {
-    int series = -1;
-    deadline = NowMs() + 30000;
-    while ((series = QuerySeries(prometheus, expr)) <= 0 && NowMs() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the next scrape
-    }
-    EXPECT_GT(series, 0) << expr;
+    EXPECT_TRUE(WaitUntil([&] { return QuerySeries(prometheus, expr) > 0; }, 30000,
+                          "data from " + expr, 200));  // each poll: the next scrape
   }
 }
 

@@ -250,10 +250,8 @@ TEST_F(OtlpTest, OneInvocationIsOneTraceWhoseSpansAreTheChainsHopsLinkedParentTo
 
   // Settlement may end after the answer, and spans leave in batches: wait for the count.
   std::vector<ReceivedSpan> spans;
-  int64_t deadline = NowMs() + 30000;
-  while ((spans = SpansOfTrace(trace_id)).size() < kChain.size() && NowMs() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // poll interval
-  }
+  EXPECT_TRUE(WaitUntil([&] { return (spans = SpansOfTrace(trace_id)).size() >= kChain.size(); },
+                        30000, "every span of the chain", 100));
   EXPECT_TRUE(Receiver().Errors().empty()) << Receiver().Errors().front();
   std::string received;
   for (const auto& s : spans) {
@@ -299,12 +297,12 @@ TEST_F(OtlpTest, WithTheCollectorGoneInvocationsSucceedAndDroppedSpansAreCounted
   }
   // The five calls' spans leave in the next batches, which find nobody to take them.
   double edge = before, billing = 0;
-  int64_t deadline = NowMs() + 30000;
-  while (((edge = CounterSum("edge", dropped)) < before + 5 ||
-          (billing = CounterSum("billing", dropped)) < 5) &&
-         NowMs() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // poll interval
-  }
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return (edge = CounterSum("edge", dropped)) >= before + 5 &&
+               (billing = CounterSum("billing", dropped)) >= 5;
+      },
+      30000, "the dropped spans to be counted", 100));
   EXPECT_GE(edge, before + 5);
   EXPECT_GE(billing, 5);
 }

@@ -59,7 +59,8 @@ class Load {
   // Waits until at least n more calls were sent: load is flowing.
   void WaitForCalls(int n) {
     int target = sent_ + n;
-    while (sent_ < target) std::this_thread::yield();
+    EXPECT_TRUE(WaitUntil([&] { return sent_ >= target; }, 60000,
+                          std::to_string(n) + " more calls to be sent", 0));
   }
   // Waits until n answers in all had this status; false when timeout_ms passed first.
   bool WaitForStatus(int status, int n, int timeout_ms) {
@@ -89,8 +90,7 @@ class Load {
 void ExpectEveryAnswerCharged(Account& account, const std::set<std::string>& answered) {
   std::set<std::string> charged;
   int64_t sum = 0;
-  int64_t deadline = NowMs() + 30000;
-  for (;;) {
+  auto settled = [&] {
     charged.clear();
     sum = 0;
     for (auto& row : account.Ledger()) {
@@ -98,9 +98,9 @@ void ExpectEveryAnswerCharged(Account& account, const std::set<std::string>& ans
       if (row["type"] == "charge") charged.insert(row["execution_id"]);
     }
     int64_t balance = account.Balance();
-    if ((balance == sum && account.Available() == balance) || NowMs() > deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // polling the books
-  }
+    return balance == sum && account.Available() == balance;
+  };
+  EXPECT_TRUE(WaitUntil(settled, 30000, "the books to settle", 200));  // polling the books
   for (const auto& id : answered) EXPECT_TRUE(charged.count(id)) << "uncharged execution " << id;
   EXPECT_EQ(account.Balance(), sum);
   EXPECT_EQ(account.Available(), account.Balance());

@@ -6,6 +6,7 @@
 
 #include "system.h"
 #include "toolgate/base/json_writer.h"
+#include "toolgate/base/time.h"
 
 namespace toolgate::testing {
 namespace {
@@ -126,13 +127,16 @@ std::string RuntimesTest::owner_key_, RuntimesTest::caller_key_;
 
 TEST_P(RuntimesTest, EchoAnswersWithTheEnvelope) {
   std::string fn = Tool(rt().echo);
+  const int64_t sent_us = MonotonicUs();
   auto r = Call(fn, R"({"a": [1, 2], "s": "x"})");
+  const int64_t round_trip_ms = (MonotonicUs() - sent_us + 999) / 1000;  // rounded up
   ASSERT_EQ(r.status, 200) << r.body;
   EXPECT_EQ(r.Header("content-type"), "application/json");
   EXPECT_EQ(Body(r), R"({"a":[1,2],"s":"x"})");
   auto doc = Json(r.body);
   EXPECT_EQ(std::string_view(doc.root["summary"]["compute_type"]), "CPU");
-  EXPECT_GE(int64_t(doc.root["summary"]["runtime_ms"]), 0);
+  // The handler's time, in milliseconds: within the call's round trip as the client saw it.
+  EXPECT_LE(int64_t(doc.root["summary"]["runtime_ms"]), round_trip_ms);
   EXPECT_GE(int64_t(doc.root["summary"]["memory_used_mb"]), 1);
   EXPECT_GE(int64_t(doc.root["summary"]["cost"]["compute_micro_usd"]), 1);
   // A string event is passed unchanged; the warm worker answers again.

@@ -41,16 +41,10 @@ std::string Slurp(const fs::path& path) {
   std::abort();
 }
 
-// Polls cond every 50 ms until it holds or timeout_ms passes: waiting on a condition, never
-// on the clock alone.
+// WaitUntil (below) for the harness's own waits, whose callers report the failure themselves.
 template <typename Cond>
 bool PollUntil(int timeout_ms, Cond cond) {
-  int64_t deadline = NowMs() + timeout_ms;
-  for (;;) {
-    if (cond()) return true;
-    if (NowMs() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  return static_cast<bool>(WaitUntil(cond, timeout_ms, "the system"));
 }
 
 }  // namespace
@@ -377,6 +371,24 @@ std::pair<int, std::string> RunCommand(const std::string& command) {
   while (pipe && fgets(buf, sizeof buf, pipe)) out += buf;
   int status = pipe ? ::pclose(pipe) : -1;
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+::testing::AssertionResult WaitUntil(const std::function<bool()>& condition, int timeout_ms,
+                                     const std::string& what, int poll_ms) {
+  const int64_t deadline = MonotonicUs() + int64_t{timeout_ms} * 1000;
+  for (;;) {
+    const bool last = MonotonicUs() >= deadline;
+    if (condition()) return ::testing::AssertionSuccess();
+    if (last) {
+      return ::testing::AssertionFailure()
+             << "timed out after " << timeout_ms << " ms waiting for " << what;
+    }
+    if (poll_ms > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));  // the poll interval
+    } else {
+      std::this_thread::yield();
+    }
+  }
 }
 
 }  // namespace toolgate::testing

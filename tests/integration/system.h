@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -133,5 +134,14 @@ std::pair<int, std::string> RunCommand(const std::string& command);
 // The string member "field" of a JSON object body ("" when absent).
 std::string StringField(const std::string& body, const std::string& field);
 int64_t IntField(const std::string& body, const std::string& field);
+
+// The one way an integration test waits for something the system does in its own time: polls
+// condition every poll_ms (0: yields between polls instead of sleeping) until it holds or
+// timeout_ms has passed, and evaluates it once more at the deadline. Returns success, or a
+// failure that says what was awaited and for how long, so a caller states the wait as an
+// assertion: ASSERT_TRUE(WaitUntil([&] { ... }, 10'000, "the key to be refused")).
+// condition runs on the calling thread and may itself assert.
+::testing::AssertionResult WaitUntil(const std::function<bool()>& condition, int timeout_ms,
+                                     const std::string& what, int poll_ms = 50);
 
 }  // namespace toolgate::testing

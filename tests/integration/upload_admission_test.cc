@@ -193,16 +193,16 @@ TEST_F(UploadAdmission, OneAddressGetsItsShareOfBodiesInFlight) {
   // The refusals come without a byte of the body; the admitted upload answers only once its
   // body is whole. Wait for 15 answers.
   std::vector<std::string> answers(uploads.size());
-  const auto deadline = Clock::now() + std::chrono::seconds(30);
   size_t answered = 0;
-  while (answered < uploads.size() - 1 && Clock::now() < deadline) {
+  auto all_but_one_answered = [&] {
     answered = 0;
     for (size_t i = 0; i < uploads.size(); ++i) {
       if (!uploads[i]->Poll(&answers[i])) continue;
       ++answered;
     }
-    std::this_thread::yield();
-  }
+    return answered >= uploads.size() - 1;
+  };
+  EXPECT_TRUE(WaitUntil(all_but_one_answered, 30000, "15 answers", 0));
   ASSERT_EQ(answered, uploads.size() - 1);
   for (size_t i = 0; i < uploads.size(); ++i) {
     if (answers[i].empty()) {

@@ -564,7 +564,16 @@ TEST_F(LuaRuntimeTest, SyntaxErrorIsALuaError) {
 TEST_F(LuaRuntimeTest, MemoryAndTimeAreMeasured) {
   ExecutionOutcome small = Run("function service_handler() return 1 end");
   EXPECT_GE(small.memory_used_mb, 1);
-  EXPECT_GE(small.runtime_ms, 0);
+  // The handler's time, in milliseconds: one that spins for 30 ms of its own CPU time (which
+  // cannot be more than the wall-clock time it ran) reports at least 30.
+  ExecutionOutcome spinning =
+      Run("function service_handler()\n"
+          "  local start = os.clock()\n"
+          "  while os.clock() - start < 0.03 do end\n"
+          "  return 1\n"
+          "end");
+  EXPECT_EQ(spinning.body, "1");
+  EXPECT_GE(spinning.runtime_ms, 30);
   ExecutionOutcome big =
       Run("function service_handler() local s = string.rep('x', 20 * 1024 * 1024) return #s end");
   EXPECT_EQ(big.body, "20971520");
