@@ -71,12 +71,16 @@ v1::Problem RetryLater(std::string_view code, std::string_view detail) {
   return problem;
 }
 
-// The address in the X-Toolgate-Client value the framer gave a head ("<token> <address>").
-std::string ClientOfHead(const RequestHead& head) {
-  const std::string* value = head.Find("x-toolgate-client");
-  if (value == nullptr) return {};
-  const size_t space = value->find(' ');
-  return space == std::string::npos ? std::string() : value->substr(space + 1);
+// The address in the X-Toolgate-Client line the framer ends each head with ("<token>
+// <address>"), from the head as it was passed on.
+std::string ClientOfHead(std::string_view head) {
+  constexpr std::string_view kLine = "\r\nX-Toolgate-Client: ";
+  const size_t at = head.rfind(kLine);
+  if (at == std::string_view::npos) return {};
+  std::string_view value = head.substr(at + kLine.size());
+  value = value.substr(0, value.find("\r\n"));
+  const size_t space = value.find(' ');
+  return space == std::string_view::npos ? std::string() : std::string(value.substr(space + 1));
 }
 
 std::string_view Trim(std::string_view s) {
@@ -424,6 +428,13 @@ class HttpFront::Loop {
       if (RefusedByFramer(c)) return;
       if (!Route(c, at_head, before)) FlushBackend(c);
       if (c.framer.phase() != RequestFramer::Phase::kHeld) continue;
+      // A body that came whole with its head has been read already: asking who may send it
+      // would save nothing, so it goes on within the route's limit and the bodies in flight,
+      // and its owner decides the rest (the usual invocation, in one segment, asks nothing).
+      if (const auto declared = c.framer.held_length(); declared && *declared <= data.size()) {
+        if (!Admit(c, ClientOfHead(c.framer.held_head()), c.framer.body_limit())) return;
+        continue;
+      }
       c.unfed.assign(data);
       AskGate(c);
       if (c.closing || c.framer.phase() == RequestFramer::Phase::kHeld) return;
@@ -492,26 +503,7 @@ class HttpFront::Loop {
       return Refuse(c, "payload_too_large",
                     "The request body is over " + std::to_string(limit) + " bytes.");
     }
-    const size_t bytes = declared ? static_cast<size_t>(*declared) : limit;
-    std::string client = ClientOfHead(head);
-    if (in_flight_ + bytes > options_.max_body_bytes_in_flight) {
-      return Refuse(c, RetryLater("service_unavailable",
-                                  "The edge holds as many request bodies as it may; retry after "
-                                  "the time in Retry-After."));
-    }
-    const bool proxy = Contains(options_.trusted_proxies, client);
-    size_t& mine = client_in_flight_[client];
-    if (!proxy && mine + bytes > options_.max_body_bytes_in_flight_per_client) {
-      if (mine == 0) client_in_flight_.erase(client);
-      return Refuse(c, RetryLater("too_many_request_bytes",
-                                  "Your address has as many request bytes in flight as it may; "
-                                  "retry after the time in Retry-After, or send fewer at once."));
-    }
-    mine += bytes;
-    in_flight_ += bytes;
-    // Per request: a proxy's connection carries the requests of many clients.
-    c.reservations.push_back({c.framer.completed(), bytes, std::move(client)});
-    c.framer.Admit(limit);
+    if (!Admit(c, ClientOfHead(c.framer.held_head()), limit)) return;
     // "Expect: 100-continue": the client waits for a word before it sends the body. Only when
     // every earlier request is answered, so that the 100 cannot land inside another response.
     const std::string* expect = head.Find("expect");
@@ -522,6 +514,34 @@ class HttpFront::Loop {
       c.to_client.append(kContinue);
       FlushClient(c);
     }
+  }
+
+  // Lets the held body through with limit, when its bytes (declared, or the limit for a chunked
+  // body) fit the bodies in flight, the edge's and client's; else refuses. True when admitted.
+  bool Admit(Conn& c, std::string client, size_t limit) {
+    const std::optional<uint64_t> declared = c.framer.held_length();
+    const size_t bytes = declared ? static_cast<size_t>(*declared) : limit;
+    if (in_flight_ + bytes > options_.max_body_bytes_in_flight) {
+      Refuse(c, RetryLater("service_unavailable",
+                           "The edge holds as many request bodies as it may; retry after the "
+                           "time in Retry-After."));
+      return false;
+    }
+    const bool proxy = Contains(options_.trusted_proxies, client);
+    size_t& mine = client_in_flight_[client];
+    if (!proxy && mine + bytes > options_.max_body_bytes_in_flight_per_client) {
+      if (mine == 0) client_in_flight_.erase(client);
+      Refuse(c, RetryLater("too_many_request_bytes",
+                           "Your address has as many request bytes in flight as it may; retry "
+                           "after the time in Retry-After, or send fewer at once."));
+      return false;
+    }
+    mine += bytes;
+    in_flight_ += bytes;
+    // Per request: a proxy's connection carries the requests of many clients.
+    c.reservations.push_back({c.framer.completed(), bytes, std::move(client)});
+    c.framer.Admit(limit);
+    return !c.closing;
   }
 
   // Gives back the in-flight bytes of the bodies whose requests are answered (or, once answers

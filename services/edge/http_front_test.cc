@@ -391,6 +391,14 @@ TEST_F(FrontGateTest, ABodyOverTheGatesLimitIsRefusedAtOnce) {
   EXPECT_NE(got[0].find("payload_too_large"), std::string::npos) << got[0];
 }
 
+// A body that arrived whole with its head has been read already: the gate is not asked (the
+// route's owner decides), and the body still counts against the bodies in flight.
+TEST_F(FrontGateTest, ABodyThatCameWithItsHeadIsNotAsked) {
+  Write("POST /x HTTP/1.1\r\nHost: x\r\nAuthorization: bad\r\nContent-Length: 5\r\n\r\nhello");
+  EXPECT_EQ(Read(1), std::vector<std::string>{"backend:/x"});
+  EXPECT_EQ(asked_, 0);
+}
+
 TEST_F(FrontGateTest, ABodilessRequestIsNotAsked) {
   Write("GET /x HTTP/1.1\r\nHost: x\r\nAuthorization: bad\r\n\r\n");
   EXPECT_EQ(Read(1), std::vector<std::string>{"backend:/x"});
