@@ -14,6 +14,8 @@
 #include <memory>
 #include <sstream>
 
+#include "toolgate/base/strings.h"
+
 namespace toolgate::cli {
 namespace fs = std::filesystem;
 
@@ -22,13 +24,6 @@ namespace {
 constexpr std::string_view kManifestFile = "toolgate.json";
 constexpr std::string_view kIgnoreFile = ".toolgateignore";
 constexpr std::string_view kDevVarsFile = ".dev.vars";
-
-std::string_view TrimRight(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 // fnmatch for one gitignore pattern: "*" within a name; "**" across names.
 bool Matches(const std::string& pattern, const std::string& path) {
@@ -49,7 +44,7 @@ IgnoreRules IgnoreRules::Parse(std::string_view text) {
   std::istringstream in{std::string(text)};
   std::string raw;
   while (std::getline(in, raw)) {
-    std::string_view line = TrimRight(raw);
+    std::string_view line = TrimRight(raw, " \t\r");
     if (line.empty() || line.front() == '#') continue;
     Rule rule;
     if (line.front() == '!') {

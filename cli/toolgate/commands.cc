@@ -29,6 +29,7 @@
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
+#include "toolgate/base/strings.h"
 #include "toolgate/core/env_keys.h"
 #include "toolgate/core/version.h"
 #include "toolgate/http_client/http_client.h"
@@ -55,12 +56,6 @@ std::string Api(std::string_view path) {
 std::string Env(const char* name) {
   const char* value = std::getenv(name);
   return value == nullptr ? "" : value;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
 }
 
 // ---- Manifest ----
@@ -408,7 +403,7 @@ int KeysCreate(const Call& call) {
     size_t start = 0;
     while (start <= scopes.size()) {
       size_t comma = std::min(scopes.find(',', start), scopes.size());
-      std::string_view scope = Trim(scopes.substr(start, comma - start));
+      std::string_view scope = TrimAsciiWhitespace(scopes.substr(start, comma - start));
       if (scope.empty()) return UsageError(call, "--scopes is a list such as invoke,manage");
       w.String(scope);
       start = comma + 1;
@@ -818,7 +813,7 @@ Result<std::map<std::string, std::string>> SecretIdsByName(ApiClient& client) {
     if (r->status >= 400) {
       std::string text = DescribeHttpError(r->status, r->body);
       if (text.starts_with("error: ")) text.erase(0, 7);
-      return Status::Unavailable(std::string(Trim(text)));
+      return Status::Unavailable(std::string(TrimAsciiWhitespace(text)));
     }
     auto doc = ParseJson(r->body);
     simdjson::dom::object obj;
@@ -1724,7 +1719,7 @@ std::string DescribeHttpError(int status, std::string_view body) {
   }
   constexpr size_t kMaxBody = 2000;
   std::string out = "error: HTTP " + std::to_string(status);
-  std::string_view shown = Trim(body.substr(0, kMaxBody));
+  std::string_view shown = TrimAsciiWhitespace(body.substr(0, kMaxBody));
   if (!shown.empty()) out += ": " + std::string(shown);
   return out + "\n";
 }

@@ -3,30 +3,28 @@
 #include <algorithm>
 
 #include "toolgate/base/json_writer.h"
+#include "toolgate/base/strings.h"
 #include "toolgate/core/env_keys.h"
 
 namespace toolgate::cli {
 namespace {
 
-bool IsBlank(char c) {
-  return c == ' ' || c == '\t' || c == '\r';
-}
+// The blanks of a line: spaces, tabs, and the CR of a CRLF line end.
+constexpr std::string_view kLineBlanks = " \t\r";
 
-std::string_view TrimLine(std::string_view s) {
-  while (!s.empty() && IsBlank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsBlank(s.back())) s.remove_suffix(1);
-  return s;
+bool IsBlank(char c) {
+  return kLineBlanks.find(c) != std::string_view::npos;
 }
 
 // Whether what follows a closing quote may end the line: blanks, then nothing or a comment.
 bool OnlyCommentLeft(std::string_view rest) {
-  rest = TrimLine(rest);
+  rest = Trim(rest, kLineBlanks);
   return rest.empty() || rest.front() == '#';
 }
 
 // The value part of a line (after '='). The error says what is wrong, never the value.
 Result<std::string> ParseValue(std::string_view raw) {
-  std::string_view v = TrimLine(raw);
+  std::string_view v = Trim(raw, kLineBlanks);
   if (v.empty()) return std::string();
   if (v.front() == '\'') {
     const size_t close = v.find('\'', 1);
@@ -73,7 +71,7 @@ Result<std::string> ParseValue(std::string_view raw) {
   // A bare value: " #" starts a comment, so "a#b" keeps its '#'.
   for (size_t i = 1; i < v.size(); ++i) {
     if (v[i] == '#' && IsBlank(v[i - 1])) {
-      v = TrimLine(v.substr(0, i));
+      v = Trim(v.substr(0, i), kLineBlanks);
       break;
     }
   }
@@ -88,7 +86,7 @@ Result<std::vector<DevVar>> ParseDevVars(std::string_view text, std::string_view
   size_t start = 0;
   while (start < text.size()) {
     const size_t end = std::min(text.find('\n', start), text.size());
-    std::string_view line = TrimLine(text.substr(start, end - start));
+    std::string_view line = Trim(text.substr(start, end - start), kLineBlanks);
     start = end + 1;
     ++number;
     auto fail = [&](std::string_view what) {
@@ -96,10 +94,10 @@ Result<std::vector<DevVar>> ParseDevVars(std::string_view text, std::string_view
                                      std::string(what));
     };
     if (line.empty() || line.front() == '#') continue;
-    if (line.starts_with("export ")) line = TrimLine(line.substr(7));
+    if (line.starts_with("export ")) line = Trim(line.substr(7), kLineBlanks);
     const size_t eq = line.find('=');
     if (eq == std::string_view::npos) return fail("not NAME=VALUE");
-    const std::string name(TrimLine(line.substr(0, eq)));
+    const std::string name(Trim(line.substr(0, eq), kLineBlanks));
     if (!core::IsValidEnvKeyName(name)) {
       return fail("the name must match [A-Za-z_][A-Za-z0-9_]*");
     }

@@ -83,12 +83,6 @@ std::string ClientOfHead(std::string_view head) {
   return space == std::string_view::npos ? std::string() : std::string(value.substr(space + 1));
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
-}
-
 bool IsIp(std::string_view s) {
   std::string text(s);
   unsigned char buf[sizeof(in6_addr)];
@@ -130,8 +124,8 @@ std::string ClientAddress(std::string_view peer, std::string_view forwarded_for,
   // Right to left: each trusted proxy appended the address it received from.
   while (!forwarded_for.empty()) {
     size_t comma = forwarded_for.rfind(',');
-    std::string_view item =
-        Trim(comma == std::string_view::npos ? forwarded_for : forwarded_for.substr(comma + 1));
+    std::string_view item = Trim(
+        comma == std::string_view::npos ? forwarded_for : forwarded_for.substr(comma + 1), " ");
     forwarded_for =
         comma == std::string_view::npos ? std::string_view() : forwarded_for.substr(0, comma);
     if (Contains(trusted_proxies, item)) continue;

@@ -9,6 +9,7 @@
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/log.h"
+#include "toolgate/base/strings.h"
 #include "toolgate/base/time.h"
 #include "toolgate/core/problem.h"
 
@@ -78,12 +79,6 @@ void SetEnvKeys(const McpHttpRequest& request, const v1::WorkspaceTool& function
 bool IsToolError(std::string_view code) {
   return code == "invalid_event" || code == "missing_env_key" || code == "undeclared_env_key" ||
          code == "invalid_env_keys" || code == "unknown_secret";
-}
-
-std::string_view TrimJson(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
 }
 
 }  // namespace
@@ -273,7 +268,8 @@ v1::InvokeJob McpEndpoint::NewJob(const Call& call, std::string function_id, std
 void McpEndpoint::FunctionRequest(std::shared_ptr<Call> call) {
   const McpHttpRequest& r = call->request;
   // The handler receives the message exactly as the client sent it.
-  v1::InvokeJob job = NewJob(*call, r.function_id, r.version, std::string(TrimJson(r.body)));
+  v1::InvokeJob job =
+      NewJob(*call, r.function_id, r.version, std::string(TrimAsciiWhitespace(r.body)));
   if (r.env_keys) {
     job.set_env_keys_present(true);
     job.set_env_keys_header(*r.env_keys);

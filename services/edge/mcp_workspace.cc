@@ -6,16 +6,11 @@
 
 #include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
+#include "toolgate/base/strings.h"
 #include "toolgate/core/env_keys.h"
 
 namespace toolgate::edge {
 namespace {
-
-std::string_view TrimSpace(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 // Every member of obj except `skip`, in order, re-encoded.
 void CopyMembersExcept(JsonWriter& w, simdjson::dom::object obj, std::string_view skip) {
@@ -68,7 +63,7 @@ std::vector<std::string> AssignToolNames(const std::vector<v1::WorkspaceTool>& f
 }
 
 McpInputSchema ToMcpInputSchema(std::string_view input_schema_json) {
-  std::string_view text = TrimSpace(input_schema_json);
+  std::string_view text = TrimAsciiWhitespace(input_schema_json);
   auto doc = ParseJson(text);
   if (!doc.ok()) return {R"({"type":"object"})", false};
   simdjson::dom::object obj;
@@ -93,7 +88,7 @@ McpInputSchema ToMcpInputSchema(std::string_view input_schema_json) {
 }
 
 ArgumentsEvent EventFromArguments(std::string_view arguments_json, bool wrapped) {
-  std::string_view text = TrimSpace(arguments_json);
+  std::string_view text = TrimAsciiWhitespace(arguments_json);
   if (text.empty()) text = "{}";
   auto doc = ParseJson(text);
   simdjson::dom::object obj;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "toolgate/base/strings.h"
 #include "upload_route.h"
 
 namespace toolgate::edge {
@@ -21,14 +22,6 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
          });
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
 std::optional<uint64_t> Digits(std::string_view s) {
   if (s.empty() || s.size() > 18) return std::nullopt;
   uint64_t v = 0;
@@ -41,7 +34,7 @@ std::optional<uint64_t> Digits(std::string_view s) {
 
 // The size at the start of a chunk-size line ("1a;ext=1\r"), or nullopt.
 std::optional<uint64_t> ChunkSize(std::string_view line) {
-  line = Trim(line.substr(0, line.find(';')));
+  line = Trim(line.substr(0, line.find(';')), kBlanks, " \t\r");
   if (line.empty() || line.size() > 10) return std::nullopt;
   uint64_t v = 0;
   for (char c : line) {
@@ -171,7 +164,7 @@ void RequestFramer::FinishHead(int64_t now_ms, std::string* out) {
       return Fail(Error::kBadFraming);
     }
     std::string_view name = line.substr(0, colon);
-    std::string_view value = Trim(line.substr(colon + 1));
+    std::string_view value = Trim(line.substr(colon + 1), kBlanks, " \t\r");
     if (EqualsIgnoreCase(name, kClientHeader)) continue;
     if (EqualsIgnoreCase(name, "Content-Length")) {
       auto v = Digits(value);
@@ -318,7 +311,7 @@ void ResponseCloseWatch::FinishHead() {
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
     std::string_view name = line.substr(0, colon);
-    std::string_view value = Trim(line.substr(colon + 1));
+    std::string_view value = Trim(line.substr(colon + 1), kBlanks, " \t\r");
     if (EqualsIgnoreCase(name, "Content-Length")) length = Digits(value);
     if (EqualsIgnoreCase(name, "Connection") && EqualsIgnoreCase(value, "close")) close = true;
   }

@@ -17,15 +17,6 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && AsciiLower(a) == AsciiLower(b);
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
 ExchangeObserver& Observer() {
   static ExchangeObserver observer;
   return observer;
@@ -55,8 +46,8 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
   if (line.rfind("HTTP/", 0) == 0) {
     response->headers.clear();
   } else if (size_t colon = line.find(':'); colon != std::string_view::npos) {
-    response->headers.emplace(AsciiLower(Trim(line.substr(0, colon))),
-                              std::string(Trim(line.substr(colon + 1))));
+    response->headers.emplace(AsciiLower(Trim(line.substr(0, colon), kBlanks, " \t\r\n")),
+                              std::string(Trim(line.substr(colon + 1), kBlanks, " \t\r\n")));
   }
   return size * n;
 }

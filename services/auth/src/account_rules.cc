@@ -3,6 +3,7 @@
 #include <sodium.h>
 
 #include "toolgate/base/crypto.h"
+#include "toolgate/base/strings.h"
 
 namespace toolgate::auth {
 namespace {
@@ -47,13 +48,6 @@ bool IsValidDomain(std::string_view domain) {
 
 }  // namespace
 
-std::string_view TrimSpace(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\r\n\f\v";
-  size_t begin = s.find_first_not_of(kSpace);
-  if (begin == std::string_view::npos) return {};
-  return s.substr(begin, s.find_last_not_of(kSpace) - begin + 1);
-}
-
 size_t Utf8Length(std::string_view s) {
   size_t n = 0;
   for (unsigned char c : s) {
@@ -89,7 +83,7 @@ std::optional<std::string> CheckPassword(std::string_view password) {
 }
 
 std::optional<std::string> CheckOrganizationName(std::string_view name) {
-  std::string_view trimmed = TrimSpace(name);
+  std::string_view trimmed = TrimAsciiWhitespace(name);
   if (trimmed.empty()) return "is required";
   if (Utf8Length(trimmed) > kMaxOrganizationNameChars) return "must be at most 200 characters";
   for (unsigned char c : trimmed) {

@@ -80,12 +80,6 @@ TEST_F(AccountRulesTest, OrganizationNameMustNotBeBlank) {
   EXPECT_NE(CheckOrganizationName(std::string(kMaxOrganizationNameChars + 1, 'o')), std::nullopt);
 }
 
-TEST_F(AccountRulesTest, TrimSpace) {
-  EXPECT_EQ(TrimSpace("  a b \t\n"), "a b");
-  EXPECT_EQ(TrimSpace(" \t "), "");
-  EXPECT_EQ(TrimSpace("x"), "x");
-}
-
 TEST_F(AccountRulesTest, SessionTokenIs32RandomBytesBase64Url) {
   std::string a = NewSessionToken(), b = NewSessionToken();
   EXPECT_EQ(a.size(), 43u);  // ceil(32 * 4 / 3), unpadded

@@ -6,6 +6,7 @@
 #include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/log.h"
+#include "toolgate/base/strings.h"
 #include "toolgate/base/time.h"
 #include "toolgate/core/problem.h"
 
@@ -171,9 +172,9 @@ v1::HttpResponse HttpApi::Signup(const core::Request& request) {
   v1::HttpResponse error;
   auto form = Form::Parse(request.http.body(), &error);
   if (!form) return error;
-  std::string email(TrimSpace(form->String("email")));
+  std::string email(TrimAsciiWhitespace(form->String("email")));
   std::string password = form->String("password");
-  std::string organization(TrimSpace(form->String("organization")));
+  std::string organization(TrimAsciiWhitespace(form->String("organization")));
   form->Check("email", CheckEmail(email));
   form->Check("password", CheckPassword(password));
   form->Check("organization", CheckOrganizationName(organization));
@@ -204,7 +205,7 @@ v1::HttpResponse HttpApi::Login(const core::Request& request) {
   v1::HttpResponse error;
   auto form = Form::Parse(request.http.body(), &error);
   if (!form) return error;
-  std::string email(TrimSpace(form->String("email")));
+  std::string email(TrimAsciiWhitespace(form->String("email")));
   std::string password = form->String("password");
   if (email.empty()) form->Fail("email", "is required");
   if (password.empty()) form->Fail("password", "is required");
@@ -264,7 +265,7 @@ v1::HttpResponse HttpApi::CreateKey(const core::Request& request) {
   v1::HttpResponse error;
   auto form = Form::Parse(request.http.body(), &error);
   if (!form) return error;
-  std::string name(TrimSpace(form->String("name")));
+  std::string name(TrimAsciiWhitespace(form->String("name")));
   form->Check("name", CheckKeyName(name));
   std::optional<std::string> requested_expiry = form->OptionalString("expires_at");
   auto expires_at_ms = ResolveKeyExpiry(requested_expiry, NowMs());

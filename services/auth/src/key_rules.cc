@@ -2,6 +2,7 @@
 
 #include "toolgate/auth/account_rules.h"
 #include "toolgate/base/crypto.h"
+#include "toolgate/base/strings.h"
 #include "toolgate/base/time.h"
 #include "toolgate/core/problem.h"
 
@@ -77,7 +78,7 @@ Result<std::vector<std::string>> ResolveScopes(
 }
 
 std::optional<std::string> CheckKeyName(std::string_view name) {
-  std::string_view trimmed = TrimSpace(name);
+  std::string_view trimmed = TrimAsciiWhitespace(name);
   if (trimmed.empty()) return "is required";
   if (Utf8Length(trimmed) > kMaxKeyNameChars) return "must be at most 100 characters";
   return std::nullopt;

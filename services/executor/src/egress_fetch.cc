@@ -16,15 +16,6 @@
 namespace toolgate::executor {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
 // A header value may not end the header line early (a way to add headers of one's own).
 bool IsFieldValue(std::string_view s) {
   return std::none_of(s.begin(), s.end(), [](char c) { return c == '\r' || c == '\n' || c == 0; });
@@ -108,8 +99,8 @@ size_t OnHeader(char* data, size_t size, size_t n, void* user) {
     size_t space = line.find(' ');
     t->response.status = space == std::string_view::npos ? 0 : std::atoi(line.data() + space + 1);
   } else if (size_t colon = line.find(':'); colon != std::string_view::npos) {
-    t->response.headers.emplace(AsciiLower(Trim(line.substr(0, colon))),
-                                std::string(Trim(line.substr(colon + 1))));
+    t->response.headers.emplace(AsciiLower(Trim(line.substr(0, colon), kBlanks, " \t\r\n")),
+                                std::string(Trim(line.substr(colon + 1), kBlanks, " \t\r\n")));
   }
   return size * n;
 }

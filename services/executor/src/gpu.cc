@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <set>
 
+#include "toolgate/base/strings.h"
 #include "toolgate/base/time.h"
 
 namespace toolgate::executor {
@@ -22,20 +23,13 @@ int Index(std::string_view text) {
   return value;
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
-
 }  // namespace
 
 std::vector<int> ParseNvidiaSmiList(std::string_view output) {
   std::set<int> found;
   while (!output.empty()) {
     size_t eol = output.find('\n');
-    std::string_view line = Trim(output.substr(0, eol));
+    std::string_view line = Trim(output.substr(0, eol), kBlanks, " \t\r");
     output.remove_prefix(eol == std::string_view::npos ? output.size() : eol + 1);
     if (line.rfind("GPU ", 0) != 0) continue;
     size_t colon = line.find(':');
@@ -60,7 +54,7 @@ Result<std::vector<int>> ParseGpuDeviceList(std::string_view text) {
   std::vector<int> devices;
   while (!text.empty()) {
     size_t comma = text.find(',');
-    int index = Index(Trim(text.substr(0, comma)));
+    int index = Index(Trim(text.substr(0, comma), kBlanks, " \t\r"));
     if (index < 0) {
       return Status::InvalidArgument("GPU devices are comma-separated indices, such as 0,1");
     }

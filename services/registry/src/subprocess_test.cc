@@ -10,13 +10,10 @@
 #include <fstream>
 #include <string>
 
+#include "toolgate/base/strings.h"
+
 namespace toolgate::registry {
 namespace {
-
-std::string Trimmed(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
 
 // The user the sandbox runs a child as: the configured one when the test runs as root, which
 // can drop to it, else the test's own.
@@ -29,13 +26,13 @@ TEST(SandboxedProcess, RunsAsTheUnprivilegedUser) {
   auto uid = RunProcess({"/usr/bin/id", "-u"}, "", 10'000, 4096, sandbox);
   ASSERT_TRUE(uid.ok()) << uid.status().ToString();
   EXPECT_EQ(uid->exit_code, 0) << uid->output;
-  EXPECT_EQ(Trimmed(uid->output), ExpectedUid(sandbox));
+  EXPECT_EQ(TrimRight(uid->output, "\n "), ExpectedUid(sandbox));
 
   if (geteuid() == 0) {
     // No supplementary groups left over from root.
     auto groups = RunProcess({"/usr/bin/id", "-G"}, "", 10'000, 4096, sandbox);
     ASSERT_TRUE(groups.ok()) << groups.status().ToString();
-    EXPECT_EQ(Trimmed(groups->output), std::to_string(sandbox.gid));
+    EXPECT_EQ(TrimRight(groups->output, "\n "), std::to_string(sandbox.gid));
   }
 }
 

@@ -13,14 +13,10 @@
 #include <string>
 
 #include "subprocess.h"
+#include "toolgate/base/strings.h"
 
 namespace toolgate::registry {
 namespace {
-
-std::string TrimTrailing(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) s.pop_back();
-  return s;
-}
 
 void ReplaceAll(std::string& s, std::string_view from, std::string_view to) {
   for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
@@ -45,7 +41,7 @@ std::string CleanNodeMessage(std::string output, const std::string& path) {
     }
     kept.append(line).push_back('\n');
   }
-  return TrimTrailing(kept);
+  return std::string(TrimRight(kept, "\n\r "));
 }
 
 // A private directory holding one file, removed with it. When the check runs as another user
@@ -177,7 +173,7 @@ Status CheckPythonSyntax(std::string_view code, const SyntaxCheckLimits& limits)
   if (!out.ok()) return out.status();
   if (out->exit_code == 0) return Status::Ok();
   if (out->exit_code == 1 && out->output.rfind("handler.py", 0) == 0) {
-    return Status::InvalidArgument(TrimTrailing(out->output));
+    return Status::InvalidArgument(std::string(TrimRight(out->output, "\n\r ")));
   }
   // Exit 1 without our message is an exception the script did not catch: under the limit, a
   // MemoryError while the interpreter itself starts.
@@ -187,7 +183,7 @@ Status CheckPythonSyntax(std::string_view code, const SyntaxCheckLimits& limits)
   }
   if (auto exceeded = LimitExceeded(out->exit_code, limits)) return *exceeded;
   return Status::Unavailable("python3 syntax check exited with " + std::to_string(out->exit_code) +
-                             ": " + TrimTrailing(out->output.substr(0, 500)));
+                             ": " + std::string(TrimRight(out->output.substr(0, 500), "\n\r ")));
 }
 
 Status CheckJavaScriptSyntax(std::string_view code, const SyntaxCheckLimits& limits) {
@@ -210,7 +206,7 @@ Status CheckJavaScriptSyntax(std::string_view code, const SyntaxCheckLimits& lim
   }
   if (auto exceeded = LimitExceeded(out->exit_code, limits)) return *exceeded;
   return Status::Unavailable("node --check exited with " + std::to_string(out->exit_code) + ": " +
-                             TrimTrailing(out->output.substr(0, 500)));
+                             std::string(TrimRight(out->output.substr(0, 500), "\n\r ")));
 }
 
 Status CheckSyntax(std::string_view runtime, std::string_view code,

@@ -15,22 +15,15 @@
 
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/log.h"
+#include "toolgate/base/strings.h"
 
 namespace toolgate::secrets {
 namespace {
 
-std::string Trim(std::string s) {
-  auto space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
-  while (!s.empty() && space(s.back())) s.pop_back();
-  size_t start = 0;
-  while (start < s.size() && space(s[start])) ++start;
-  return s.substr(start);
-}
-
 // The 32-byte key in base64 text, or an error that says what is wrong with `source`.
 Result<std::string> DecodeKey(std::string text, const std::string& source) {
   std::string key;
-  bool decoded = Base64Decode(Trim(text), &key);
+  bool decoded = Base64Decode(Trim(text, " \t\r\n"), &key);
   Wipe(text);
   if (!decoded || key.size() != kKeyBytes) {
     Wipe(key);

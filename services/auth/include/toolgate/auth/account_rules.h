@@ -32,8 +32,6 @@ std::optional<std::string> CheckPassword(std::string_view password);
 // Not blank, at most kMaxOrganizationNameChars characters, no control characters.
 std::optional<std::string> CheckOrganizationName(std::string_view name);
 
-// Leading and trailing ASCII whitespace removed.
-std::string_view TrimSpace(std::string_view s);
 // Number of UTF-8 code points (continuation bytes are not counted).
 size_t Utf8Length(std::string_view s);
 
