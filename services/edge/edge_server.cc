@@ -76,18 +76,6 @@ bool HasHeader(const Http::Request& request, const std::string& name) {
   return request.headers().tryGetRaw(name).has_value() || request.headers().tryGet(name) != nullptr;
 }
 
-std::vector<std::string> Segments(std::string_view path) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < path.size()) {
-    size_t slash = path.find('/', start);
-    if (slash == std::string_view::npos) slash = path.size();
-    if (slash > start) out.emplace_back(path.substr(start, slash - start));
-    start = slash + 1;
-  }
-  return out;
-}
-
 std::string PercentDecode(std::string_view s) {
   std::string out;
   out.reserve(s.size());
@@ -246,7 +234,7 @@ Status EdgeServer::Start() {
   // Who the caller is and what it may send are decided from the head, before the body is read.
   front.gate = [this](const RequestHead& head, std::function<void(BodyVerdict)> later) {
     auto target = head.method == "POST"
-                      ? InvokeTarget(Segments(head.target.substr(0, head.target.find('?'))))
+                      ? InvokeTarget(core::SplitPath(head.target.substr(0, head.target.find('?'))))
                       : std::nullopt;
     if (!target) return body_admission_.Decide(head, std::move(later));
     // An invocation refused here is an answered invocation: counted like the chain's refusals.
@@ -269,7 +257,7 @@ Status EdgeServer::Start() {
   // the answer leaves from the front's thread instead of crossing to a Pistache reactor.
   front.route.takes = [](std::string_view method, std::string_view target) {
     return method == "POST" &&
-           InvokeTarget(Segments(target.substr(0, target.find('?')))).has_value();
+           InvokeTarget(core::SplitPath(target.substr(0, target.find('?')))).has_value();
   };
   front.route.answer = [this](FrontRequest request, FrontRespond respond) {
     AnswerFromFront(std::move(request), std::move(respond));
@@ -300,7 +288,7 @@ void EdgeServer::OnRequest(const Http::Request& request, Http::ResponseWriter wr
   std::string request_id = HexEncode(RandomBytes(12));
   auto shared = std::make_shared<Http::ResponseWriter>(std::move(writer));
   const std::string& path = request.resource();
-  auto segments = Segments(path);
+  auto segments = core::SplitPath(path);
   Http::Method method = request.method();
   std::string client = FrontClient(HeaderValue(request, "X-Toolgate-Client"), front_token_);
   if (client.empty()) {
@@ -371,7 +359,7 @@ void EdgeServer::AnswerFromFront(FrontRequest request, FrontRespond respond) {
   const std::string request_id = HexEncode(RandomBytes(12));
   const RequestHead& head = request.head;
   const std::string path = head.target.substr(0, head.target.find('?'));
-  auto target = InvokeTarget(Segments(path));
+  auto target = InvokeTarget(core::SplitPath(path));
   const bool keep_alive = head.KeepAlive();
   auto answer = [respond = std::move(respond), keep_alive](
                     const HttpAnswer& a, const std::string& id, const std::string& traceparent) {
@@ -558,7 +546,7 @@ void EdgeServer::HandleMcp(const Http::Request& request, Writer writer,
 void EdgeServer::HandleManagement(const Http::Request& request, Writer writer,
                                   const std::string& request_id, const std::string& path,
                                   const std::string& client) {
-  auto segments = Segments(path);
+  auto segments = core::SplitPath(path);
   std::string owner = OwnerOf(segments);
   if (owner.empty()) {
     return SendProblem(*writer, "not_found", "No such route; see /api/v1/openapi.json.",
@@ -633,7 +621,8 @@ void EdgeServer::HandleManagement(const Http::Request& request, Writer writer,
                                         request_id);
                    }
                    if (response.status() < 400) {
-                     decision_caches_.ForgetChangedBy(owner, http->method(), Segments(http->path()),
+                     decision_caches_.ForgetChangedBy(owner, http->method(),
+                                                      core::SplitPath(http->path()),
                                                       http->principal().org_id());
                    }
                    Send(*writer, RenderHttpResponse(response, request_id), request_id);

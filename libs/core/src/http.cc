@@ -10,18 +10,6 @@
 namespace toolgate::core {
 namespace {
 
-std::vector<std::string> Split(std::string_view path) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < path.size()) {
-    size_t slash = path.find('/', start);
-    if (slash == std::string_view::npos) slash = path.size();
-    if (slash > start) out.emplace_back(path.substr(start, slash - start));
-    start = slash + 1;
-  }
-  return out;
-}
-
 bool Match(const std::vector<std::string>& pattern, const std::vector<std::string>& path,
            std::vector<std::string>* params) {
   if (pattern.size() != path.size()) return false;
@@ -45,6 +33,18 @@ bool HasScope(const v1::Principal& p, std::string_view scope) {
 }
 
 }  // namespace
+
+std::vector<std::string> SplitPath(std::string_view path) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < path.size()) {
+    size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    if (slash > start) out.emplace_back(path.substr(start, slash - start));
+    start = slash + 1;
+  }
+  return out;
+}
 
 std::string Request::Query(const std::string& name, const std::string& fallback) const {
   auto it = http.query().find(name);
@@ -81,11 +81,11 @@ v1::HttpResponse Unavailable(const Status& status) {
 }
 
 void Router::Add(std::string method, std::string pattern, Handler handler, bool require_auth) {
-  routes_.push_back({std::move(method), Split(pattern), std::move(handler), require_auth});
+  routes_.push_back({std::move(method), SplitPath(pattern), std::move(handler), require_auth});
 }
 
 v1::HttpResponse Router::Dispatch(const v1::HttpRequest& request) const {
-  auto path = Split(request.path());
+  auto path = SplitPath(request.path());
   bool path_known = false;
   for (const auto& route : routes_) {
     std::vector<std::string> params;

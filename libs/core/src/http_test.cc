@@ -52,6 +52,15 @@ class RouterTest : public ::testing::Test {
   Router router_;
 };
 
+TEST(SplitPathTest, DropsEmptySegmentsAndKeepsTheRestInOrder) {
+  EXPECT_EQ(SplitPath("/functions/alice/hello"),
+            (std::vector<std::string>{"functions", "alice", "hello"}));
+  EXPECT_EQ(SplitPath("a//b/"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(SplitPath("/a%2Fb"), (std::vector<std::string>{"a%2Fb"}));  // not decoded
+  EXPECT_TRUE(SplitPath("").empty());
+  EXPECT_TRUE(SplitPath("///").empty());
+}
+
 TEST_F(RouterTest, ExtractsParametersInOrder) {
   auto r = router_.Dispatch(SessionReq("GET", "/functions/f-1/versions/1.2.3"));
   EXPECT_EQ(r.status(), 200);

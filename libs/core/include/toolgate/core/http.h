@@ -31,6 +31,11 @@ struct Request {
   std::string Query(const std::string& name, const std::string& fallback = "") const;
 };
 
+// The segments of a URL path, in order: the text between slashes, empty ones dropped, so
+// "/a//b/" and "a/b" both give {"a", "b"}. No percent-decoding; the caller strips any query.
+// The router matches its patterns on these segments.
+std::vector<std::string> SplitPath(std::string_view path);
+
 v1::HttpResponse JsonResponse(int status, std::string body);
 v1::HttpResponse NoContent();
 v1::HttpResponse ProblemResponse(v1::Problem problem);
