@@ -31,6 +31,7 @@
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/strings.h"
 #include "toolgate/core/env_keys.h"
+#include "toolgate/core/function_model.h"
 #include "toolgate/core/version.h"
 #include "toolgate/http_client/http_client.h"
 #include "trace_command.h"
@@ -539,7 +540,8 @@ void PrintPublished(const Call& call, const Manifest& manifest) {
   const std::string function_url = base + Api("/functions/") + manifest.function_id;
   const std::string invoke_url = function_url + "/invoke";
   const std::string version_url = function_url + "/" + manifest.version + "/invoke";
-  const std::string curl = CurlLine(invoke_url, FirstExampleEvent(manifest));
+  const std::string curl =
+      CurlLine(invoke_url, core::FirstExampleEvent(manifest.examples.value_or("")));
   if (call.json) {
     JsonWriter w;
     w.BeginObject()
@@ -1672,27 +1674,10 @@ Result<std::string> WithVersion(std::string_view text, std::string_view version)
   return Status::InvalidArgument("the manifest has no \"version\" string to update");
 }
 
-std::string FirstExampleEvent(const Manifest& manifest) {
-  if (!manifest.examples) return "{}";
-  auto doc = ParseJson(*manifest.examples);
-  simdjson::dom::array examples;
-  simdjson::dom::element event;
-  if (!doc.ok() || doc->root.get_array().get(examples) != simdjson::SUCCESS ||
-      examples.size() == 0 || examples.at(0)["event"].get(event) != simdjson::SUCCESS) {
-    return "{}";
-  }
-  return ToJson(event);
-}
-
 std::string CurlLine(std::string_view invoke_url, std::string_view event_json) {
-  auto quoted = [](std::string_view s) {
-    std::string out = "'";
-    for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-  };
-  return "curl -X POST " + quoted(invoke_url) +
+  return "curl -X POST " + ShellQuote(invoke_url) +
          " -H \"Authorization: $TOOLGATE_API_KEY\" -H 'Content-Type: application/json' -d " +
-         quoted("{\"event\":" + std::string(event_json) + "}");
+         ShellQuote("{\"event\":" + std::string(event_json) + "}");
 }
 
 std::string DescribeHttpError(int status, std::string_view body) {

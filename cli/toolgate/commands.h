@@ -125,9 +125,6 @@ std::string DescribeHttpError(int status, std::string_view body);
 // everything else byte for byte. InvalidArgument when the manifest has no string "version".
 Result<std::string> WithVersion(std::string_view manifest_text, std::string_view version);
 
-// The event of the manifest's first example as compact JSON; "{}" when it has none.
-std::string FirstExampleEvent(const Manifest& manifest);
-
 // A shell line that invokes invoke_url with event_json and the key in $TOOLGATE_API_KEY, quoted
 // for POSIX shells.
 std::string CurlLine(std::string_view invoke_url, std::string_view event_json);

@@ -406,10 +406,6 @@ TEST(PublishHintTest, CurlLineQuotesForTheShell) {
             "curl -X POST 'http://h:1/api/v1/functions/f/invoke' -H \"Authorization: "
             "$TOOLGATE_API_KEY\" -H 'Content-Type: application/json' -d "
             "'{\"event\":{\"q\":\"it'\\''s\"}}'");
-  Manifest m;
-  EXPECT_EQ(FirstExampleEvent(m), "{}");
-  m.examples = R"([{"title": "a", "event": {"n": 1}}, {"event": {"n": 2}}])";
-  EXPECT_EQ(FirstExampleEvent(m), R"({"n":1})");
 }
 
 TEST(RunClientCommandTest, HelpExitsZero) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "toolgate/base/strings.h"
+
 namespace toolgate::cli {
 namespace {
 
@@ -52,19 +54,6 @@ std::string Joined(const std::vector<std::string>& words) {
   std::string out;
   for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
   return out;
-}
-
-// Single-quoted for a shell; the names and flags of the table never need it, summaries may.
-std::string ShellQuote(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
 }
 
 // "word:summary" for zsh's _describe, whose separator ':' must be escaped in the word.

@@ -47,5 +47,12 @@ TEST(StringsTest, TrimAsciiWhitespaceIsWhatIsspaceAccepts) {
   }
 }
 
+TEST(StringsTest, ShellQuoteMakesOneWordOfAnyText) {
+  EXPECT_EQ(ShellQuote("plain"), "'plain'");
+  EXPECT_EQ(ShellQuote(""), "''");
+  EXPECT_EQ(ShellQuote("it's"), "'it'\\''s'");
+  EXPECT_EQ(ShellQuote("$HOME `x` \"y\" \\ \n"), "'$HOME `x` \"y\" \\ \n'");
+}
+
 }  // namespace
 }  // namespace toolgate

@@ -1,5 +1,7 @@
 #include "toolgate/core/function_model.h"
 
+#include "toolgate/base/json.h"
+
 namespace toolgate::core {
 
 std::string NormalizeFunctionId(std::string_view function_id) {
@@ -8,6 +10,17 @@ std::string NormalizeFunctionId(std::string_view function_id) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   }
   return out;
+}
+
+std::string FirstExampleEvent(std::string_view examples_json) {
+  auto doc = ParseJson(examples_json);
+  simdjson::dom::array examples;
+  simdjson::dom::element event;
+  if (!doc.ok() || doc->root.get_array().get(examples) != simdjson::SUCCESS ||
+      examples.size() == 0 || examples.at(0)["event"].get(event) != simdjson::SUCCESS) {
+    return "{}";
+  }
+  return ToJson(event);
 }
 
 const PublishedVersion* LatestVersion(const std::vector<PublishedVersion>& versions) {

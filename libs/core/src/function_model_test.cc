@@ -22,6 +22,20 @@ std::string Latest(std::initializer_list<const char*> names) {
   return v ? v->version : "(none)";
 }
 
+TEST(FirstExampleEventTest, IsTheEventOfTheFirstExampleCompact) {
+  EXPECT_EQ(FirstExampleEvent(R"([{"title":"a","event":{"x": 1}},{"title":"b","event":{}}])"),
+            R"({"x":1})");
+  EXPECT_EQ(FirstExampleEvent(R"([{"event": [1, "it's"]}])"), R"([1,"it's"])");
+}
+
+TEST(FirstExampleEventTest, IsAnEmptyObjectWithoutOne) {
+  EXPECT_EQ(FirstExampleEvent(""), "{}");
+  EXPECT_EQ(FirstExampleEvent("[]"), "{}");
+  EXPECT_EQ(FirstExampleEvent(R"([{"title":"no event"}])"), "{}");
+  EXPECT_EQ(FirstExampleEvent(R"({"event":{}})"), "{}");
+  EXPECT_EQ(FirstExampleEvent("garbage"), "{}");
+}
+
 TEST(LatestVersion, ComparesNumericallyPartByPart) {
   EXPECT_EQ(Latest({"1.9", "1.10"}), "1.10");
   EXPECT_EQ(Latest({"1.10", "1.9"}), "1.10");

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "toolgate/base/crypto.h"
+#include "toolgate/core/function_model.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/registry/marketplace_views.h"
 #include "toolgate/registry/snippets.h"
@@ -239,7 +240,7 @@ v1::HttpResponse MarketplaceApi::GetSnippets(const core::Request& r) {
   auto host = r.http.headers().find("host");
   SnippetRequest request{
       BaseUrlFor(host == r.http.headers().end() ? "" : host->second, kFallbackBaseUrl),
-      function->id, asked, ExampleEvent(v.examples_json), v.declared_keys};
+      function->id, asked, core::FirstExampleEvent(v.examples_json), v.declared_keys};
   return core::JsonResponse(200, SnippetsJson(RenderSnippets(request)));
 }
 

@@ -2,6 +2,7 @@
 
 #include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
+#include "toolgate/base/strings.h"
 
 namespace toolgate::registry {
 namespace {
@@ -57,20 +58,6 @@ std::string Literal(std::string_view json, Dialect d) {
   if (!doc.ok()) return "{}";
   std::string out;
   AppendLiteral(out, doc->root, d);
-  return out;
-}
-
-// s inside single quotes for a POSIX shell: a quote inside becomes '\''.
-std::string ShellQuote(std::string_view s) {
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  out += '\'';
   return out;
 }
 
@@ -175,17 +162,6 @@ std::string BaseUrlFor(std::string_view host, std::string_view fallback) {
     return std::string(fallback);
   }
   return "http://" + std::string(host);
-}
-
-std::string ExampleEvent(std::string_view examples_json) {
-  auto doc = ParseJson(examples_json);
-  simdjson::dom::array examples;
-  simdjson::dom::element event;
-  if (!doc.ok() || doc->root.get_array().get(examples) != simdjson::SUCCESS ||
-      examples.size() == 0 || examples.at(0)["event"].get(event) != simdjson::SUCCESS) {
-    return "{}";
-  }
-  return ToJson(event);
 }
 
 }  // namespace toolgate::registry

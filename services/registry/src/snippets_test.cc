@@ -87,13 +87,5 @@ TEST(Snippets, BaseUrlComesFromAPlausibleHost) {
   EXPECT_EQ(BaseUrlFor("a.com/path", "http://fallback"), "http://fallback");
 }
 
-TEST(Snippets, ExampleEventIsTheFirstExamples) {
-  EXPECT_EQ(ExampleEvent(R"([{"title":"a","event":{"x": 1}},{"title":"b","event":{}}])"),
-            R"({"x":1})");
-  EXPECT_EQ(ExampleEvent("[]"), "{}");
-  EXPECT_EQ(ExampleEvent(R"([{"title":"no event"}])"), "{}");
-  EXPECT_EQ(ExampleEvent("garbage"), "{}");
-}
-
 }  // namespace
 }  // namespace toolgate::registry

@@ -55,6 +55,20 @@ inline std::string_view TrimAsciiWhitespace(std::string_view s) {
   return Trim(s, kAsciiWhitespace);
 }
 
+// s as one word for a POSIX shell: inside single quotes, each quote in s written '\''. Every
+// byte else stands as it is, so the result is safe to paste into sh, bash or zsh.
+inline std::string ShellQuote(std::string_view s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
 // Whether s is an HTTP token (RFC 9110, 5.6.2): what a method or a header name may be. Never
 // empty; no spaces, separators or control characters.
 inline bool IsHttpToken(std::string_view s) {

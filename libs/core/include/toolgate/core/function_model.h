@@ -46,6 +46,11 @@ std::string NormalizeFunctionId(std::string_view function_id);
 
 // The latest published version: the highest by CompareVersions (1.10 over 1.9, 1.2.3 over
 // 1.2). nullptr when versions is empty. The pointer points into versions.
+// The event of the first example in a function's examples JSON ([{"title", "event"}, ...]), as
+// compact JSON; "{}" when there is none or the text is not such an array. For the invocation
+// snippets the marketplace and the CLI show.
+std::string FirstExampleEvent(std::string_view examples_json);
+
 const PublishedVersion* LatestVersion(const std::vector<PublishedVersion>& versions);
 
 // The version whose string equals version exactly ("1.0" does not find "1.0.0"); nullptr if none.

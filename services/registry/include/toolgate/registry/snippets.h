@@ -34,8 +34,4 @@ Snippets RenderSnippets(const SnippetRequest& request);
 // snippet's quoting).
 std::string BaseUrlFor(std::string_view host, std::string_view fallback);
 
-// The event of the first example in a version's examples ([{"title", "event"}]), compact, or
-// "{}" when there is none.
-std::string ExampleEvent(std::string_view examples_json);
-
 }  // namespace toolgate::registry
