@@ -40,6 +40,7 @@
 #include "toolgate/base/time.h"
 #include "toolgate/bus/bus.h"
 #include "toolgate/core/bus_permissions.h"
+#include "toolgate/core/charging_flags.h"
 #include "toolgate/core/egress_policy.h"
 #include "toolgate/core/subjects.h"
 #include "toolgate/trace/otlp_exporter.h"
@@ -505,15 +506,7 @@ void DefineUpFlags(Flags& flags) {
   flags.Define("bin-dir", "", "where the toolgate-* binaries are (default: beside this one)");
   flags.Define("executor-threads", "4", "CPU executor worker threads");
   flags.Define("web-dir", "", "the web app's files (default: <bin-dir>/../web when present)");
-  flags.Define("rate-limit-per-key", "1000", "requests/s per API key (0: off)");
-  flags.Define("rate-limit-burst", "2000", "burst per API key");
-  flags.Define("concurrency-per-org", "100", "concurrent executions per organization (0: off)");
-  flags.Define("uncharged-timeout-s-per-hour", "3600",
-               "sandbox seconds per hour an organization may spend on calls that time out (not "
-               "charged) before its calls are refused (0: off)");
-  flags.Define("cpu-rate", "0.0166667", "compute price, µUSD per GB-ms");
-  flags.Define("gpu-rate", "1.1", "compute price, µUSD per GPU-ms");
-  flags.Define("commission-percent", "20", "platform commission on function fees");
+  core::DefineChargingFlags(flags);  // handed on to billing
   flags.Define("durable-writes", "true",
                "fsync Redis and PostgreSQL writes before answering (false: for benchmarks only, "
                "to tell the platform's cost from the disk's; a crash can then lose charges)");
@@ -762,9 +755,8 @@ int RunUp(const std::vector<std::string>& args) {
       "TOOLGATE_EXECUTOR_PUBLIC_KEY_FILE=" + (data / "keys" / "executor.pub").string(),
       "TOOLGATE_EXECUTOR_KEY_FILE=" + (data / "keys" / "executor.key").string(),
   };
-  for (const char* name :
-       {"rate-limit-per-key", "rate-limit-burst", "concurrency-per-org",
-        "uncharged-timeout-s-per-hour", "cpu-rate", "gpu-rate", "commission-percent"}) {
+  for (std::string_view flag : core::kChargingFlagNames) {
+    const std::string name(flag);
     env.push_back(Flags::EnvName(name) + "=" + flags.Get(name));
   }
   auto service_env = [&](const std::string& name) {

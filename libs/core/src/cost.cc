@@ -3,33 +3,13 @@
 namespace toolgate::core {
 namespace {
 
-constexpr int64_t kNano = 1'000'000'000;
+constexpr int64_t kNano = kNanoPerUnit;
 
-int64_t CeilDiv(__int128 num, __int128 den) { return static_cast<int64_t>((num + den - 1) / den); }
+int64_t CeilDiv(__int128 num, __int128 den) {
+  return static_cast<int64_t>((num + den - 1) / den);
+}
 
 }  // namespace
-
-std::optional<int64_t> ParseNanoDecimal(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  int64_t whole = 0, frac = 0;
-  size_t i = 0;
-  for (; i < text.size() && text[i] != '.'; ++i) {
-    if (text[i] < '0' || text[i] > '9' || i > 8) return std::nullopt;
-    whole = whole * 10 + (text[i] - '0');
-  }
-  if (i == 0) return std::nullopt;
-  int64_t scale = kNano;
-  if (i < text.size()) {
-    ++i;  // '.'
-    if (i == text.size()) return std::nullopt;
-    for (; i < text.size(); ++i) {
-      if (text[i] < '0' || text[i] > '9' || scale == 1) return std::nullopt;
-      scale /= 10;
-      frac += (text[i] - '0') * scale;
-    }
-  }
-  return whole * kNano + frac;
-}
 
 int64_t ComputeCost(const Rates& rates, bool gpu, int64_t runtime_ms, int64_t memory_mb) {
   int64_t billed_ms = runtime_ms < 1 ? 1 : runtime_ms;

@@ -8,8 +8,11 @@ namespace {
 const Rates kDefault;
 
 TEST(CostTest, DefaultRatesMatchTheContract) {
-  EXPECT_EQ(kDefault.cpu_nano_per_gb_ms, ParseNanoDecimal("0.0166667"));
-  EXPECT_EQ(kDefault.gpu_nano_per_ms, ParseNanoDecimal("1.1"));
+  EXPECT_EQ(kDefaultCpuRate, "0.0166667");
+  EXPECT_EQ(kDefaultGpuRate, "1.1");
+  EXPECT_EQ(kDefaultCommissionPercent, "20");
+  EXPECT_EQ(kDefault.cpu_nano_per_gb_ms, 16'666'700);
+  EXPECT_EQ(kDefault.gpu_nano_per_ms, 1'100'000'000);
   EXPECT_EQ(kDefault.commission_bp, 2000);
 }
 

@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include "toolgate/core/charging_flags.h"
+
 namespace toolgate::billing {
 namespace {
 
@@ -24,15 +26,7 @@ Status Bad(const std::string& flag, const std::string& value, const std::string&
 }  // namespace
 
 void DefineBillingFlags(Flags& flags) {
-  flags.Define("cpu-rate", "0.0166667", "CPU compute price, micro-USD per GB-ms (decimal)");
-  flags.Define("gpu-rate", "1.1", "GPU compute price, micro-USD per ms (decimal)");
-  flags.Define("commission-percent", "20", "platform commission on function fees, percent");
-  flags.Define("rate-limit-per-key", "1000", "invocations per second per API key; 0: off");
-  flags.Define("rate-limit-burst", "2000", "invocations an API key may send at once");
-  flags.Define("concurrency-per-org", "100", "executions in flight per organization; 0: off");
-  flags.Define("uncharged-timeout-s-per-hour", "3600",
-               "sandbox seconds per hour an organization's calls may spend running past their "
-               "timeout (408, not charged) before its calls are refused; 0: off");
+  core::DefineChargingFlags(flags);
   flags.Define("hold-grace-ms", "60000",
                "a hold older than its timeout plus this is settled or released by the reaper");
   flags.Define("reaper-interval-ms", "5000", "how often abandoned holds are looked for");

@@ -46,9 +46,10 @@ struct Config {
   int64_t ack_linger_ms = 20;
 };
 
-// Defines --cpu-rate, --gpu-rate, --commission-percent, --rate-limit-per-key, --rate-limit-burst,
-// --concurrency-per-org, --uncharged-timeout-s-per-hour, --hold-grace-ms, --reaper-interval-ms,
-// --reconcile-check-interval-ms, --settle-batch and --settle-ack-linger-ms.
+// Defines the charging flags (core/charging_flags.h: --cpu-rate, --gpu-rate, --commission-percent,
+// --rate-limit-per-key, --rate-limit-burst, --concurrency-per-org, --uncharged-timeout-s-per-hour)
+// and --hold-grace-ms, --reaper-interval-ms, --reconcile-check-interval-ms, --settle-batch and
+// --settle-ack-linger-ms.
 void DefineBillingFlags(Flags& flags);
 
 // Reads the flags defined above. InvalidArgument names the first bad flag and why, for a one-line
