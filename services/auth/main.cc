@@ -8,6 +8,7 @@
 #include "toolgate/core/http.h"
 #include "toolgate/core/service_main.h"
 #include "toolgate/pg/pg.h"
+#include "toolgate/pg/service.h"
 
 using namespace toolgate;
 
@@ -18,7 +19,6 @@ int main(int argc, char** argv) {
   core::DefinePostgresFlags(flags);
   flags.Define("key-cache-ttl-ms", "30000",
                "how long a cached API key is trusted before it is read again");
-  flags.Define("pg-wait-ms", "60000", "how long to wait for PostgreSQL at start-up");
   flags.Define("login-max-failures", "5",
                "failed logins per account before it is locked (with exponential backoff)");
   flags.Define("login-max-failures-per-client", "30",
@@ -31,22 +31,13 @@ int main(int argc, char** argv) {
   flags.Parse(argc, argv);
   auto bus = core::StartService("auth", flags);
 
-  pg::Pool pool(flags.Get("postgres-url"), static_cast<size_t>(flags.GetInt("pg-pool")),
-                core::SecretFromFlag("auth", flags, "postgres-password-file"));
-  if (Status s = pool.WaitReady(static_cast<int>(flags.GetInt("pg-wait-ms"))); !s.ok()) {
-    core::Die("auth", "cannot reach PostgreSQL", s.ToString());
-  }
+  auto connected = pg::ConnectFromFlags("auth", flags);
+  pg::Pool& pool = *connected;
   if (Status s = pg::Migrate(pool, "auth", AuthMigrations()); !s.ok()) {
     core::Die("auth", "migration failed", s.ToString());
   }
 
-  // Readiness opens a connection of its own with a deadline: a pool busy with work must not read
-  // as a store that is away, and a stopped server must not hang the probe.
-  core::ReadinessCheck postgres_ready(
-      "postgres", [url = flags.Get("postgres-url"),
-                   password = core::SecretFromFlag("auth", flags, "postgres-password-file")] {
-        return pg::Ping(url, password, core::kReadinessTimeout);
-      });
+  auto postgres_ready = pg::ReadinessFromFlags("auth", flags);
   auth::AccountStore accounts(pool);
   auth::KeyStore keys(pool);
   auth::KeyCache cache(flags.GetInt("key-cache-ttl-ms") * 1000);

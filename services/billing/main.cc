@@ -11,6 +11,7 @@
 #include "toolgate/bus/service.h"
 #include "toolgate/core/admin_server.h"
 #include "toolgate/core/service_main.h"
+#include "toolgate/pg/service.h"
 
 namespace {
 
@@ -34,12 +35,8 @@ redis::Options RedisOptions(const Flags& flags) {
 }
 
 int RunReconcile(const Flags& flags, const billing::Config& config) {
-  pg::Pool pool(flags.Get("postgres-url"), 1,
-                core::SecretFromFlag(kName, flags, "postgres-password-file"));
-  if (Status s = pool.WaitReady(10000); !s.ok()) {
-    std::fprintf(stderr, "billing reconcile: cannot reach PostgreSQL: %s\n", s.ToString().c_str());
-    return 1;
-  }
+  auto connected = pg::ConnectFromFlags("billing reconcile", flags, 1);
+  pg::Pool& pool = *connected;
   redis::Client redis(RedisOptions(flags));
   billing::LedgerStore ledger(pool);
   billing::BalanceStore balances(redis, config.limits);
@@ -80,22 +77,13 @@ int main(int argc, char** argv) {
   if (!commands.empty()) core::Die(kName, "unknown command", commands[0] + " (see --help)");
 
   auto bus = core::StartService(kName, flags);
-  pg::Pool pool(flags.Get("postgres-url"), static_cast<size_t>(flags.GetInt("pg-pool")),
-                core::SecretFromFlag(kName, flags, "postgres-password-file"));
-  if (Status s = pool.WaitReady(30000); !s.ok()) {
-    core::Die(kName, "cannot reach PostgreSQL", s.ToString());
-  }
+  auto connected = pg::ConnectFromFlags(kName, flags);
+  pg::Pool& pool = *connected;
   if (Status s = billing::MigrateSchema(pool); !s.ok()) {
     core::Die(kName, "migration failed", s.ToString());
   }
   redis::Client redis(RedisOptions(flags));
-  // Readiness opens a connection of its own with a deadline: a pool busy with work must not read
-  // as a store that is away, and a stopped server must not hang the probe.
-  core::ReadinessCheck postgres_ready(
-      "postgres", [url = flags.Get("postgres-url"),
-                   password = core::SecretFromFlag(kName, flags, "postgres-password-file")] {
-        return pg::Ping(url, password, core::kReadinessTimeout);
-      });
+  auto postgres_ready = pg::ReadinessFromFlags(kName, flags);
   redis::Options probe_options = RedisOptions(flags);
   probe_options.pool_size = 1;
   redis::Client redis_probe(probe_options);

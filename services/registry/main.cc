@@ -9,6 +9,7 @@
 #include "toolgate/core/http.h"
 #include "toolgate/core/service_main.h"
 #include "toolgate/pg/pg.h"
+#include "toolgate/pg/service.h"
 #include "toolgate/registry/api.h"
 #include "toolgate/registry/marketplace_api.h"
 #include "toolgate/registry/stages.h"
@@ -43,18 +44,9 @@ int main(int argc, char** argv) {
   const std::string name = "registry";
   auto bus = core::StartService(name, flags);
 
-  pg::Pool pool(flags.Get("postgres-url"), static_cast<size_t>(flags.GetInt("pg-pool")),
-                core::SecretFromFlag(name, flags, "postgres-password-file"));
-  if (Status s = pool.WaitReady(30000); !s.ok()) {
-    core::Die(name, "cannot reach PostgreSQL", s.ToString());
-  }
-  // Readiness opens a connection of its own with a deadline: a pool busy with work must not read
-  // as a store that is away, and a stopped server must not hang the probe.
-  core::ReadinessCheck postgres_ready(
-      "postgres", [url = flags.Get("postgres-url"),
-                   password = core::SecretFromFlag(name, flags, "postgres-password-file")] {
-        return pg::Ping(url, password, core::kReadinessTimeout);
-      });
+  auto connected = pg::ConnectFromFlags(name, flags);
+  pg::Pool& pool = *connected;
+  auto postgres_ready = pg::ReadinessFromFlags(name, flags);
   registry::RegistryStore store(pool);
   if (Status s = store.Migrate(); !s.ok()) core::Die(name, "migration failed", s.ToString());
 

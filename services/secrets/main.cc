@@ -9,6 +9,7 @@
 #include "toolgate/core/http.h"
 #include "toolgate/core/service_main.h"
 #include "toolgate/pg/pg.h"
+#include "toolgate/pg/service.h"
 #include "toolgate/secrets/api.h"
 #include "toolgate/secrets/crypto.h"
 #include "toolgate/secrets/secret_cache.h"
@@ -35,11 +36,8 @@ int RotateMasterKey(const Flags& flags) {
   secrets::SecretBox from(*current), to(*next);
   secrets::Wipe(*current);
   secrets::Wipe(*next);
-  pg::Pool pool(flags.Get("postgres-url"), 1,
-                core::SecretFromFlag(name, flags, "postgres-password-file"));
-  if (Status s = pool.WaitReady(10000); !s.ok()) {
-    core::Die(name, "cannot reach PostgreSQL", s.ToString());
-  }
+  auto connected = pg::ConnectFromFlags(name, flags, 1);
+  pg::Pool& pool = *connected;
   auto rekeyed = secrets::SecretStore(pool, from).Rekey(to);
   if (!rekeyed.ok()) core::Die(name, "failed", rekeyed.status().ToString());
   std::printf(
@@ -81,18 +79,9 @@ int main(int argc, char** argv) {
   auto executor_key = secrets::LoadExecutorPublicKey(flags.Get("executor-public-key-file"));
   if (!executor_key.ok()) core::Die(name, "bad executor key", executor_key.status().message());
 
-  pg::Pool pool(flags.Get("postgres-url"), static_cast<size_t>(flags.GetInt("pg-pool")),
-                core::SecretFromFlag(name, flags, "postgres-password-file"));
-  if (Status s = pool.WaitReady(30000); !s.ok()) {
-    core::Die(name, "cannot reach PostgreSQL", s.ToString());
-  }
-  // Readiness opens a connection of its own with a deadline: a pool busy with work must not read
-  // as a store that is away, and a stopped server must not hang the probe.
-  core::ReadinessCheck postgres_ready(
-      "postgres", [url = flags.Get("postgres-url"),
-                   password = core::SecretFromFlag(name, flags, "postgres-password-file")] {
-        return pg::Ping(url, password, core::kReadinessTimeout);
-      });
+  auto connected = pg::ConnectFromFlags(name, flags);
+  pg::Pool& pool = *connected;
+  auto postgres_ready = pg::ReadinessFromFlags(name, flags);
   secrets::SecretStore store(pool, box);
   if (Status s = store.Migrate(); !s.ok()) core::Die(name, "migration failed", s.ToString());
   secrets::SecretCache cache(

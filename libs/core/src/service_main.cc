@@ -36,6 +36,8 @@ void DefinePostgresFlags(Flags& flags) {
   flags.Define("postgres-password-file", "",
                "file holding the PostgreSQL password (empty: none, or the URI's)");
   flags.Define("pg-pool", "8", "PostgreSQL connections");
+  flags.Define("pg-wait-ms", "60000",
+               "how long to wait for PostgreSQL to accept connections at start-up");
 }
 
 void DefineRedisFlags(Flags& flags) {

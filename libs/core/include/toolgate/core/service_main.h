@@ -22,7 +22,8 @@ namespace toolgate::core {
 // --nats-url, --nats-user, --nats-password-file, --log-level, --threads, --admin-port,
 // --admin-address, --otlp-endpoint.
 void DefineCommonFlags(Flags& flags);
-// --postgres-url (libpq URI), --postgres-password-file, --pg-pool.
+// --postgres-url (libpq URI), --postgres-password-file, --pg-pool, --pg-wait-ms (what
+// pg::ConnectFromFlags, toolgate/pg/service.h, reads).
 void DefinePostgresFlags(Flags& flags);
 // --redis-url (redis://[:password@]host:port), --redis-password-file, --redis-pool.
 void DefineRedisFlags(Flags& flags);
