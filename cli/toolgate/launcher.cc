@@ -41,6 +41,7 @@
 #include "toolgate/bus/bus.h"
 #include "toolgate/core/bus_permissions.h"
 #include "toolgate/core/charging_flags.h"
+#include "toolgate/core/egress_flags.h"
 #include "toolgate/core/egress_policy.h"
 #include "toolgate/core/subjects.h"
 #include "toolgate/trace/otlp_exporter.h"
@@ -522,13 +523,7 @@ void DefineUpFlags(Flags& flags) {
   flags.Define("otlp-endpoint", "",
                "OpenTelemetry collector base URL every service sends its spans to, OTLP/HTTP "
                "JSON to <url>/v1/traces (empty: spans are only logged)");
-  flags.Define("no-egress", "false",
-               "turn egress off: the executors refuse every handler's outbound request");
-  flags.DefineRepeated("egress-allow-cidr",
-                       "a network handlers may reach although it is not public (repeatable)");
-  flags.DefineRepeated("egress-deny-cidr",
-                       "a network handlers may never reach; wins over --egress-allow-cidr "
-                       "(repeatable)");
+  core::DefineOperatorEgressFlags(flags);  // passed on to the executors
 }
 
 Result<PassedOnFlags> PassOnFlags(const Flags& flags) {
@@ -540,7 +535,8 @@ Result<PassedOnFlags> PassOnFlags(const Flags& flags) {
     out.every_service = {"--otlp-endpoint", endpoint};
   }
   if (flags.GetBool("no-egress")) out.executor.push_back("--no-egress");
-  for (const char* name : {"egress-allow-cidr", "egress-deny-cidr"}) {
+  for (std::string_view flag : core::kEgressCidrFlagNames) {
+    const std::string name(flag);
     for (const std::string& text : flags.GetList(name)) {
       if (auto cidr = core::Cidr::Parse(text); !cidr.ok()) {
         return Status::InvalidArgument(std::string("--") + name + " " + text + ": " +

@@ -78,10 +78,7 @@ std::optional<BodyVerdict> BodyAdmission::Decide(const RequestHead& head, Later 
                             later](Result<v1::KeyLookupReply> answer) {
       if (!answer.ok()) return later(Refuse(BusFailureProblem(answer.status())));
       if (answer->has_problem()) return later(Refuse(answer->problem()));
-      CachedKey entry;
-      if (answer->found()) {
-        entry.record = core::KeyRecordFromPrincipal(answer->key(), answer->revoked());
-      }
+      CachedKey entry = CachedKeyOf(*answer);
       caches_.PutKey(sha, entry, generation);
       if (auto verdict = DecideKey(entry, upload, function_id, later)) later(std::move(*verdict));
     });
@@ -130,13 +127,7 @@ std::optional<BodyVerdict> BodyAdmission::DecideUpload(const std::string& org_id
       [this, org_id, function_id, generation, later](Result<v1::FunctionViewReply> answer) {
         if (!answer.ok()) return later(Refuse(BusFailureProblem(answer.status())));
         if (answer->has_problem()) return later(Refuse(answer->problem()));
-        CachedFunctionView view;
-        view.function_id = function_id;
-        if (answer->found()) {
-          view.function =
-              std::make_shared<const core::CachedFunction>(FunctionFromView(answer->function()));
-          view.added = answer->added();
-        }
+        CachedFunctionView view = CachedViewOf(function_id, *answer);
         caches_.PutFunction(org_id, view, generation);
         later(UploadVerdict(org_id, view));
       });

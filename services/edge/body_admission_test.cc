@@ -31,14 +31,7 @@ class BodyAdmissionTest : public ::testing::Test {
 
   void AddKey(const std::string& key, const std::string& org, std::vector<std::string> scopes,
               bool revoked = false) {
-    v1::KeyLookupReply r;
-    r.set_found(true);
-    r.set_revoked(revoked);
-    r.mutable_key()->set_key_id("id-" + key);
-    r.mutable_key()->set_org_id(org);
-    for (auto& s : scopes) r.mutable_key()->add_scopes(s);
-    r.mutable_key()->set_key_expires_at_ms(kNowMs + 24LL * 3600 * 1000);
-    source_.keys[Sha256(key)] = r;
+    source_.AddKey(Sha256(key), org, std::move(scopes), kNowMs + 24LL * 3600 * 1000, revoked);
   }
 
   // The verdict, whether given at once or through later (the fake source answers at once).

@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "invoke_decider.h"
 
@@ -34,6 +35,19 @@ class FakeSource : public DecisionSource {
                            std::function<void(Result<v1::AuthenticateReply>)> done) override {
     ++sessions;
     done(session);
+  }
+
+  // Auth knows a key with this hash (its key_id "id-<sha>").
+  void AddKey(const std::string& sha, const std::string& org, std::vector<std::string> scopes,
+              int64_t expires_at_ms, bool revoked = false) {
+    v1::KeyLookupReply r;
+    r.set_found(true);
+    r.set_revoked(revoked);
+    r.mutable_key()->set_key_id("id-" + sha);
+    r.mutable_key()->set_org_id(org);
+    for (auto& s : scopes) r.mutable_key()->add_scopes(s);
+    r.mutable_key()->set_key_expires_at_ms(expires_at_ms);
+    keys[sha] = r;
   }
 
   std::map<std::string, v1::KeyLookupReply> keys;

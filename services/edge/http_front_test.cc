@@ -338,6 +338,23 @@ class FrontGateTest : public FrontRouteTest {
       out.append(buf, static_cast<size_t>(got));
     }
   }
+  // Sends request on a connection of its own; the one answer it gets.
+  std::string OnNewConnection(const std::string& request) {
+    int fd = Connect();
+    EXPECT_GE(fd, 0);
+    EXPECT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(request.size()));
+    std::string answer = ReadOne(fd);
+    ::close(fd);
+    return answer;
+  }
+  // A request with a body of length that the backend holds unanswered until Release: its bytes
+  // stay in flight.
+  void HoldInBackend(size_t length, const std::string& headers = "") {
+    Write("POST /slow HTTP/1.1\r\nHost: x\r\n" + headers +
+          "Content-Length: " + std::to_string(length) + "\r\n\r\n" + std::string(length, 'a'));
+    while (backend_.requests() < 1) std::this_thread::yield();
+  }
   // Everything the client receives until the connection ends.
   std::string ReadAll(int fd) {
     std::string out;
@@ -443,16 +460,9 @@ class FrontBudgetTest : public FrontGateTest {
 };
 
 TEST_F(FrontBudgetTest, AClientOverItsShareOfBodiesInFlightIsToldToRetry) {
-  // Held by the backend until released: its 500 bytes stay in flight.
-  Write("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n" + std::string(500, 'a'));
-  while (backend_.requests() < 1) std::this_thread::yield();
-  int second = Connect();
-  ASSERT_GE(second, 0);
+  HoldInBackend(500);
   const std::string request = "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\n\r\n";
-  ASSERT_EQ(::send(second, request.data(), request.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(request.size()));
-  std::string answer = ReadAll(second);
-  ::close(second);
+  std::string answer = OnNewConnection(request);
   EXPECT_NE(answer.find("HTTP/1.1 429"), std::string::npos) << answer;
   EXPECT_NE(answer.find("too_many_request_bytes"), std::string::npos) << answer;
   EXPECT_NE(answer.find("Retry-After: "), std::string::npos) << answer;
@@ -474,24 +484,11 @@ class FrontProxyBudgetTest : public FrontBudgetTest {
 };
 
 TEST_F(FrontProxyBudgetTest, EachForwardedClientHasItsOwnShare) {
-  Write(
-      "POST /slow HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 203.0.113.1\r\n"
-      "Content-Length: 500\r\n\r\n" +
-      std::string(500, 'a'));
-  while (backend_.requests() < 1) std::this_thread::yield();
+  HoldInBackend(500, "X-Forwarded-For: 203.0.113.1\r\n");
   auto send_on_new = [&](const std::string& client, size_t length) {
-    int fd = Connect();
-    EXPECT_GE(fd, 0);
-    const std::string request =
-        "POST /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
-        "X-Forwarded-For: " +
-        client + "\r\nContent-Length: " + std::to_string(length) + "\r\n\r\n" +
-        std::string(length, 'b');
-    EXPECT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL),
-              static_cast<ssize_t>(request.size()));
-    std::string answer = ReadOne(fd);
-    ::close(fd);
-    return answer;
+    return OnNewConnection("POST /b HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: " + client +
+                           "\r\nContent-Length: " + std::to_string(length) + "\r\n\r\n" +
+                           std::string(length, 'b'));
   };
   // Another client behind the same proxy has its whole share...
   EXPECT_NE(send_on_new("203.0.113.2", 500).find("backend:/b"), std::string::npos);
@@ -510,15 +507,9 @@ class FrontEdgeBudgetTest : public FrontBudgetTest {
 };
 
 TEST_F(FrontEdgeBudgetTest, TheEdgeOverItsBodiesInFlightIsUnavailable) {
-  Write("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 900\r\n\r\n" + std::string(900, 'a'));
-  while (backend_.requests() < 1) std::this_thread::yield();
-  int second = Connect();
-  ASSERT_GE(second, 0);
-  const std::string request = "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\n\r\n";
-  ASSERT_EQ(::send(second, request.data(), request.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(request.size()));
-  std::string answer = ReadAll(second);
-  ::close(second);
+  HoldInBackend(900);
+  std::string answer =
+      OnNewConnection("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 200\r\n\r\n");
   EXPECT_NE(answer.find("HTTP/1.1 503"), std::string::npos) << answer;
   EXPECT_NE(answer.find("Retry-After: "), std::string::npos) << answer;
   backend_.Release();

@@ -56,6 +56,24 @@ core::CachedFunction FunctionFromView(const v1::FunctionView& view) {
   return f;
 }
 
+CachedKey CachedKeyOf(const v1::KeyLookupReply& reply) {
+  CachedKey key;
+  if (reply.found()) key.record = core::KeyRecordFromPrincipal(reply.key(), reply.revoked());
+  return key;
+}
+
+CachedFunctionView CachedViewOf(const std::string& function_id,
+                                const v1::FunctionViewReply& reply) {
+  CachedFunctionView view;
+  view.function_id = function_id;
+  if (reply.found()) {
+    view.function =
+        std::make_shared<const core::CachedFunction>(FunctionFromView(reply.function()));
+    view.added = reply.added();
+  }
+  return view;
+}
+
 InvokeDecider::InvokeDecider(DecisionCaches& caches, DecisionSource& source,
                              core::UsageBatcher& uses, Clocks clocks)
     : caches_(caches),
@@ -102,9 +120,7 @@ void InvokeDecider::Decide(v1::InvokeJob job, Done done) {
                           done](Result<v1::KeyLookupReply> answer) mutable {
     if (!answer.ok()) return done(std::move(job), Refusal(BusFailureProblem(answer.status())));
     if (answer->has_problem()) return done(std::move(job), Refusal(answer->problem()));
-    CachedKey key;
-    if (answer->found())
-      key.record = core::KeyRecordFromPrincipal(answer->key(), answer->revoked());
+    CachedKey key = CachedKeyOf(*answer);
     caches_.PutKey(sha, key, generation);
     DecideKey(std::move(job), key, std::move(done));
   });
@@ -129,25 +145,20 @@ void InvokeDecider::DecideFunction(v1::InvokeJob job, Done done) {
     return Finish(std::move(job), *cached, std::move(done));
   }
   const uint64_t generation = caches_.function_generation();
-  source_.ViewFunction(
-      id, org,
-      [this, generation, org, id, job = std::move(job),
-       done](Result<v1::FunctionViewReply> answer) mutable {
-        const int64_t expires = job.principal().key_expires_at_ms();
-        if (!answer.ok()) {
-          return done(std::move(job), Refusal(BusFailureProblem(answer.status()), expires));
-        }
-        if (answer->has_problem()) return done(std::move(job), Refusal(answer->problem(), expires));
-        CachedFunctionView view;
-        view.function_id = id;
-        if (answer->found()) {
-          view.function =
-              std::make_shared<const core::CachedFunction>(FunctionFromView(answer->function()));
-          view.added = answer->added();
-        }
-        caches_.PutFunction(org, view, generation);
-        Finish(std::move(job), view, std::move(done));
-      });
+  source_.ViewFunction(id, org,
+                       [this, generation, org, id, job = std::move(job),
+                        done](Result<v1::FunctionViewReply> answer) mutable {
+                         const int64_t expires = job.principal().key_expires_at_ms();
+                         if (!answer.ok()) {
+                           return done(std::move(job),
+                                       Refusal(BusFailureProblem(answer.status()), expires));
+                         }
+                         if (answer->has_problem())
+                           return done(std::move(job), Refusal(answer->problem(), expires));
+                         CachedFunctionView view = CachedViewOf(id, *answer);
+                         caches_.PutFunction(org, view, generation);
+                         Finish(std::move(job), view, std::move(done));
+                       });
 }
 
 void InvokeDecider::Finish(v1::InvokeJob job, const CachedFunctionView& view, Done done) {

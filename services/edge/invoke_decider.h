@@ -49,6 +49,11 @@ struct InvokeVerdict {
 // (a schema that does not compile leaves events unchecked, as the registry does).
 core::CachedFunction FunctionFromView(const v1::FunctionView& view);
 
+// What the caches keep of an owner's answer that carries no problem: auth's on a key, the
+// registry's on a function (function_id as asked, lower-cased).
+CachedKey CachedKeyOf(const v1::KeyLookupReply& reply);
+CachedFunctionView CachedViewOf(const std::string& function_id, const v1::FunctionViewReply& reply);
+
 class InvokeDecider {
  public:
   struct Clocks {

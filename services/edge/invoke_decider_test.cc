@@ -21,7 +21,7 @@ class InvokeDeciderTest : public ::testing::Test {
         decider_(caches_, source_, uses_,
                  InvokeDecider::Clocks{.wall_ms = [this] { return wall_ms_; },
                                        .connection_epoch = [this] { return epoch_; }}) {
-    AddKey("good", "org-caller", {"invoke"}, kNowMs + 30 * kDayMs);
+    source_.AddKey("good", "org-caller", {"invoke"}, kNowMs + 30 * kDayMs);
     // The caller's own private function, one version without declared keys.
     v1::FunctionView* f = source_.function.mutable_function();
     f->set_function_id(kFn);
@@ -29,17 +29,6 @@ class InvokeDeciderTest : public ::testing::Test {
     AddVersion("1.0", {});
   }
 
-  void AddKey(const std::string& sha, const std::string& org, std::vector<std::string> scopes,
-              int64_t expires_at_ms, bool revoked = false) {
-    v1::KeyLookupReply r;
-    r.set_found(true);
-    r.set_revoked(revoked);
-    r.mutable_key()->set_key_id("id-" + sha);
-    r.mutable_key()->set_org_id(org);
-    for (auto& s : scopes) r.mutable_key()->add_scopes(s);
-    r.mutable_key()->set_key_expires_at_ms(expires_at_ms);
-    source_.keys[sha] = r;
-  }
   void AddVersion(const std::string& version, std::vector<std::string> keys) {
     v1::VersionView* v = source_.function.mutable_function()->add_versions();
     v->set_version(version);
@@ -132,14 +121,14 @@ TEST_F(InvokeDeciderTest, UnknownKeysAreRememberedForTheNegativeTtl) {
   EXPECT_EQ(Decide("nobody").code(), "invalid_api_key");
   EXPECT_EQ(source_.key_lookups, 1);
   // The key is created meanwhile; once the negative entry is over the edge asks again.
-  AddKey("nobody", "org-caller", {"invoke"}, kNowMs + kDayMs);
+  source_.AddKey("nobody", "org-caller", {"invoke"}, kNowMs + kDayMs);
   mono_ms_ += DecisionCacheOptions{}.negative_ttl_ms;
   EXPECT_EQ(Decide("nobody").code(), "forward");
   EXPECT_EQ(source_.key_lookups, 2);
 }
 
 TEST_F(InvokeDeciderTest, ACachedKeyThatExpiresIsRefusedAtOnce) {
-  AddKey("short", "org-caller", {"invoke"}, kNowMs + 1000);
+  source_.AddKey("short", "org-caller", {"invoke"}, kNowMs + 1000);
   ASSERT_EQ(Decide("short").code(), "forward");
   wall_ms_ = kNowMs + 1000;
   Outcome out = Decide("short");
@@ -161,7 +150,7 @@ TEST_F(InvokeDeciderTest, ARevocationReachesTheNextCall) {
 }
 
 TEST_F(InvokeDeciderTest, TheInvokeScopeRuleIsAuths) {
-  AddKey("manage", "org-caller", {"manage"}, kNowMs + kDayMs);
+  source_.AddKey("manage", "org-caller", {"manage"}, kNowMs + kDayMs);
   Outcome out = Decide("manage");
   EXPECT_EQ(out.code(), "insufficient_scope");
   EXPECT_EQ(out.verdict.reply->problem().status(), 403);
@@ -190,7 +179,7 @@ TEST_F(InvokeDeciderTest, AFunctionChangeReachesTheNextCall) {
 }
 
 TEST_F(InvokeDeciderTest, AnotherOrganizationsPublicFunctionNeedsTheAdd) {
-  AddKey("other", "org-other", {"invoke"}, kNowMs + kDayMs);
+  source_.AddKey("other", "org-other", {"invoke"}, kNowMs + kDayMs);
   source_.function.mutable_function()->set_is_public(true);
   EXPECT_EQ(Decide("other").code(), "function_not_added");
   source_.function.set_added(true);

@@ -19,6 +19,7 @@
 #include "toolgate/base/log.h"
 #include "toolgate/base/process.h"
 #include "toolgate/bus/service.h"
+#include "toolgate/core/egress_flags.h"
 #include "toolgate/core/service_main.h"
 #include "toolgate/executor/bundle_cache.h"
 #include "toolgate/executor/ca_bundle.h"
@@ -470,13 +471,7 @@ int main(int argc, char** argv) {
   flags.Define("run-env-file", "",
                "--run-file, --run-bundle: a JSON object of the declared keys' values the handler "
                "gets as its env (/dev/stdin: read from a pipe, as `toolgate dev` gives them)");
-  flags.Define("no-egress", "false",
-               "turn egress off: every sandbox's outbound request is refused");
-  flags.DefineRepeated("egress-allow-cidr",
-                       "a network handlers may reach although it is not public (repeatable)");
-  flags.DefineRepeated("egress-deny-cidr",
-                       "a network handlers may never reach; wins over --egress-allow-cidr "
-                       "(repeatable)");
+  core::DefineOperatorEgressFlags(flags);
   flags.DefineRepeated("egress-allow-endpoint",
                        "host:port handlers may reach although it is an address of this host, "
                        "which no --egress-allow-cidr opens (repeatable; a platform address stays "

@@ -36,6 +36,8 @@ import sys
 import threading
 import urllib.parse
 
+from dribble import dribble
+
 REFUSALS = {
     "refused.test": "refused.test is not in this version's egress list",
     "10.0.0.5": "egress to 10.0.0.5 is blocked: private address",
@@ -89,22 +91,9 @@ class Upstream(http.server.BaseHTTPRequestHandler):
             # Waits for the client to hang up: no sleep decides anything in a test.
             select.select([self.connection], [], [], 60)
         elif url.path == "/dribble":
-            self.dribble()
+            dribble(self)
         else:
             self.answer(404, "no such path")
-
-    def dribble(self):
-        self.send_response(200)
-        self.send_header("Content-Length", "1000000")
-        self.end_headers()
-        for _ in range(200):
-            # The client hung up (readable at its end of stream): no one is left to send to.
-            if select.select([self.connection], [], [], 0.3)[0]:
-                return
-            try:
-                self.wfile.write(b".")
-            except OSError:
-                return
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = handle_any
 
@@ -190,19 +179,6 @@ class Proxy(http.server.BaseHTTPRequestHandler):
                 self.connection.sendall(data)
         finally:
             upstream.close()
-
-    def dribble(self):
-        self.send_response(200)
-        self.send_header("Content-Length", "1000000")
-        self.end_headers()
-        for _ in range(200):
-            # The client hung up (readable at its end of stream): no one is left to send to.
-            if select.select([self.connection], [], [], 0.3)[0]:
-                return
-            try:
-                self.wfile.write(b".")
-            except OSError:
-                return
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = forward
 

@@ -16,11 +16,15 @@ Once both ports listen, it writes "ready" to --ready-file (renamed into place).
 import argparse
 import http.server
 import os
-import select
 import ssl
+import sys
 import threading
 import time
 import urllib.parse
+
+# The slow answer is shared with the executor's egress test servers.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "egress"))
+from dribble import dribble  # noqa: E402
 
 
 RECORDED = set()
@@ -43,7 +47,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             time.sleep(float(query.get("s", ["30"])[0]))
             self.answer(200, b"late")
         elif url.path == "/dribble":
-            self.dribble()
+            dribble(self)
         elif url.path == "/record":
             RECORDED.add(query["id"][0])
             self.answer(200, b"recorded")
@@ -53,19 +57,6 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.answer(404, b"no such path")
 
     do_POST = do_GET
-
-    def dribble(self):
-        self.send_response(200)
-        self.send_header("Content-Length", "1000000")
-        self.end_headers()
-        for _ in range(200):
-            # The client hung up (readable at its end of stream): no one is left to send to.
-            if select.select([self.connection], [], [], 0.3)[0]:
-                return
-            try:
-                self.wfile.write(b".")
-            except OSError:
-                return
 
     def answer(self, status, body):
         self.send_response(status)

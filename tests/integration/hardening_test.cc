@@ -1,10 +1,7 @@
 // The edge's defences against abusive clients (its front: request size, read deadlines, no
 // reactor left busy), CSRF on cookie-signed changes, and sign-in throttling, on a system with
 // short timeouts and backoffs so that the cases can watch them pass.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -12,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "raw_connection.h"
 #include "system.h"
 #include "toolgate/base/crypto.h"
 
@@ -24,77 +22,6 @@ const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SharedSystem(
          "TOOLGATE_MAX_CONNECTIONS_PER_CLIENT=16", "TOOLGATE_BODY_TIMEOUT_MS=3000"}));
 
 using Clock = std::chrono::steady_clock;
-
-int EdgePort() {
-  const std::string& url = g_system->url();
-  return std::stoi(url.substr(url.rfind(':') + 1));
-}
-
-// A raw TCP connection to the edge, for requests no well-behaved client sends.
-class RawConnection {
- public:
-  RawConnection() {
-    fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(EdgePort()));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  }
-  ~RawConnection() { Close(); }
-  void Close() {
-    if (fd_ >= 0) close(fd_);
-    fd_ = -1;
-  }
-  // Sends what it can; false when the edge closed the connection part way.
-  bool Send(const std::string& data) {
-    size_t sent = 0;
-    while (sent < data.size()) {
-      ssize_t n = send(fd_, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      sent += static_cast<size_t>(n);
-    }
-    return true;
-  }
-  // Everything the edge sends until it closes the connection or deadline_ms passes; *closed
-  // tells which.
-  std::string ReadUntilClosed(int deadline_ms, bool* closed) {
-    std::string out;
-    *closed = false;
-    auto deadline = Clock::now() + std::chrono::milliseconds(deadline_ms);
-    while (Clock::now() < deadline) {
-      timeval tv{0, 100 * 1000};
-      setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-      char buf[4096];
-      ssize_t n = recv(fd_, buf, sizeof buf, 0);
-      if (n == 0 || (n < 0 && errno == ECONNRESET)) {
-        *closed = true;
-        break;
-      }
-      if (n > 0) out.append(buf, static_cast<size_t>(n));
-    }
-    return out;
-  }
-
-  // What the edge sends until a whole response head has arrived, it closes the connection, or
-  // deadline_ms passes.
-  std::string ReadHead(int deadline_ms) {
-    std::string out;
-    auto deadline = Clock::now() + std::chrono::milliseconds(deadline_ms);
-    while (Clock::now() < deadline && out.find("\r\n\r\n") == std::string::npos) {
-      timeval tv{0, 100 * 1000};
-      setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-      char buf[4096];
-      ssize_t n = recv(fd_, buf, sizeof buf, 0);
-      if (n == 0 || (n < 0 && errno == ECONNRESET)) break;
-      if (n > 0) out.append(buf, static_cast<size_t>(n));
-    }
-    return out;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 // utime + stime of a process, in clock ticks.
 int64_t CpuTicks(pid_t pid) {
