@@ -46,11 +46,13 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 [ "$purpose" = test ] || exit 0
 
-# The npm packages of the browser test (web/), of the MCP SDK test (tests/mcp_sdk/), of the API
-# description check (tests/openapi/) and of the runtime benchmark's workerd peer (bench/), exactly
-# as locked; installed again only when a lock changes.
+# The npm packages of the browser test (web/), of the MCP SDK test (tests/mcp_sdk/), of the MCP
+# conformance suite (tests/mcp_conformance/), of the API description check (tests/openapi/) and of
+# the runtime benchmark's workerd peer (bench/), exactly as locked; installed again only when a
+# lock changes.
 root="$(cd "$(dirname "$0")/.." && pwd)"
-for web in "$root/web" "$root/tests/mcp_sdk" "$root/tests/openapi" "$root/bench"; do
+for web in "$root/web" "$root/tests/mcp_sdk" "$root/tests/mcp_conformance" "$root/tests/openapi" \
+           "$root/bench"; do
   if [ -f "$web/package-lock.json" ] &&
      ! cmp -s "$web/package-lock.json" "$web/node_modules/.installed-package-lock.json"; then
     echo "installing npm packages (${web#"$root"/}/package-lock.json)"

@@ -5,14 +5,7 @@
 #include <string>
 
 namespace toolgate::edge {
-namespace {
 
-struct Authority {
-  std::string host;  // lower-cased
-  std::string port;  // never empty: the default port is filled in
-};
-
-// "host", "host:port", "[v6]" or "[v6]:port"; nullopt when the port is not a number.
 std::optional<Authority> ParseAuthority(std::string_view text, std::string_view default_port) {
   if (text.empty()) return std::nullopt;
   size_t host_end = text.size();
@@ -47,8 +40,6 @@ std::optional<Authority> ParseAuthority(std::string_view text, std::string_view 
   if (a.host.empty()) return std::nullopt;
   return a;
 }
-
-}  // namespace
 
 bool SessionRequested(std::string_view csrf_header_value) {
   return csrf_header_value == "1";

@@ -9,9 +9,20 @@
 // to. Pure functions; thread-safe.
 #pragma once
 
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace toolgate::edge {
+
+// The authority of a Host header or an origin.
+struct Authority {
+  std::string host;  // lower-cased; an IPv6 address keeps its brackets
+  std::string port;  // never empty: the default port is filled in
+};
+
+// "host", "host:port", "[v6]" or "[v6]:port"; nullopt when empty or the port is not a number.
+std::optional<Authority> ParseAuthority(std::string_view text, std::string_view default_port);
 
 inline constexpr const char* kCsrfHeader = "X-Toolgate-CSRF";
 

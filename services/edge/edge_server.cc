@@ -10,8 +10,10 @@
 #include "csrf_guard.h"
 #include "invoke_body.h"
 #include "mcp_protocol.h"
+#include "mcp_stateless.h"
 #include "render.h"
 #include "toolgate/base/crypto.h"
+#include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/strings.h"
@@ -137,11 +139,134 @@ std::string FrontClient(std::string_view value, std::string_view token) {
   return std::string(value.substr(token.size() + 1));
 }
 
+// "/mcp", "/mcp/functions/{id}" or "/mcp/functions/{id}/{version}" (segments after /).
+bool IsMcpTarget(const std::vector<std::string>& segments) {
+  if (segments.empty() || segments[0] != "mcp") return false;
+  return segments.size() == 1 ||
+         (segments.size() >= 3 && segments.size() <= 4 && segments[1] == "functions");
+}
+
+// An MCP answer as an SSE event ("message"); a line break in the JSON (whitespace only: strings
+// cannot hold one) starts another data line, which the reader joins back.
+std::string SseEvent(std::string_view json) {
+  std::string event = "event: message\n";
+  while (!json.empty()) {
+    size_t nl = json.find('\n');
+    std::string_view line = json.substr(0, nl);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    event.append("data: ").append(line).append("\n");
+    json = nl == std::string_view::npos ? std::string_view() : json.substr(nl + 1);
+  }
+  return event + "\n";
+}
+
+// The headers of an MCP event stream.
+std::vector<std::pair<std::string, std::string>> StreamHeaders(const std::string& request_id,
+                                                               const std::string& traceparent) {
+  std::vector<std::pair<std::string, std::string>> headers = {
+      {"Content-Type", "text/event-stream"},
+      {"Cache-Control", "no-cache"},
+      {"X-Accel-Buffering", "no"},  // proxies must not hold the events back
+      {"X-Request-Id", request_id}};
+  if (!traceparent.empty()) headers.emplace_back("traceparent", traceparent);
+  return headers;
+}
+
+// The answer to an MCP POST that the front took: a response stream (chunked text/event-stream)
+// from the first notification on, each event written as it comes, the answer the last one; a
+// plain answer when there was none. Event() and Answer() may come from different threads; they
+// never interleave.
+class FrontMcpResponder {
+ public:
+  FrontMcpResponder(FrontRespond respond, FrontRespond part, bool keep_alive,
+                    std::string request_id, std::string traceparent)
+      : respond_(std::move(respond)),
+        part_(std::move(part)),
+        keep_alive_(keep_alive),
+        request_id_(std::move(request_id)),
+        traceparent_(std::move(traceparent)) {}
+
+  void Event(const std::string& json) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_) return;
+    std::string bytes;
+    if (!streaming_) {
+      streaming_ = true;
+      bytes = ChunkedResponseHead(200, StreamHeaders(request_id_, traceparent_), keep_alive_);
+    }
+    part_(bytes + Chunk(SseEvent(json)));
+  }
+
+  void Answer(const HttpAnswer& a) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_) return;
+    done_ = true;
+    if (streaming_) {
+      respond_(Chunk(a.body.empty() ? std::string() : SseEvent(a.body)) + std::string(kLastChunk));
+      return;
+    }
+    std::vector<std::pair<std::string, std::string>> headers;
+    if (!a.content_type.empty()) headers.emplace_back("Content-Type", a.content_type);
+    if (!traceparent_.empty()) headers.emplace_back("traceparent", traceparent_);
+    headers.emplace_back("X-Request-Id", request_id_);
+    headers.insert(headers.end(), a.headers.begin(), a.headers.end());
+    respond_(ResponseBytes(a.status, headers, a.body, keep_alive_));
+  }
+
+ private:
+  std::mutex mu_;
+  FrontRespond respond_;
+  FrontRespond part_;
+  const bool keep_alive_;
+  const std::string request_id_;
+  const std::string traceparent_;
+  bool streaming_ = false;  // guarded by mu_
+  bool done_ = false;       // guarded by mu_
+};
+
+// The same for an MCP request Pistache read (one the front could not take whole: chunked, or
+// behind a pipelined request): Pistache cannot write a stream from another thread, so the
+// notifications and the answer leave together, as one event stream, at the end.
+class PistacheMcpResponder {
+ public:
+  PistacheMcpResponder(std::shared_ptr<Http::ResponseWriter> writer, std::string request_id,
+                       std::string traceparent)
+      : writer_(std::move(writer)),
+        request_id_(std::move(request_id)),
+        traceparent_(std::move(traceparent)) {}
+
+  void Event(const std::string& json) {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_ += SseEvent(json);
+  }
+
+  void Answer(HttpAnswer a) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!events_.empty()) {
+      a.body = events_ + (a.body.empty() ? std::string() : SseEvent(a.body));
+      a.content_type = "text/event-stream";
+      a.headers.emplace_back("Cache-Control", "no-cache");
+      events_.clear();
+    }
+    Send(*writer_, a, request_id_, traceparent_);
+  }
+
+ private:
+  std::mutex mu_;
+  std::shared_ptr<Http::ResponseWriter> writer_;
+  const std::string request_id_;
+  const std::string traceparent_;
+  std::string events_;  // guarded by mu_
+};
+
 McpEndpoint::Options McpOptions(const EdgeOptions& edge) {
   McpEndpoint::Options options;
   options.max_request_bytes = edge.max_request_bytes;
   options.session_ttl_ms = edge.mcp_session_ttl_ms;
   options.server_version = edge.version;
+  options.hosts.public_hosts = edge.public_hosts;
+  options.hosts.listens_on_loopback = IsLoopbackListenAddress(edge.host);
+  options.hosts.allowed_origins = edge.app_origins;
   return options;
 }
 
@@ -179,11 +304,12 @@ EdgeServer::EdgeServer(bus::Bus& bus, EdgeOptions options)
                                                   : options_.mcp_session_key),
       mcp_bus_(
           bus, mux_,
-          [this](v1::InvokeJob job, std::function<void(v1::InvokeReply)> done) {
-            DispatchInvoke(std::move(job), std::move(done));
+          [this](v1::InvokeJob job, std::function<void(v1::InvokeReply)> done, NoticeSink notices) {
+            DispatchInvoke(std::move(job), std::move(done), std::move(notices));
           },
-          mcp_ended_, options_.management_timeout_ms),
-      mcp_(mcp_bus_, mcp_codec_, mcp_ended_, McpOptions(options_)) {}
+          mcp_ended_, mcp_log_levels_, options_.management_timeout_ms),
+      mcp_(mcp_bus_, mcp_codec_, mcp_ended_, mcp_log_levels_, McpOptions(options_)),
+      mcp_listings_(mcp_bus_) {}
 
 EdgeServer::~EdgeServer() {
   Shutdown();
@@ -255,12 +381,15 @@ Status EdgeServer::Start() {
   front.token = front_token_;
   // Invocations are answered by the front itself: no loopback hop to Pistache and back, and
   // the answer leaves from the front's thread instead of crossing to a Pistache reactor.
+  // So are MCP POSTs, whose answers may be event streams: the front writes each event as it
+  // comes, from any thread.
   front.route.takes = [](std::string_view method, std::string_view target) {
-    return method == "POST" &&
-           InvokeTarget(core::SplitPath(target.substr(0, target.find('?')))).has_value();
+    if (method != "POST") return false;
+    auto segments = core::SplitPath(target.substr(0, target.find('?')));
+    return InvokeTarget(segments).has_value() || IsMcpTarget(segments);
   };
-  front.route.answer = [this](FrontRequest request, FrontRespond respond) {
-    AnswerFromFront(std::move(request), std::move(respond));
+  front.route.answer = [this](FrontRequest request, FrontRespond respond, FrontRespond part) {
+    AnswerFromFront(std::move(request), std::move(respond), std::move(part));
   };
   // The jobs one pass of the front decides leave together: one message per first stage.
   front.route.pass_begins = [this] { bus_.HoldCoalesced(); };
@@ -355,10 +484,14 @@ std::optional<std::pair<std::string, std::string>> EdgeServer::InvokeTarget(
   return std::make_pair(segments[3], segments.size() == 6 ? segments[4] : std::string());
 }
 
-void EdgeServer::AnswerFromFront(FrontRequest request, FrontRespond respond) {
+void EdgeServer::AnswerFromFront(FrontRequest request, FrontRespond respond, FrontRespond part) {
   const std::string request_id = HexEncode(RandomBytes(12));
   const RequestHead& head = request.head;
   const std::string path = head.target.substr(0, head.target.find('?'));
+  if (auto segments = core::SplitPath(path); IsMcpTarget(segments)) {
+    return McpFromFront(std::move(request), std::move(respond), std::move(part), request_id,
+                        segments);
+  }
   auto target = InvokeTarget(core::SplitPath(path));
   const bool keep_alive = head.KeepAlive();
   auto answer = [respond = std::move(respond), keep_alive](
@@ -462,19 +595,26 @@ void EdgeServer::HandleInvoke(InvokeHttp request, Answer answer, const std::stri
   });
 }
 
-void EdgeServer::DispatchInvoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done) {
+void EdgeServer::DispatchInvoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done,
+                                NoticeSink notices) {
   // The edge's own hop: the decision it took in place of auth and the registry.
   auto span =
       std::make_shared<trace::Span>(trace::ContinueOrStart(job.traceparent()), "edge.decide");
   core::AnnotateStageSpan(*span, job);
-  decider_.Decide(std::move(job), [this, span, done = std::move(done)](
-                                      v1::InvokeJob job, InvokeVerdict verdict) mutable {
+  decider_.Decide(std::move(job), [this, span, done = std::move(done),
+                                   notices = std::move(notices)](v1::InvokeJob job,
+                                                                 InvokeVerdict verdict) mutable {
     if (verdict.reply) return done(std::move(*verdict.reply));
     const int margin_ms = options_.settle_margin_ms;
-    auto dispatched = [margin_ms](const bus::Message& m) {
+    // Interim replies: the executor holds the job (wait for the version's timeout from now on),
+    // or a notice of the running handler (passed on; the job is running, so likewise).
+    auto dispatched = [margin_ms, notices = std::move(notices)](const bus::Message& m) {
       v1::InvokeReply reply;
-      if (!reply.ParseFromString(m.data) || !reply.has_dispatched()) return 0;
-      return reply.dispatched().timeout_ms() + margin_ms;
+      if (!reply.ParseFromString(m.data)) return 0;
+      if (reply.has_dispatched()) return reply.dispatched().timeout_ms() + margin_ms;
+      if (!reply.has_notice()) return 0;
+      if (notices) notices(reply.notice());
+      return reply.notice().timeout_ms() + margin_ms;
     };
     const int64_t key_expires_at_ms = job.principal().key_expires_at_ms();
     std::string reply = mux_.Expect(
@@ -508,6 +648,44 @@ void EdgeServer::DispatchInvoke(v1::InvokeJob job, std::function<void(v1::Invoke
   });
 }
 
+void EdgeServer::McpFromFront(FrontRequest request, FrontRespond respond, FrontRespond part,
+                              const std::string& request_id,
+                              const std::vector<std::string>& segments) {
+  const RequestHead& head = request.head;
+  auto optional = [&head](const char* name) -> std::optional<std::string> {
+    if (const std::string* value = head.Find(name)) return *value;
+    return std::nullopt;
+  };
+  std::string parent = head.Value("traceparent");
+  if (parent.empty()) parent = MetaTraceparent(request.body);
+  auto span = std::make_shared<trace::Span>(trace::ContinueOrStart(parent), "edge.mcp");
+  McpHttpRequest r;
+  r.method = head.method;
+  r.workspace = segments.size() == 1;
+  if (!r.workspace) {
+    r.function_id = segments[2];
+    if (segments.size() == 4) r.version = segments[3];
+  }
+  r.api_key = ApiKeyFrom(head.Value("authorization"));
+  r.origin = head.Value("origin");
+  r.host = head.Value("host");
+  r.accept = optional("accept");
+  r.content_type = optional("content-type");
+  r.session_id = optional("mcp-session-id");
+  r.protocol_version = optional("mcp-protocol-version");
+  r.mcp_method = optional("mcp-method");
+  r.mcp_name = optional("mcp-name");
+  r.env_keys = optional("x-env-keys");
+  r.body = std::move(request.body);
+  r.request_id = request_id;
+  r.traceparent = span->traceparent();
+  auto responder = std::make_shared<FrontMcpResponder>(
+      std::move(respond), std::move(part), head.KeepAlive(), request_id, span->traceparent());
+  mcp_.Handle(
+      std::move(r), [responder, span](HttpAnswer answer) { responder->Answer(answer); },
+      [responder](std::string json) { responder->Event(json); });
+}
+
 void EdgeServer::HandleMcp(const Http::Request& request, Writer writer,
                            const std::string& request_id,
                            const std::vector<std::string>& segments) {
@@ -518,8 +696,10 @@ void EdgeServer::HandleMcp(const Http::Request& request, Writer writer,
                        "The MCP endpoints are /mcp and /mcp/functions/{function_id}[/{version}].",
                        request_id);
   }
-  auto span = std::make_shared<trace::Span>(
-      trace::ContinueOrStart(HeaderValue(request, "traceparent")), "edge.mcp");
+  // The trace of the traceparent header, else of the request's _meta (2026-07-28 clients).
+  std::string parent = HeaderValue(request, "traceparent");
+  if (parent.empty()) parent = MetaTraceparent(request.body());
+  auto span = std::make_shared<trace::Span>(trace::ContinueOrStart(parent), "edge.mcp");
   McpHttpRequest r;
   r.method = Http::methodString(request.method());
   r.workspace = workspace;
@@ -534,13 +714,45 @@ void EdgeServer::HandleMcp(const Http::Request& request, Writer writer,
   r.content_type = OptionalHeader(request, "Content-Type");
   r.session_id = OptionalHeader(request, "Mcp-Session-Id");
   r.protocol_version = OptionalHeader(request, "MCP-Protocol-Version");
+  r.mcp_method = OptionalHeader(request, "Mcp-Method");
+  r.mcp_name = OptionalHeader(request, "Mcp-Name");
   r.env_keys = OptionalHeader(request, "X-Env-Keys");
   r.body = request.body();
   r.request_id = request_id;
   r.traceparent = span->traceparent();
-  mcp_.Handle(std::move(r), [writer, span, request_id](HttpAnswer answer) {
-    Send(*writer, answer, request_id, span->traceparent());
-  });
+  auto responder = std::make_shared<PistacheMcpResponder>(writer, request_id, span->traceparent());
+  mcp_.Handle(
+      std::move(r), [responder, span](HttpAnswer answer) { responder->Answer(std::move(answer)); },
+      [responder](std::string json) { responder->Event(json); });
+}
+
+bool EdgeServer::ListAfterPublish(const v1::HttpRequest& http, const v1::HttpResponse& response,
+                                  const McpListingFiller::Publisher& publisher, Writer writer) {
+  // POST /functions/{id}/versions answered 201 with {"version", "mcp": true, ...}.
+  auto segments = core::SplitPath(http.path());
+  if (http.method() != "POST" || response.status() != 201 || segments.size() != 3 ||
+      segments[0] != "functions" || segments[2] != "versions") {
+    return false;
+  }
+  auto doc = ParseJson(response.body());
+  simdjson::dom::object obj;
+  std::string version;
+  bool mcp = false;
+  if (!doc.ok() || doc->root.get_object().get(obj) != simdjson::SUCCESS ||
+      GetString(obj, "version", &version) != Field::kOk ||
+      GetBool(obj, "mcp", &mcp) != Field::kOk || !mcp) {
+    return false;
+  }
+  // The publisher learns whether its version lists without running (and its runs are on its
+  // ledger before the answer, like any call's).
+  mcp_listings_.Fill(segments[1], version, publisher, http.request_id(), "",
+                     [writer, answer = v1::HttpResponse(response),
+                      request_id = http.request_id()](bool stored) mutable {
+                       answer.set_body(WithMember(answer.body(), "mcp_listing",
+                                                  stored ? R"("stored")" : R"("unavailable")"));
+                       Send(*writer, RenderHttpResponse(answer, request_id), request_id);
+                     });
+  return true;
 }
 
 void EdgeServer::HandleManagement(const Http::Request& request, Writer writer,
@@ -611,22 +823,26 @@ void EdgeServer::HandleManagement(const Http::Request& request, Writer writer,
   bool key_given = !key.empty();
   const int timeout = options_.management_timeout_ms;
 
-  auto forward = [this, writer, request_id, owner, http, timeout]() {
-    mux_.Request(core::HttpSubject(owner), http->SerializeAsString(), "", timeout,
-                 [this, writer, request_id, owner, http](Result<bus::Message> answer) {
-                   if (!answer.ok()) return SendBusFailure(*writer, answer.status(), request_id);
-                   v1::HttpResponse response;
-                   if (!response.ParseFromString(answer->data)) {
-                     return SendProblem(*writer, "internal_error", "Malformed answer on the bus.",
-                                        request_id);
-                   }
-                   if (response.status() < 400) {
-                     decision_caches_.ForgetChangedBy(owner, http->method(),
-                                                      core::SplitPath(http->path()),
-                                                      http->principal().org_id());
-                   }
-                   Send(*writer, RenderHttpResponse(response, request_id), request_id);
-                 });
+  McpListingFiller::Publisher publisher{auth.api_key_sha256(), auth.session_token_sha256()};
+  auto forward = [this, writer, request_id, owner, http, timeout, publisher]() {
+    mux_.Request(
+        core::HttpSubject(owner), http->SerializeAsString(), "", timeout,
+        [this, writer, request_id, owner, http, publisher](Result<bus::Message> answer) {
+          if (!answer.ok()) return SendBusFailure(*writer, answer.status(), request_id);
+          v1::HttpResponse response;
+          if (!response.ParseFromString(answer->data)) {
+            return SendProblem(*writer, "internal_error", "Malformed answer on the bus.",
+                               request_id);
+          }
+          if (response.status() < 400) {
+            decision_caches_.ForgetChangedBy(owner, http->method(), core::SplitPath(http->path()),
+                                             http->principal().org_id());
+          }
+          if (owner == "registry" && ListAfterPublish(*http, response, publisher, writer)) {
+            return;  // answered once the listing is done
+          }
+          Send(*writer, RenderHttpResponse(response, request_id), request_id);
+        });
   };
   if (key.empty() && session.empty()) return forward();
 

@@ -30,6 +30,7 @@
 #include "invoke_metrics.h"
 #include "mcp_bus.h"
 #include "mcp_endpoint.h"
+#include "mcp_listing.h"
 #include "mcp_session.h"
 #include "render.h"
 #include "reply_mux.h"
@@ -68,6 +69,9 @@ struct EdgeOptions {
   // Origins besides the request's own Host whose pages may use the session cookie
   // (csrf_guard.h), e.g. "https://app.example.com".
   std::vector<std::string> app_origins;
+  // The names clients reach this system by ("mcp.example.com" or "mcp.example.com:443"): the
+  // Host headers the MCP endpoints serve besides the loopback names (mcp_host_guard.h).
+  std::vector<std::string> public_hosts;
   // What invocations are counted under (invoke_metrics.h).
   InvokeMetricsOptions metrics;
   // The bounds and TTLs of the key and version decision caches (decision_caches.h).
@@ -115,17 +119,28 @@ class EdgeServer {
   void HandleInvoke(InvokeHttp request, Answer answer, const std::string& request_id,
                     const std::string& function_id, const std::string& version);
   // The front's own requests (FrontRoute): the invoke route, without Pistache.
-  void AnswerFromFront(FrontRequest request, FrontRespond respond);
+  void AnswerFromFront(FrontRequest request, FrontRespond respond, FrontRespond part);
   // client: the address the front reports (the auth service throttles sign-ins by it).
   void HandleManagement(const Pistache::Http::Request& request, Writer writer,
                         const std::string& request_id, const std::string& path,
                         const std::string& client);
   void HandleHealth(Writer writer, const std::string& request_id);
+  // After the registry answered a management request: a version of an MCP function just
+  // published gets its listing (mcp_listing.h), as its publisher, and the answer (with
+  // "mcp_listing": "stored" or "unavailable") goes once it is done. False, having done nothing,
+  // for any other request.
+  bool ListAfterPublish(const v1::HttpRequest& http, const v1::HttpResponse& response,
+                        const McpListingFiller::Publisher& publisher, Writer writer);
   void HandleMcp(const Pistache::Http::Request& request, Writer writer,
                  const std::string& request_id, const std::vector<std::string>& segments);
+  // An MCP POST the front took whole: answered by the front, an event stream as it comes.
+  void McpFromFront(FrontRequest request, FrontRespond respond, FrontRespond part,
+                    const std::string& request_id, const std::vector<std::string>& segments);
   // Decides job, sends it to its first stage and reports its final reply (a refusal, or a bus
-  // failure, as the reply's problem). Sets job.edge_reply.
-  void DispatchInvoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done);
+  // failure, as the reply's problem). Sets job.edge_reply. The handler's notices of a job with
+  // stream_notices go to notices first, on the bus reader thread, in order.
+  void DispatchInvoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done,
+                      NoticeSink notices = {});
 
   bus::Bus& bus_;
   EdgeOptions options_;
@@ -140,8 +155,10 @@ class EdgeServer {
   InvokeMetrics invoke_metrics_;
   McpSessionCodec mcp_codec_;
   EndedSessions mcp_ended_;
+  SessionLogLevels mcp_log_levels_;
   McpBus mcp_bus_;
   McpEndpoint mcp_;
+  McpListingFiller mcp_listings_;
   std::unique_ptr<Pistache::Http::Endpoint> endpoint_;
   std::string front_token_;  // the front's proof on X-Toolgate-Client
   std::unique_ptr<HttpFront> front_;

@@ -245,7 +245,12 @@ class HttpFront::Loop {
     std::mutex mu;
     int fd = -1;  // eventfd: there are responses
     bool closed = false;
-    std::vector<std::pair<uint64_t, std::string>> queue;     // (connection id, response)
+    struct Response {
+      uint64_t id;        // the connection's
+      std::string bytes;  // the response, or a part of it
+      bool last;          // the response's end: the connection's next request may go on
+    };
+    std::vector<Response> queue;
     std::vector<std::pair<uint64_t, BodyVerdict>> verdicts;  // (connection id, the gate's)
   };
 
@@ -589,15 +594,15 @@ class HttpFront::Loop {
     c.to_backend.erase(0, length);
     c.own_pending = true;
     c.awaiting = true;
-    options_.route.answer(std::move(request), Responder(c.id));
+    options_.route.answer(std::move(request), Responder(c.id, true), Responder(c.id, false));
     return true;
   }
 
-  FrontRespond Responder(uint64_t id) {
-    return [answers = answers_, id](std::string response) {
+  FrontRespond Responder(uint64_t id, bool last) {
+    return [answers = answers_, id, last](std::string response) {
       std::lock_guard<std::mutex> lock(answers->mu);
       if (answers->closed) return;
-      answers->queue.emplace_back(id, std::move(response));
+      answers->queue.push_back({id, std::move(response), last});
       if (answers->queue.size() == 1) {
         uint64_t one = 1;
         [[maybe_unused]] ssize_t n = write(answers->fd, &one, sizeof one);
@@ -606,7 +611,7 @@ class HttpFront::Loop {
   }
 
   void DeliverAnswers() {
-    std::vector<std::pair<uint64_t, std::string>> ready;
+    std::vector<Answers::Response> ready;
     std::vector<std::pair<uint64_t, BodyVerdict>> verdicts;
     {
       std::lock_guard<std::mutex> lock(answers_->mu);
@@ -634,13 +639,22 @@ class HttpFront::Loop {
       }
       if (conns_.count(id)) Update(c);
     }
-    for (auto& [id, response] : ready) {
+    for (auto& [id, response, last] : ready) {
       auto it = conns_.find(id);
       if (it == conns_.end()) continue;  // the client left
       Conn& c = it->second;
       if (!c.own_pending || c.closing) continue;
-      c.own_pending = false;
       c.idle_since = now_;
+      if (!last) {
+        // A part of a response still being written: out to the client now; the request stays
+        // pending, and what follows it waits, until the response ends.
+        c.responses.Feed(response);
+        c.to_client += response;
+        FlushClient(c);
+        if (conns_.count(id)) Update(c);
+        continue;
+      }
+      c.own_pending = false;
       // Through the watch like Pistache's answers: it counts them, and sees a "Connection:
       // close" one end the connection.
       c.responses.Feed(response);

@@ -63,16 +63,20 @@ struct FrontRequest {
   RequestHead head;  // as framed, X-Toolgate-Client included
   std::string body;
 };
-// Delivers the whole response (ResponseBytes) to one FrontRequest: called exactly once, from any
-// thread; it does nothing once the client's connection or the front is gone.
+// Delivers the whole response (ResponseBytes) to one FrontRequest, or the end of one whose parts
+// went first: called exactly once, from any thread; it does nothing once the client's
+// connection or the front is gone.
 using FrontRespond = std::function<void(std::string response)>;
 // Which requests the front answers itself, and how. answer runs on the front's thread and must
-// not block: it answers through respond, now or later.
+// not block: it answers through respond, now or later. Before respond it may send the response
+// in parts through part (the head of a chunked response, then its chunks: an event stream), any
+// number of times from any thread, each reaching the client as it comes; respond then carries
+// the rest, the last chunk included.
 // pass_begins and pass_ends, when set, bracket each pass of the front's loop (the events of one
 // epoll_wait), so that the route can send what a pass decided together.
 struct FrontRoute {
   std::function<bool(std::string_view method, std::string_view target)> takes;
-  std::function<void(FrontRequest request, FrontRespond respond)> answer;
+  std::function<void(FrontRequest request, FrontRespond respond, FrontRespond part)> answer;
   std::function<void()> pass_begins;
   std::function<void()> pass_ends;
 };

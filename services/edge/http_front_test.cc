@@ -127,9 +127,9 @@ class FrontRouteTest : public ::testing::Test {
     options.route.takes = [](std::string_view method, std::string_view target) {
       return method == "POST" && target == "/own";
     };
-    options.route.answer = [this](FrontRequest request, FrontRespond respond) {
+    options.route.answer = [this](FrontRequest request, FrontRespond respond, FrontRespond part) {
       std::lock_guard<std::mutex> lock(mu_);
-      taken_.push_back({std::move(request), std::move(respond)});
+      taken_.push_back({std::move(request), std::move(respond), std::move(part)});
       cv_.notify_all();
     };
     Configure(options);
@@ -195,6 +195,7 @@ class FrontRouteTest : public ::testing::Test {
   struct Taken {
     FrontRequest request;
     FrontRespond respond;
+    FrontRespond part;
   };
   FakeBackend backend_;
   std::unique_ptr<HttpFront> front_;
@@ -220,6 +221,37 @@ TEST_F(FrontRouteTest, ARequestTheRouteTakesIsAnsweredWithoutTheBackend) {
   Write("GET /other HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(Read(1), std::vector<std::string>{"backend:/other"});
   EXPECT_EQ(backend_.requests(), 1);
+}
+
+// An event stream: each part reaches the client as it is given, before the response ends, and
+// the connection's next request waits for the end.
+TEST_F(FrontRouteTest, PartsOfAResponseReachTheClientBeforeItsEnd) {
+  Write(
+      "POST /own HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
+      "GET /after HTTP/1.1\r\nHost: x\r\n\r\n");
+  AwaitTaken(1);
+  std::thread([part = taken_[0].part] {
+    part(ChunkedResponseHead(200, {{"Content-Type", "text/event-stream"}}, true));
+    part(Chunk("data: one\n\n"));
+  }).join();
+  std::string got;
+  char buf[4096];
+  while (got.find("data: one") == std::string::npos) {
+    ssize_t n = ::recv(client_, buf, sizeof buf, 0);
+    ASSERT_GT(n, 0);
+    got.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_NE(got.find("Transfer-Encoding: chunked"), std::string::npos) << got;
+  EXPECT_EQ(backend_.requests(), 0);  // the request behind it waits for the end
+  taken_[0].respond(Chunk("data: two\n\n") + std::string(kLastChunk));
+  while (got.find("0\r\n\r\n") == std::string::npos) {
+    ssize_t n = ::recv(client_, buf, sizeof buf, 0);
+    ASSERT_GT(n, 0);
+    got.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_NE(got.find("data: two"), std::string::npos) << got;
+  pending_ = got.substr(got.find("0\r\n\r\n") + 5);
+  EXPECT_EQ(Read(1), std::vector<std::string>{"backend:/after"});
 }
 
 TEST_F(FrontRouteTest, ABodyInPiecesIsHandedOverWhole) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 
 #include "toolgate/base/strings.h"
 #include "toolgate/core/http_status.h"
@@ -131,6 +132,27 @@ std::string ResponseBytes(int status,
   if (!bodiless) out.append("Content-Length: ").append(std::to_string(body.size())).append("\r\n");
   out.append("\r\n");
   if (!bodiless) out.append(body);
+  return out;
+}
+
+std::string ChunkedResponseHead(int status,
+                                const std::vector<std::pair<std::string, std::string>>& headers,
+                                bool keep_alive) {
+  std::string out =
+      "HTTP/1.1 " + std::to_string(status) + " " + std::string(core::ReasonPhrase(status)) + "\r\n";
+  for (const auto& [name, value] : headers)
+    out.append(name).append(": ").append(value).append("\r\n");
+  out.append(keep_alive ? "Connection: keep-alive\r\n" : "Connection: close\r\n");
+  out.append("Transfer-Encoding: chunked\r\n\r\n");
+  return out;
+}
+
+std::string Chunk(std::string_view data) {
+  if (data.empty()) return {};  // an empty chunk would end the body
+  char size[20];
+  int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  std::string out(size, static_cast<size_t>(n));
+  out.append(data).append("\r\n");
   return out;
 }
 

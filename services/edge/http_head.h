@@ -43,6 +43,14 @@ std::optional<RequestHead> ParseRequestHead(std::string_view head);
 
 // A whole HTTP/1.1 response: the status line, headers, Content-Length, and "Connection: close"
 // or "Connection: keep-alive" as keep_alive says, then the body.
+// The head of a response whose body follows in chunks (Transfer-Encoding: chunked): an event
+// stream. Chunk() frames one piece of the body; kLastChunk ends it.
+std::string ChunkedResponseHead(int status,
+                                const std::vector<std::pair<std::string, std::string>>& headers,
+                                bool keep_alive);
+std::string Chunk(std::string_view data);
+inline constexpr std::string_view kLastChunk = "0\r\n\r\n";
+
 std::string ResponseBytes(int status,
                           const std::vector<std::pair<std::string, std::string>>& headers,
                           std::string_view body, bool keep_alive);

@@ -3,6 +3,7 @@
 
 #include "OpenApiJson.h"
 #include "edge_server.h"
+#include "mcp_host_guard.h"
 #include "toolgate/base/flags.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/process.h"
@@ -50,6 +51,10 @@ int main(int argc, char** argv) {
   flags.Define("app-origins", "",
                "comma-separated origins besides the edge's own whose pages may use the session "
                "cookie (e.g. https://app.example.com)");
+  flags.Define("public-hosts", "",
+               "comma-separated names clients reach this system by (\"mcp.example.com\", or "
+               "with a port): the Host headers MCP endpoints serve besides localhost; empty on a "
+               "non-loopback --host serves any Host");
   flags.Define("mcp-session-ttl-s", "86400", "lifetime of an MCP session, in seconds");
   flags.Define("metrics-function-labels", "false",
                "label invocation metrics with function id and version (the tenants' names, on "
@@ -93,6 +98,7 @@ int main(int argc, char** argv) {
   options.web_dir = flags.Get("web-dir");
   options.version = TOOLGATE_VERSION;
   options.app_origins = flags.GetList("app-origins");
+  options.public_hosts = flags.GetList("public-hosts");
   options.metrics.function_labels = flags.GetBool("metrics-function-labels");
   if (flags.GetInt("metrics-max-functions") < 1) {
     core::Die("toolgate-edge", "bad --metrics-max-functions", "it must be at least 1");
@@ -124,6 +130,10 @@ int main(int argc, char** argv) {
     core::Die("toolgate-edge", "bad MCP session key", mcp_key.status().message());
   }
   edge::EdgeServer server(*bus, options);
+  if (options.public_hosts.empty() && !edge::IsLoopbackListenAddress(options.host)) {
+    log::Warn("no public host names: MCP endpoints serve any Host header")
+        .Str("hint", "set TOOLGATE_PUBLIC_HOSTS to the names clients use (DNS rebinding)");
+  }
   Status s = server.Start();
   if (!s.ok()) core::Die("toolgate-edge", "cannot serve HTTP", s.ToString());
   if (!flags.Get("port-file").empty()) {

@@ -43,11 +43,12 @@ v1::Problem BusFailureProblem(const Status& status) {
 }
 
 McpBus::McpBus(bus::Bus& bus, ReplyMux& mux, Dispatch dispatch, EndedSessions& ended,
-               int timeout_ms)
+               SessionLogLevels& log_levels, int timeout_ms)
     : bus_(bus),
       mux_(mux),
       dispatch_(std::move(dispatch)),
       ended_(ended),
+      log_levels_(log_levels),
       timeout_ms_(timeout_ms) {}
 
 Status McpBus::Start() {
@@ -63,6 +64,11 @@ Status McpBus::Start() {
     if (e.ParseFromString(m.data)) ended_.Add(e.session_nonce(), e.expires_at_ms(), NowMs());
   });
   if (!s.ok()) return s;
+  s = bus_.Subscribe(core::kMcpSessionLogLevelSubject, "", [this](bus::Message&& m) {
+    v1::McpSessionLogLevel l;
+    if (l.ParseFromString(m.data)) log_levels_.Set(l.session_nonce(), l.level(), l.expires_at_ms());
+  });
+  if (!s.ok()) return s;
   return bus_.Subscribe(kMcpSessionsEndedSubject, "edge", [this](bus::Message&& m) {
     if (m.reply.empty()) return;
     v1::McpSessionsEnded answer;
@@ -76,8 +82,9 @@ Status McpBus::Start() {
   });
 }
 
-void McpBus::Invoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done) {
-  dispatch_(std::move(job), std::move(done));
+void McpBus::Invoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done,
+                    NoticeSink notices) {
+  dispatch_(std::move(job), std::move(done), std::move(notices));
 }
 
 void McpBus::Authenticate(std::string api_key_sha256,
@@ -95,11 +102,24 @@ void McpBus::WorkspaceTools(std::string org_id, std::function<void(v1::Workspace
                Parsed(std::move(done)));
 }
 
+void McpBus::StoreListing(const v1::McpListingSet& listing,
+                          std::function<void(v1::McpListingSetReply)> done) {
+  mux_.Request(core::kMcpListingSubject, listing.SerializeAsString(), "", timeout_ms_,
+               Parsed(std::move(done)));
+}
+
 void McpBus::EndSession(const v1::McpSessionEnded& ended) {
   Status s = bus_.Publish(kMcpSessionEndedSubject, ended.SerializeAsString());
   // This replica has it already; should the broadcast fail, the others accept the session
   // until it expires.
   if (!s.ok()) log::Warn("session end not broadcast").Str("error", s.ToString());
+}
+
+void McpBus::SetSessionLogLevel(const v1::McpSessionLogLevel& level) {
+  Status s = bus_.Publish(core::kMcpSessionLogLevelSubject, level.SerializeAsString());
+  // This replica has it already; the others stream no logs for the session until it sets its
+  // level again.
+  if (!s.ok()) log::Warn("session log level not broadcast").Str("error", s.ToString());
 }
 
 }  // namespace toolgate::edge

@@ -2,6 +2,7 @@
 // sessions (mcp_session.h):
 //   tg.events.mcp_session_ended  (every replica)  McpSessionEnded -> EndedSessions::Add
 //   tg.edge.mcp_sessions_ended   (queue "edge")   empty -> McpSessionsEnded, for a starting replica
+//   tg.events.mcp_session_log_level (every replica) McpSessionLogLevel -> SessionLogLevels::Set
 // Thread-safe.
 #pragma once
 
@@ -26,29 +27,36 @@ v1::Problem BusFailureProblem(const Status& status);
 class McpBus : public McpBackend {
  public:
   // Sends an InvokeJob along the chain and reports its final reply (the edge's own dispatch).
-  using Dispatch = std::function<void(v1::InvokeJob, std::function<void(v1::InvokeReply)>)>;
+  using Dispatch =
+      std::function<void(v1::InvokeJob, std::function<void(v1::InvokeReply)>, NoticeSink)>;
 
   // Every reference must outlive this object. timeout_ms bounds the authenticate and registry
   // round trips.
-  McpBus(bus::Bus& bus, ReplyMux& mux, Dispatch dispatch, EndedSessions& ended, int timeout_ms);
+  McpBus(bus::Bus& bus, ReplyMux& mux, Dispatch dispatch, EndedSessions& ended,
+         SessionLogLevels& log_levels, int timeout_ms);
 
   // Copies the ended sessions of a running replica (none is fine: then no session has ended
   // that any replica remembers), then subscribes to both subjects. Call once, after the mux
   // has started.
   Status Start();
 
-  void Invoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done) override;
+  void Invoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done,
+              NoticeSink notices) override;
   void Authenticate(std::string api_key_sha256,
                     std::function<void(v1::AuthenticateReply)> done) override;
   void WorkspaceTools(std::string org_id,
                       std::function<void(v1::WorkspaceToolsReply)> done) override;
   void EndSession(const v1::McpSessionEnded& ended) override;
+  void SetSessionLogLevel(const v1::McpSessionLogLevel& level) override;
+  void StoreListing(const v1::McpListingSet& listing,
+                    std::function<void(v1::McpListingSetReply)> done) override;
 
  private:
   bus::Bus& bus_;
   ReplyMux& mux_;
   Dispatch dispatch_;
   EndedSessions& ended_;
+  SessionLogLevels& log_levels_;
   int timeout_ms_;
 };
 

@@ -1,12 +1,15 @@
 #include "mcp_endpoint.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <mutex>
 
 #include "browser_session.h"
+#include "mcp_notices.h"
 #include "mcp_workspace.h"
 #include "toolgate/base/crypto.h"
+#include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/strings.h"
@@ -81,29 +84,85 @@ bool IsToolError(std::string_view code) {
          code == "invalid_env_keys" || code == "unknown_secret";
 }
 
+std::string WorkspaceInstructions(const v1::Principal& principal) {
+  return "The tools of the Toolgate organization " + principal.org_name() +
+         ": the functions it owns or has added. Every call is billed like an invocation.";
+}
+
+// What the workspace server offers: the tools of every function, and the resources and prompts
+// of its MCP functions.
+constexpr std::string_view kWorkspaceCapabilities =
+    R"({"tools":{"listChanged":false},"resources":{"listChanged":false},)"
+    R"("prompts":{"listChanged":false}})";
+
+// The methods the workspace serves from the functions it lists.
+bool IsWorkspaceListing(std::string_view method) {
+  return method == "resources/list" || method == "resources/templates/list" ||
+         method == "prompts/list";
+}
+
+// How long a client may keep a workspace tools/list (CacheableResult): the list changes only
+// when the organization adds, removes or publishes a function.
+constexpr int64_t kWorkspaceListTtlMs = 60 * 1000;
+
 }  // namespace
 
 struct McpEndpoint::Call {
-  Call(McpHttpRequest r, Respond done) : request(std::move(r)), respond(std::move(done)) {}
+  Call(McpHttpRequest r, Respond done, StreamEvent events)
+      : request(std::move(r)), respond_to_client(std::move(done)), stream(std::move(events)) {}
+
+  // The answer; once notifications went out on the stream, a problem becomes the JSON-RPC error
+  // that ends it (the status line has been sent).
+  void respond(HttpAnswer a) const {
+    if (streamed.load() && a.content_type == "application/problem+json") {
+      a.body = JsonRpcError(message.id_json, kJsonRpcInternalError,
+                            "The call failed after it began; data holds the problem", a.body);
+      a.content_type = "application/json";
+      a.status = 200;
+    }
+    respond_to_client(std::move(a));
+  }
 
   void Problem(const v1::Problem& problem) const {
     respond(RenderProblem(problem, request.request_id));
   }
-  void Answer(std::string json) const { respond(JsonRpcAnswer(std::move(json))); }
+  // A JSON-RPC response of the edge's own (in a, which may carry headers already); a stateless
+  // one with resultType and its status.
+  void Answer(std::string json, HttpAnswer a = {}) const {
+    a.status = 200;
+    a.content_type = "application/json";
+    a.body = std::move(json);
+    if (stateless) {
+      a.body = WithResultType(std::move(a.body));
+      a.status = StatelessHttpStatus(a.body);
+    }
+    respond(std::move(a));
+  }
   void Error(int code, std::string_view message) const {
     Answer(JsonRpcError(this->message.id_json, code, message));
   }
 
   McpHttpRequest request;
-  Respond respond;
+  Respond respond_to_client;
+  StreamEvent stream;                 // empty: the client cannot be sent notifications
+  std::atomic<bool> streamed{false};  // a notification went out
+  NoticeRequest notices;              // what the client asked to be told while the call runs
   std::string key_sha256;
   McpMessage message;
   std::string revision;  // the session's, or for initialize the one negotiated
+  bool stateless = false;
+  RequestMeta meta;          // of a stateless request
+  std::string handler_body;  // what the handler receives: the body, its requestState opened
 };
 
 McpEndpoint::McpEndpoint(McpBackend& backend, const McpSessionCodec& codec, EndedSessions& ended,
-                         Options options)
-    : backend_(backend), codec_(codec), ended_(ended), options_(std::move(options)) {
+                         SessionLogLevels& log_levels, Options options)
+    : backend_(backend),
+      codec_(codec),
+      ended_(ended),
+      log_levels_(log_levels),
+      options_(std::move(options)),
+      hosts_(options_.hosts) {
   if (!options_.now_ms) options_.now_ms = [] { return NowMs(); };
 }
 
@@ -118,8 +177,8 @@ std::string McpEndpoint::EndpointName(const McpHttpRequest& request) const {
   return "functions/" + id + (request.version.empty() ? "" : "/" + request.version);
 }
 
-void McpEndpoint::Handle(McpHttpRequest request, Respond respond) {
-  auto call = std::make_shared<Call>(std::move(request), std::move(respond));
+void McpEndpoint::Handle(McpHttpRequest request, Respond respond, StreamEvent stream) {
+  auto call = std::make_shared<Call>(std::move(request), std::move(respond), std::move(stream));
   const McpHttpRequest& r = call->request;
   if (r.method != "POST" && r.method != "DELETE") {
     HttpAnswer a = RenderProblem(
@@ -130,12 +189,9 @@ void McpEndpoint::Handle(McpHttpRequest request, Respond respond) {
     a.headers.emplace_back("Allow", "POST, DELETE");
     return call->respond(std::move(a));
   }
-  // Against DNS rebinding: a web page of another origin must not reach a local edge.
-  if (!SameOrigin(r.origin, r.host)) {
-    return call->Problem(core::MakeProblem(
-        "forbidden",
-        "Requests from web pages of another origin are refused; MCP clients send no "
-        "Origin header, or this server's own."));
+  // Against DNS rebinding: a web page of another site must not reach a local edge.
+  if (auto refusal = hosts_.Check(r.host, r.origin)) {
+    return call->Problem(core::MakeProblem("forbidden", *refusal));
   }
   if (r.body.size() > options_.max_request_bytes) {
     return call->Problem(core::MakeProblem(
@@ -170,13 +226,8 @@ std::optional<McpSession> McpEndpoint::CheckSession(Call& call) {
         "session."));
     return std::nullopt;
   }
-  if (r.protocol_version && *r.protocol_version != session->revision) {
-    call.Problem(TransportProblem(400, "unsupported_protocol_version",
-                                  "Unsupported MCP protocol version",
-                                  "MCP-Protocol-Version is " + *r.protocol_version +
-                                      " but the session uses " + session->revision + "."));
-    return std::nullopt;
-  }
+  // The header need only name a supported revision (HandlePost checked that): the 2025-11-25
+  // transport asks no more, and clients differ in what they send once a session is open.
   return session;
 }
 
@@ -217,6 +268,11 @@ void McpEndpoint::HandlePost(std::shared_ptr<Call> call) {
   if (auto* problem = std::get_if<v1::Problem>(&parsed)) return call->Problem(*problem);
   call->message = std::move(std::get<McpMessage>(parsed));
   const McpMessage& m = call->message;
+  call->meta = ReadRequestMeta(m);
+  if (IsStatelessRequest(call->meta, r.protocol_version, r.session_id.has_value())) {
+    call->stateless = true;
+    return HandleStateless(std::move(call));
+  }
 
   if (r.protocol_version && !IsSupportedMcpRevision(*r.protocol_version)) {
     return call->Problem(
@@ -230,6 +286,13 @@ void McpEndpoint::HandlePost(std::shared_ptr<Call> call) {
     auto session = CheckSession(*call);
     if (!session) return;
     call->revision = session->revision;
+    if (m.kind == McpMessage::Kind::kRequest) {
+      if (m.method == "logging/setLevel") RecordLogLevel(*call, *session);
+      call->notices.progress_token_json = MetaMember(m, "progressToken");
+      if (auto level = log_levels_.Get(session->nonce, Now())) {
+        call->notices.min_log_rank = LogLevelRank(*level);
+      }
+    }
   }
   if (!AcceptsMcpAnswers(r.accept.value_or(""), call->revision)) {
     return call->Problem(TransportProblem(
@@ -251,6 +314,116 @@ void McpEndpoint::HandlePost(std::shared_ptr<Call> call) {
                [this, call](const v1::Principal& principal) { WorkspaceRequest(call, principal); });
 }
 
+void McpEndpoint::HandleStateless(std::shared_ptr<Call> call) {
+  const McpHttpRequest& r = call->request;
+  const McpMessage& m = call->message;
+  call->revision = call->meta.protocol_version.value_or(std::string(kStatelessMcpRevisions.back()));
+  if (m.kind != McpMessage::Kind::kRequest) {
+    // Nothing of this revision is sent as a notification over HTTP; accepted and ignored.
+    return Authenticate(call, [call](const v1::Principal&) { call->respond(NoContent(202)); });
+  }
+  if (!AcceptsMcpAnswers(r.accept.value_or(""), kStatelessMcpRevisions.back())) {
+    return call->Problem(
+        TransportProblem(406, "not_acceptable", "Not acceptable",
+                         "Accept must list application/json and text/event-stream; answers are "
+                         "application/json."));
+  }
+  auto refuse = [&call](McpRefusal refusal) {
+    HttpAnswer a = JsonRpcAnswer(std::move(refusal.body));
+    a.status = refusal.http_status;
+    call->respond(std::move(a));
+  };
+  if (m.too_deep) {
+    return refuse({400, JsonRpcError(m.id_json, kJsonRpcInvalidParams, TooDeepMessage())});
+  }
+  if (auto refusal =
+          CheckStatelessRequest(m, call->meta, {r.protocol_version, r.mcp_method, r.mcp_name})) {
+    return refuse(std::move(*refusal));
+  }
+  call->notices.progress_token_json = MetaMember(m, "progressToken");
+  if (std::string level = MetaMember(m, kMetaLogLevel); !level.empty()) {
+    auto parsed = ParseJson(level);
+    std::string_view name;
+    if (parsed.ok() && parsed->root.get_string().get(name) == simdjson::SUCCESS) {
+      call->notices.min_log_rank = LogLevelRank(name);
+    }
+    if (!call->notices.min_log_rank) {
+      return refuse({400, JsonRpcError(m.id_json, kJsonRpcInvalidParams,
+                                       "Invalid params: _meta." + std::string(kMetaLogLevel) +
+                                           " must be one of debug, info, notice, warning, error, "
+                                           "critical, alert, emergency")});
+    }
+  }
+  call->handler_body = std::string(TrimAsciiWhitespace(r.body));
+  if (!ParamJson(m, "requestState").empty()) {
+    // A retry of a multi round-trip request: its state must be one this endpoint sealed for
+    // this key, and the handler gets back exactly what it handed out.
+    auto sealed = NestedString(call->handler_body, "params", "requestState");
+    auto state =
+        sealed ? codec_.OpenState(*sealed, EndpointName(r), call->key_sha256, Now()) : std::nullopt;
+    if (!state) {
+      return refuse({400, JsonRpcError(m.id_json, kJsonRpcInvalidParams,
+                                       "Invalid params: requestState was not issued by this "
+                                       "server for this endpoint and key, was altered, or has "
+                                       "expired; send the request again without it")});
+    }
+    call->handler_body =
+        WithNestedMember(call->handler_body, "params", "requestState", JsonWriter::Quote(*state));
+    // What is forwarded from the params (a workspace tools/call) carries the opened state too.
+    auto opened = ParseMcpMessage(call->handler_body);
+    if (auto* message = std::get_if<McpMessage>(&opened)) {
+      call->message.params_json = std::move(message->params_json);
+    }
+  }
+  if (!r.workspace) return FunctionRequest(std::move(call));
+  Authenticate(call,
+               [this, call](const v1::Principal& principal) { WorkspaceRequest(call, principal); });
+}
+
+std::string McpEndpoint::StatelessResponse(const Call& call, std::string response) const {
+  response = WithResultType(std::move(response));
+  if (NestedString(response, "result", "resultType") != "input_required") return response;
+  auto state = NestedString(response, "result", "requestState");
+  if (!state) return response;
+  std::string sealed = codec_.SealState(EndpointName(call.request), *state,
+                                        Now() + options_.request_state_ttl_ms, call.key_sha256);
+  return WithNestedMember(response, "result", "requestState", JsonWriter::Quote(sealed));
+}
+
+void McpEndpoint::HandlerAnswer(const Call& call, const v1::InvokeSuccess& result,
+                                HttpAnswer* a) const {
+  const std::string& id = call.message.id_json;
+  a->status = 200;
+  a->content_type = "application/json";
+  a->body = IsResponseTo(result.body(), id) ? result.body() : HandlerFailure(id, result);
+  if (call.stateless) {
+    a->body = StatelessResponse(call, std::move(a->body));
+    a->status = StatelessHttpStatus(a->body);
+  }
+}
+
+NoticeSink McpEndpoint::NoticesFor(const std::shared_ptr<Call>& call, v1::InvokeJob* job) const {
+  if (!call->stream || !call->notices.Any()) return {};
+  job->set_stream_notices(true);
+  return [call](const v1::HandlerNotice& notice) {
+    std::string json = NotificationFor(notice, call->notices);
+    if (json.empty()) return;
+    call->streamed.store(true);
+    call->stream(std::move(json));
+  };
+}
+
+void McpEndpoint::RecordLogLevel(const Call& call, const McpSession& session) {
+  std::string level = ParamString(call.message, "level");
+  if (!LogLevelRank(level)) return;  // the handler answers the bad params
+  log_levels_.Set(session.nonce, level, session.expires_at_ms);
+  v1::McpSessionLogLevel broadcast;
+  broadcast.set_session_nonce(session.nonce);
+  broadcast.set_level(level);
+  broadcast.set_expires_at_ms(session.expires_at_ms);
+  backend_.SetSessionLogLevel(broadcast);
+}
+
 v1::InvokeJob McpEndpoint::NewJob(const Call& call, std::string function_id, std::string version,
                                   std::string event_json) const {
   v1::InvokeJob job;
@@ -267,71 +440,92 @@ v1::InvokeJob McpEndpoint::NewJob(const Call& call, std::string function_id, std
 
 void McpEndpoint::FunctionRequest(std::shared_ptr<Call> call) {
   const McpHttpRequest& r = call->request;
-  // The handler receives the message exactly as the client sent it.
+  // The handler receives the message exactly as the client sent it (a stateless request's
+  // requestState opened).
   v1::InvokeJob job =
-      NewJob(*call, r.function_id, r.version, std::string(TrimAsciiWhitespace(r.body)));
+      NewJob(*call, r.function_id, r.version,
+             call->stateless ? call->handler_body : std::string(TrimAsciiWhitespace(r.body)));
   if (r.env_keys) {
     job.set_env_keys_present(true);
     job.set_env_keys_header(*r.env_keys);
   }
-  backend_.Invoke(std::move(job), [this, call](v1::InvokeReply reply) {
-    // Rendering the envelope first keeps its headers (X-Api-Key-Expires-At) and its problems.
-    HttpAnswer a = RenderInvokeReply(reply, call->request.request_id, Now());
-    if (reply.has_problem()) return call->respond(std::move(a));
-    const v1::InvokeSuccess& result = reply.result();
-    const std::string& id = call->message.id_json;
-    a.status = 200;
-    a.content_type = "application/json";
-    a.body = IsResponseTo(result.body(), id) ? result.body() : HandlerFailure(id, result);
-    if (call->message.method == "initialize") {
-      // The session's revision is the one the handler's initialize result names.
-      std::string revision = InitializeResultRevision(a.body);
-      if (!revision.empty()) {
-        McpSession session = McpSessionCodec::NewSession(
-            EndpointName(call->request), std::move(revision), Now(), options_.session_ttl_ms);
-        a.headers.emplace_back("Mcp-Session-Id", codec_.Issue(session, call->key_sha256));
-      }
-    }
-    call->respond(std::move(a));
-  });
+  NoticeSink notices = NoticesFor(call, &job);
+  backend_.Invoke(
+      std::move(job),
+      [this, call](v1::InvokeReply reply) {
+        // Rendering the envelope first keeps its headers (X-Api-Key-Expires-At) and its problems.
+        HttpAnswer a = RenderInvokeReply(reply, call->request.request_id, Now());
+        if (reply.has_problem()) return call->respond(std::move(a));
+        HandlerAnswer(*call, reply.result(), &a);
+        if (!call->stateless && call->message.method == "initialize") {
+          // The session's revision is the one the handler's initialize result names.
+          std::string revision = InitializeResultRevision(a.body);
+          if (!revision.empty()) {
+            McpSession session = McpSessionCodec::NewSession(
+                EndpointName(call->request), std::move(revision), Now(), options_.session_ttl_ms);
+            a.headers.emplace_back("Mcp-Session-Id", codec_.Issue(session, call->key_sha256));
+          }
+        }
+        call->respond(std::move(a));
+      },
+      std::move(notices));
+}
+
+void McpEndpoint::WorkspaceInitialize(std::shared_ptr<Call> call, const v1::Principal& principal) {
+  const McpMessage& m = call->message;
+  JsonWriter w;
+  w.BeginObject().Field("protocolVersion", call->revision);
+  w.Key("capabilities").Raw(kWorkspaceCapabilities);
+  w.Key("serverInfo")
+      .BeginObject()
+      .Field("name", "toolgate")
+      .Field("version", options_.server_version)
+      .EndObject();
+  w.Field("instructions", WorkspaceInstructions(principal));
+  HttpAnswer a = JsonRpcAnswer(JsonRpcResult(m.id_json, w.EndObject().str()));
+  McpSession session =
+      McpSessionCodec::NewSession("workspace", call->revision, Now(), options_.session_ttl_ms);
+  a.headers.emplace_back("Mcp-Session-Id", codec_.Issue(session, call->key_sha256));
+  call->respond(std::move(a));
+}
+
+void McpEndpoint::WorkspaceDiscover(std::shared_ptr<Call> call, const v1::Principal& principal) {
+  JsonWriter w;
+  w.BeginObject().Key("supportedVersions").Raw(SupportedRevisionsJson());
+  w.Key("capabilities").Raw(kWorkspaceCapabilities);
+  w.Field("instructions", WorkspaceInstructions(principal));
+  w.Key("_meta").BeginObject().Key(kMetaServerInfo).BeginObject();
+  w.Field("name", "toolgate").Field("version", options_.server_version).EndObject().EndObject();
+  call->Answer(JsonRpcResult(call->message.id_json, w.EndObject().str()));
 }
 
 void McpEndpoint::WorkspaceRequest(std::shared_ptr<Call> call, const v1::Principal& principal) {
   const McpMessage& m = call->message;
-  if (m.method == "initialize") {
-    JsonWriter w;
-    w.BeginObject().Field("protocolVersion", call->revision);
-    w.Key("capabilities").BeginObject().Key("tools").BeginObject();
-    w.Field("listChanged", false).EndObject().EndObject();
-    w.Key("serverInfo")
-        .BeginObject()
-        .Field("name", "toolgate")
-        .Field("version", options_.server_version)
-        .EndObject();
-    w.Field("instructions", "The tools of the Toolgate organization " + principal.org_name() +
-                                ": the functions it owns or has added. Every call is billed "
-                                "like an invocation.");
-    HttpAnswer a = JsonRpcAnswer(JsonRpcResult(m.id_json, w.EndObject().str()));
-    McpSession session =
-        McpSessionCodec::NewSession("workspace", call->revision, Now(), options_.session_ttl_ms);
-    a.headers.emplace_back("Mcp-Session-Id", codec_.Issue(session, call->key_sha256));
-    return call->respond(std::move(a));
+  // initialize and ping belong to the session era; server/discover replaces them.
+  if (!call->stateless && m.method == "initialize") return WorkspaceInitialize(call, principal);
+  if (!call->stateless && m.method == "ping") return call->Answer(JsonRpcResult(m.id_json, "{}"));
+  if (call->stateless && m.method == "server/discover") {
+    return WorkspaceDiscover(call, principal);
   }
-  if (m.method == "ping") return call->Answer(JsonRpcResult(m.id_json, "{}"));
-  if (m.method != "tools/list" && m.method != "tools/call") {
+  const bool forward = m.method == "resources/read" || m.method == "prompts/get";
+  if (m.method != "tools/list" && m.method != "tools/call" && !IsWorkspaceListing(m.method) &&
+      !forward) {
     return call->Error(kJsonRpcMethodNotFound, "Method not found: " + m.method);
   }
-  const bool list = m.method == "tools/list";
-  backend_.WorkspaceTools(principal.org_id(), [this, call, list](v1::WorkspaceToolsReply tools) {
+  backend_.WorkspaceTools(principal.org_id(), [this, call, forward](v1::WorkspaceToolsReply tools) {
     if (tools.has_problem()) return call->Problem(tools.problem());
-    if (list) return WorkspaceList(call, std::move(tools));
-    WorkspaceCall(call, std::move(tools));
+    const std::string& method = call->message.method;
+    if (method == "tools/list") return WorkspaceList(call, std::move(tools));
+    if (method == "tools/call") return WorkspaceCall(call, std::move(tools));
+    if (forward) return WorkspaceForward(call, std::move(tools));
+    WorkspaceCatalog(call, std::move(tools));
   });
 }
 
 void McpEndpoint::WorkspaceList(std::shared_ptr<Call> call, v1::WorkspaceToolsReply reply) {
-  // Each MCP function is asked for its tools (one invocation each, billed as usual); the answer
-  // waits for all of them. A function that cannot list is left out rather than failing the list.
+  // An MCP function's tools come from the listing its publisher's run stored (mcp_listing.h);
+  // one without is asked for them (one invocation each, billed as usual), and the answer waits
+  // for all of those. A function that cannot list is left out rather than failing the list.
   struct Gathering {
     std::mutex mu;
     std::vector<std::vector<std::string>> entries;  // guarded by mu; one slot per function
@@ -342,12 +536,16 @@ void McpEndpoint::WorkspaceList(std::shared_ptr<Call> call, v1::WorkspaceToolsRe
   const std::vector<std::string> names = AssignToolNames(*functions);
   auto gathering = std::make_shared<Gathering>();
   gathering->entries.resize(functions->size());
-  std::vector<size_t> mcp;
+  std::vector<size_t> mcp;  // MCP functions without a listing: asked live
   for (size_t i = 0; i < functions->size(); ++i) {
-    if ((*functions)[i].mcp()) {
-      mcp.push_back(i);
+    const v1::WorkspaceTool& f = (*functions)[i];
+    if (!f.mcp()) {
+      gathering->entries[i].push_back(FunctionToolJson(f, names[i]));
+    } else if (f.has_listing()) {
+      // Listed when it was published: nothing runs, nothing is charged.
+      gathering->entries[i] = PrefixedToolsJson(f.listing().tools_json(), names[i]);
     } else {
-      gathering->entries[i].push_back(FunctionToolJson((*functions)[i], names[i]));
+      mcp.push_back(i);
     }
   }
   auto finish = [call, gathering] {
@@ -355,7 +553,13 @@ void McpEndpoint::WorkspaceList(std::shared_ptr<Call> call, v1::WorkspaceToolsRe
     for (auto& slot : gathering->entries) {
       for (auto& e : slot) all.push_back(std::move(e));
     }
-    call->Answer(JsonRpcResult(call->message.id_json, ToolsListResult(all)));
+    std::string response = JsonRpcResult(call->message.id_json, ToolsListResult(all));
+    if (call->stateless) {
+      // The list is the organization's own: cacheable by this caller only.
+      response = WithNestedMember(response, "result", "ttlMs", std::to_string(kWorkspaceListTtlMs));
+      response = WithNestedMember(response, "result", "cacheScope", "\"private\"");
+    }
+    call->Answer(std::move(response));
   };
   if (mcp.empty()) return finish();
   gathering->pending = mcp.size();
@@ -368,36 +572,41 @@ void McpEndpoint::WorkspaceList(std::shared_ptr<Call> call, v1::WorkspaceToolsRe
         .Raw(call->message.id_json)
         .Field("method", "tools/list")
         .Key("params")
-        .BeginObject()
-        .EndObject()
-        .EndObject();
+        .BeginObject();
+    // A stateless client's _meta (revision, capabilities) goes on to the function.
+    if (std::string meta = ParamJson(call->message, "_meta"); call->stateless && !meta.empty()) {
+      event.Key("_meta").Raw(meta);
+    }
+    event.EndObject().EndObject();
     v1::InvokeJob job = NewJob(*call, f.function_id(), "", event.Take());
     SetEnvKeys(call->request, f, &job);
-    backend_.Invoke(std::move(job), [call, gathering, functions, i, prefix = names[i],
-                                     finish](v1::InvokeReply answer) {
-      std::vector<std::string> tools;
-      const std::string& function_id = (*functions)[i].function_id();
-      if (answer.has_problem()) {
-        log::Warn("workspace tools/list left out a function")
-            .Str("request_id", call->request.request_id)
-            .Str("function_id", function_id)
-            .Str("problem", answer.problem().code());
-      } else if (!IsResponseTo(answer.result().body(), call->message.id_json)) {
-        log::Warn("workspace tools/list left out a function")
-            .Str("request_id", call->request.request_id)
-            .Str("function_id", function_id)
-            .Int("status_code", answer.result().status_code());
-      } else {
-        tools = PrefixedToolsJson(answer.result().body(), prefix);
-      }
-      bool last;
-      {
-        std::lock_guard<std::mutex> lock(gathering->mu);
-        gathering->entries[i] = std::move(tools);
-        last = --gathering->pending == 0;
-      }
-      if (last) finish();
-    });
+    backend_.Invoke(
+        std::move(job),
+        [call, gathering, functions, i, prefix = names[i], finish](v1::InvokeReply answer) {
+          std::vector<std::string> tools;
+          const std::string& function_id = (*functions)[i].function_id();
+          if (answer.has_problem()) {
+            log::Warn("workspace tools/list left out a function")
+                .Str("request_id", call->request.request_id)
+                .Str("function_id", function_id)
+                .Str("problem", answer.problem().code());
+          } else if (!IsResponseTo(answer.result().body(), call->message.id_json)) {
+            log::Warn("workspace tools/list left out a function")
+                .Str("request_id", call->request.request_id)
+                .Str("function_id", function_id)
+                .Int("status_code", answer.result().status_code());
+          } else if (auto page = ListResultPage(answer.result().body(), "tools")) {
+            tools = PrefixedToolsJson(page->items_json, prefix);
+          }
+          bool last;
+          {
+            std::lock_guard<std::mutex> lock(gathering->mu);
+            gathering->entries[i] = std::move(tools);
+            last = --gathering->pending == 0;
+          }
+          if (last) finish();
+        },
+        NoticeSink());
   }
 }
 
@@ -422,31 +631,101 @@ void McpEndpoint::WorkspaceCall(std::shared_ptr<Call> call, v1::WorkspaceToolsRe
   }
   v1::InvokeJob job = NewJob(*call, f.function_id(), "", std::move(event));
   SetEnvKeys(call->request, f, &job);
-  backend_.Invoke(std::move(job), [this, call, forwarded](v1::InvokeReply answer) {
-    HttpAnswer a = RenderInvokeReply(answer, call->request.request_id, Now());
-    if (answer.has_problem() && IsToolError(answer.problem().code()) && !forwarded) {
-      // The arguments broke the tool's input_schema, or a declared key has no secret mapped
-      // (nothing ran, nothing was charged): a tool error the client reads and can act on, not
-      // an HTTP 400.
-      a.status = 200;
-      a.content_type = "application/json";
-      a.body = JsonRpcResult(
-          call->message.id_json,
-          ToolCallResult(400, core::RenderProblem(answer.problem(), call->request.request_id)));
-      return call->respond(std::move(a));
+  NoticeSink notices = NoticesFor(call, &job);
+  backend_.Invoke(
+      std::move(job),
+      [this, call, forwarded](v1::InvokeReply answer) {
+        HttpAnswer a = RenderInvokeReply(answer, call->request.request_id, Now());
+        if (answer.has_problem() && IsToolError(answer.problem().code()) && !forwarded) {
+          // The arguments broke the tool's input_schema, or a declared key has no secret mapped
+          // (nothing ran, nothing was charged): a tool error the client reads and can act on, not
+          // an HTTP 400.
+          return call->Answer(
+              JsonRpcResult(call->message.id_json,
+                            ToolCallResult(400, core::RenderProblem(answer.problem(),
+                                                                    call->request.request_id))),
+              std::move(a));
+        }
+        if (answer.has_problem()) return call->respond(std::move(a));
+        const v1::InvokeSuccess& result = answer.result();
+        if (forwarded) {
+          HandlerAnswer(*call, result, &a);
+          return call->respond(std::move(a));
+        }
+        call->Answer(JsonRpcResult(call->message.id_json,
+                                   ToolCallResult(result.status_code(), result.body())),
+                     std::move(a));
+      },
+      std::move(notices));
+}
+
+void McpEndpoint::WorkspaceCatalog(std::shared_ptr<Call> call, v1::WorkspaceToolsReply reply) {
+  const std::string& method = call->message.method;
+  std::vector<v1::WorkspaceTool> functions(reply.mutable_tools()->begin(),
+                                           reply.mutable_tools()->end());
+  const std::vector<std::string> names = AssignToolNames(functions);
+  const std::string_view member = method == "resources/list"             ? "resources"
+                                  : method == "resources/templates/list" ? "resourceTemplates"
+                                                                         : "prompts";
+  JsonWriter w;
+  w.BeginObject().Key(member).BeginArray();
+  for (size_t i = 0; i < functions.size(); ++i) {
+    const v1::WorkspaceTool& f = functions[i];
+    if (!f.mcp() || !f.has_listing()) continue;  // only listed MCP functions have any
+    std::vector<std::string> entries =
+        method == "resources/list"
+            ? PrefixedResourcesJson(f.listing().resources_json(), names[i], "uri")
+        : method == "resources/templates/list"
+            ? PrefixedResourcesJson(f.listing().resource_templates_json(), names[i], "uriTemplate")
+            : PrefixedToolsJson(f.listing().prompts_json(), names[i]);
+    for (const std::string& e : entries) w.Raw(e);
+  }
+  w.EndArray();
+  if (call->stateless) w.Field("ttlMs", kWorkspaceListTtlMs).Field("cacheScope", "private");
+  call->Answer(JsonRpcResult(call->message.id_json, w.EndObject().str()));
+}
+
+void McpEndpoint::WorkspaceForward(std::shared_ptr<Call> call, v1::WorkspaceToolsReply reply) {
+  const McpMessage& m = call->message;
+  std::vector<v1::WorkspaceTool> functions(reply.mutable_tools()->begin(),
+                                           reply.mutable_tools()->end());
+  const std::vector<std::string> names = AssignToolNames(functions);
+  std::optional<size_t> target;
+  std::string member, value;
+  if (m.method == "resources/read") {
+    member = "uri";
+    auto uri = ParseWorkspaceUri(ParamString(m, "uri"));
+    for (size_t i = 0; uri && i < functions.size(); ++i) {
+      if (functions[i].mcp() && names[i] == uri->function_name) target = i;
     }
-    if (answer.has_problem()) return call->respond(std::move(a));
-    const v1::InvokeSuccess& result = answer.result();
-    const std::string& id = call->message.id_json;
-    a.status = 200;
-    a.content_type = "application/json";
-    if (forwarded) {
-      a.body = IsResponseTo(result.body(), id) ? result.body() : HandlerFailure(id, result);
-    } else {
-      a.body = JsonRpcResult(id, ToolCallResult(result.status_code(), result.body()));
+    if (uri) value = uri->uri;
+  } else {
+    member = "name";
+    if (auto t = ResolveTool(functions, names, ParamString(m, "name")); t && !t->mcp_tool.empty()) {
+      target = t->function;
+      value = t->mcp_tool;
     }
-    call->respond(std::move(a));
-  });
+  }
+  if (!target) {
+    return call->Error(kJsonRpcInvalidParams,
+                       std::string("Invalid params: no function of this workspace has ") +
+                           (member == "uri" ? "the resource " : "the prompt ") +
+                           ParamString(m, member));
+  }
+  const v1::WorkspaceTool& f = functions[*target];
+  v1::InvokeJob job = NewJob(*call, f.function_id(), "",
+                             ForwardedRequest(m.id_json, m.method, m.params_json, member, value));
+  SetEnvKeys(call->request, f, &job);
+  NoticeSink notices = NoticesFor(call, &job);
+  backend_.Invoke(
+      std::move(job),
+      [this, call](v1::InvokeReply answer) {
+        HttpAnswer a = RenderInvokeReply(answer, call->request.request_id, Now());
+        if (answer.has_problem()) return call->respond(std::move(a));
+        HandlerAnswer(*call, answer.result(), &a);
+        call->respond(std::move(a));
+      },
+      std::move(notices));
 }
 
 }  // namespace toolgate::edge

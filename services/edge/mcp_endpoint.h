@@ -7,13 +7,20 @@
 //   /mcp                                      the calling organization's workspace: its functions
 //                                             (and the tools of its MCP functions) as tools
 //
+// Two eras of the protocol share each endpoint, told apart per request (mcp_stateless.h):
+//   - 2024-11-05 to 2025-11-25: initialize issues an Mcp-Session-Id (mcp_session.h); every later
+//     POST and DELETE must carry it (400 without, 404 when unknown, ended, expired, of another
+//     endpoint or another key). MCP-Protocol-Version, when sent, must be a supported revision.
+//   - 2026-07-28: no session; every request's _meta names its revision and the client's
+//     capabilities, and its headers mirror method and name. The edge refuses a wrong envelope
+//     itself (JSON-RPC errors with HTTP 400), answers -32601 with 404, adds resultType to results
+//     that lack it, and seals every requestState a handler hands out (McpSessionCodec::SealState)
+//     and opens it on the retry, so handlers need no secret of their own.
 // POST carries one JSON-RPC message. Requests are answered with application/json; notifications
-// and responses get 202 and run nothing. initialize issues an Mcp-Session-Id (mcp_session.h);
-// every later POST and DELETE must carry it (400 without, 404 when unknown, ended, expired, of
-// another endpoint or another key). MCP-Protocol-Version, when sent, must be a supported revision
-// and the session's (400). An Origin other than the edge's own is refused (403); an Accept that
-// does not admit the revision's answers gets 406. GET (no server-initiated stream) and any other
-// method get 405. Platform errors are problem+json with their HTTP status.
+// and responses get 202 and run nothing. A Host or Origin the system does not serve is refused
+// before anything else (403, mcp_host_guard.h); an Accept that does not admit the revision's
+// answers gets 406. GET (no server-initiated stream) and any other method get 405. Platform
+// errors are problem+json with their HTTP status.
 //
 // The endpoint owns no I/O: everything it asks of the system goes through McpBackend, and its
 // answer through a callback, so tests drive it with a fake backend. Thread-safe; callbacks may run
@@ -26,8 +33,10 @@
 #include <optional>
 #include <string>
 
+#include "mcp_host_guard.h"
 #include "mcp_protocol.h"
 #include "mcp_session.h"
+#include "mcp_stateless.h"
 #include "render.h"
 #include "toolgate/v1/toolgate.pb.h"
 
@@ -35,12 +44,17 @@ namespace toolgate::edge {
 
 // What the endpoint needs from the rest of Toolgate. Each call completes its callback exactly
 // once, on any thread; a bus failure arrives as the reply's problem (503, 504). Thread-safe.
+// What a running handler reports (context.progress, context.log), as the executor sent it.
+using NoticeSink = std::function<void(const v1::HandlerNotice&)>;
+
 class McpBackend {
  public:
   virtual ~McpBackend() = default;
   // Sends job along the invoke chain (the backend sets its reply subject) and reports the final
-  // InvokeReply: the handler's result or the platform's problem.
-  virtual void Invoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done) = 0;
+  // InvokeReply: the handler's result or the platform's problem. When job.stream_notices is set,
+  // notices (never empty then) gets each notice of the handler before done runs.
+  virtual void Invoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done,
+                      NoticeSink notices) = 0;
   // tg.auth.authenticate for an API key.
   virtual void Authenticate(std::string api_key_sha256,
                             std::function<void(v1::AuthenticateReply)> done) = 0;
@@ -49,6 +63,11 @@ class McpBackend {
                               std::function<void(v1::WorkspaceToolsReply)> done) = 0;
   // Tells every edge replica (this one included) that a session ended.
   virtual void EndSession(const v1::McpSessionEnded& ended) = 0;
+  // Tells every edge replica (this one included) the log level a session asked for.
+  virtual void SetSessionLogLevel(const v1::McpSessionLogLevel& level) = 0;
+  // tg.registry.mcp_listing: keeps an MCP version's listing with the version.
+  virtual void StoreListing(const v1::McpListingSet& listing,
+                            std::function<void(v1::McpListingSetReply)> done) = 0;
 };
 
 // One HTTP request to an MCP endpoint, as the edge read it.
@@ -64,6 +83,8 @@ struct McpHttpRequest {
   std::optional<std::string> content_type;
   std::optional<std::string> session_id;        // Mcp-Session-Id
   std::optional<std::string> protocol_version;  // MCP-Protocol-Version
+  std::optional<std::string> mcp_method;        // Mcp-Method
+  std::optional<std::string> mcp_name;          // Mcp-Name
   std::optional<std::string> env_keys;          // X-Env-Keys
   std::string body;
   std::string request_id;
@@ -75,22 +96,33 @@ class McpEndpoint {
   struct Options {
     size_t max_request_bytes = 6 * 1024 * 1024;
     int64_t session_ttl_ms = 24LL * 3600 * 1000;
-    std::string server_version;       // serverInfo.version of the workspace server
+    int64_t request_state_ttl_ms = 3600LL * 1000;  // how long a sealed requestState opens
+    std::string server_version;                    // serverInfo.version of the workspace server
+    McpHostGuard::Options hosts;                   // which Host and Origin headers are served
     std::function<int64_t()> now_ms;  // Unix milliseconds; defaults to the system clock
   };
   using Respond = std::function<void(HttpAnswer)>;
+  // One JSON-RPC notification for the response stream (notifications/progress,
+  // notifications/message), sent before the answer.
+  using StreamEvent = std::function<void(std::string json)>;
 
   // Every argument must outlive the endpoint.
   McpEndpoint(McpBackend& backend, const McpSessionCodec& codec, EndedSessions& ended,
-              Options options);
+              SessionLogLevels& log_levels, Options options);
 
-  // Answers request through respond, exactly once (possibly before returning).
-  void Handle(McpHttpRequest request, Respond respond);
+  // Answers request through respond, exactly once (possibly before returning). When stream is
+  // given, the handler's progress and log notices that the client asked for (a progressToken,
+  // a log level) go to it as notifications first, in order, from any thread but never at the
+  // same time; the responder then sends the answer as the stream's last event (a problem
+  // arrives as a JSON-RPC error: the status line has gone). Without stream, none are asked for.
+  void Handle(McpHttpRequest request, Respond respond, StreamEvent stream = {});
 
  private:
   struct Call;  // one POST in progress
   void HandleDelete(std::shared_ptr<Call> call);
   void HandlePost(std::shared_ptr<Call> call);
+  // A request of a stateless revision (2026-07-28).
+  void HandleStateless(std::shared_ptr<Call> call);
   // The session of a non-initialize POST or a DELETE; answers and returns nullopt when missing
   // or unknown.
   std::optional<McpSession> CheckSession(Call& call);
@@ -100,18 +132,37 @@ class McpEndpoint {
 
   void FunctionRequest(std::shared_ptr<Call> call);
   void WorkspaceRequest(std::shared_ptr<Call> call, const v1::Principal& principal);
+  void WorkspaceInitialize(std::shared_ptr<Call> call, const v1::Principal& principal);
+  void WorkspaceDiscover(std::shared_ptr<Call> call, const v1::Principal& principal);
   void WorkspaceList(std::shared_ptr<Call> call, v1::WorkspaceToolsReply tools);
   void WorkspaceCall(std::shared_ptr<Call> call, v1::WorkspaceToolsReply tools);
+  // resources/list, resources/templates/list, prompts/list: from the MCP functions' listings.
+  void WorkspaceCatalog(std::shared_ptr<Call> call, v1::WorkspaceToolsReply tools);
+  // resources/read, prompts/get: forwarded to the MCP function the URI or name belongs to.
+  void WorkspaceForward(std::shared_ptr<Call> call, v1::WorkspaceToolsReply tools);
 
   v1::InvokeJob NewJob(const Call& call, std::string function_id, std::string version,
                        std::string event_json) const;
+  // Where the job's notices go: the client's response stream, filtered by what it asked for;
+  // empty (and job.stream_notices false) when it asked for none.
+  NoticeSink NoticesFor(const std::shared_ptr<Call>& call, v1::InvokeJob* job) const;
+  // Remembers a session's logging/setLevel on every replica.
+  void RecordLogLevel(const Call& call, const McpSession& session);
   std::string EndpointName(const McpHttpRequest& request) const;
+  // Turns *a, the rendered envelope of a handler's run, into the JSON-RPC answer to the call:
+  // the handler's response, or -32603 carrying what it returned; for a stateless request with
+  // resultType added, its requestState sealed and the status the transport gives it.
+  void HandlerAnswer(const Call& call, const v1::InvokeSuccess& result, HttpAnswer* a) const;
+  // For a stateless request: result JSON-RPC response with resultType, and requestState sealed.
+  std::string StatelessResponse(const Call& call, std::string response) const;
   int64_t Now() const;
 
   McpBackend& backend_;
   const McpSessionCodec& codec_;
   EndedSessions& ended_;
+  SessionLogLevels& log_levels_;
   Options options_;
+  McpHostGuard hosts_;
 };
 
 }  // namespace toolgate::edge

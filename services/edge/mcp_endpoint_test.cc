@@ -5,6 +5,8 @@
 #include <deque>
 #include <functional>
 
+#include "fake_mcp_backend.h"
+#include "mcp_stateless.h"
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json.h"
 #include "toolgate/core/event_depth.h"
@@ -13,53 +15,10 @@
 namespace toolgate::edge {
 namespace {
 
+using FakeBackend = FakeMcpBackend;
+
 constexpr char kFunction[] = "0b9a3c54-2d1e-4f6a-9b8c-7d6e5f4a3b2c";
 constexpr char kBoth[] = "application/json, text/event-stream";
-
-// Answers every call at once: invocations with the handler `handler` (event -> InvokeReply),
-// authentication with `principal` or `auth_problem`, the registry with `tools`.
-class FakeBackend : public McpBackend {
- public:
-  void Invoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done) override {
-    jobs.push_back(job);
-    done(handler(job));
-  }
-  void Authenticate(std::string api_key_sha256,
-                    std::function<void(v1::AuthenticateReply)> done) override {
-    authenticated.push_back(api_key_sha256);
-    v1::AuthenticateReply reply;
-    if (auth_problem) {
-      *reply.mutable_problem() = *auth_problem;
-    } else {
-      *reply.mutable_principal() = principal;
-    }
-    done(reply);
-  }
-  void WorkspaceTools(std::string org_id,
-                      std::function<void(v1::WorkspaceToolsReply)> done) override {
-    orgs.push_back(org_id);
-    done(tools);
-  }
-  void EndSession(const v1::McpSessionEnded& ended) override { ended_sessions.push_back(ended); }
-
-  std::function<v1::InvokeReply(const v1::InvokeJob&)> handler;
-  v1::Principal principal;
-  std::optional<v1::Problem> auth_problem;
-  v1::WorkspaceToolsReply tools;
-
-  std::vector<v1::InvokeJob> jobs;
-  std::vector<std::string> authenticated;
-  std::vector<std::string> orgs;
-  std::vector<v1::McpSessionEnded> ended_sessions;
-};
-
-v1::InvokeReply HandlerAnswer(int status, std::string body) {
-  v1::InvokeReply reply;
-  reply.mutable_result()->set_status_code(status);
-  reply.mutable_result()->set_body(std::move(body));
-  reply.mutable_result()->mutable_summary()->set_execution_id("exec-1");
-  return reply;
-}
 
 // An MCP server like the templates: initialize answers the asked revision, tools/list one tool,
 // anything else an empty result.
@@ -102,7 +61,7 @@ class McpEndpointTest : public ::testing::Test {
     options.max_request_bytes = 1000;
     options.server_version = "9.9.9";
     options.now_ms = [this] { return now_ms_; };
-    endpoint_ = std::make_unique<McpEndpoint>(backend_, codec_, ended_, options);
+    endpoint_ = std::make_unique<McpEndpoint>(backend_, codec_, ended_, levels_, options);
   }
 
   McpHttpRequest Post(std::string body, std::optional<std::string> session = std::nullopt) {
@@ -119,12 +78,20 @@ class McpEndpointTest : public ::testing::Test {
     return r;
   }
 
+  // Sends request with a response stream: what goes on it before the answer lands in events_.
   HttpAnswer Send(McpHttpRequest request) {
     std::optional<HttpAnswer> answer;
-    endpoint_->Handle(std::move(request), [&answer](HttpAnswer a) {
-      EXPECT_FALSE(answer.has_value()) << "answered twice";
-      answer = std::move(a);
-    });
+    events_.clear();
+    endpoint_->Handle(
+        std::move(request),
+        [&answer](HttpAnswer a) {
+          EXPECT_FALSE(answer.has_value()) << "answered twice";
+          answer = std::move(a);
+        },
+        [this, &answer](std::string json) {
+          EXPECT_FALSE(answer.has_value()) << "a notification after the answer";
+          events_.push_back(std::move(json));
+        });
     EXPECT_TRUE(answer.has_value());
     return answer.value_or(HttpAnswer{});
   }
@@ -161,6 +128,8 @@ class McpEndpointTest : public ::testing::Test {
   FakeBackend backend_;
   McpSessionCodec codec_{std::string(32, 's')};
   EndedSessions ended_;
+  SessionLogLevels levels_;
+  std::vector<std::string> events_;
   std::unique_ptr<McpEndpoint> endpoint_;
 };
 
@@ -240,9 +209,11 @@ TEST_F(McpEndpointTest, ProtocolVersionHeader) {
   EXPECT_EQ(a.status, 400);
   EXPECT_EQ(Code(a), "unsupported_protocol_version");
 
-  McpHttpRequest mismatch = Post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", session);
-  mismatch.protocol_version = "2025-06-18";
-  EXPECT_EQ(Send(std::move(mismatch)).status, 400);
+  // Another supported revision than the session's is served: the 2025-11-25 transport asks
+  // only that the header name a supported revision.
+  McpHttpRequest other = Post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", session);
+  other.protocol_version = "2025-06-18";
+  EXPECT_EQ(Send(std::move(other)).status, 200);
 
   McpHttpRequest match = Post(R"({"jsonrpc":"2.0","id":1,"method":"ping"})", session);
   match.protocol_version = "2025-03-26";
@@ -301,6 +272,14 @@ TEST_F(McpEndpointTest, TransportErrors) {
   McpHttpRequest foreign = Post(R"({"jsonrpc":"2.0","id":0,"method":"initialize"})");
   foreign.origin = "https://evil.example";
   EXPECT_EQ(Send(std::move(foreign)).status, 403);
+  // DNS rebinding: the attacker's name in Host (and Origin) is refused before authentication.
+  McpHttpRequest rebound = Post(R"({"jsonrpc":"2.0","id":0,"method":"initialize"})");
+  rebound.host = "evil.example.com";
+  rebound.origin = "http://evil.example.com";
+  EXPECT_EQ(Code(Send(std::move(rebound))), "forbidden");
+  McpHttpRequest other_port = Post(R"({"jsonrpc":"2.0","id":0,"method":"initialize"})");
+  other_port.host = "localhost:9999";  // a loopback name on any port (a local proxy)
+  EXPECT_EQ(Send(std::move(other_port)).status, 200);
   McpHttpRequest own = Post(R"({"jsonrpc":"2.0","id":0,"method":"initialize"})");
   own.origin = "http://127.0.0.1:8080";
   EXPECT_EQ(Send(std::move(own)).status, 200);
@@ -317,7 +296,7 @@ TEST_F(McpEndpointTest, TransportErrors) {
 
   EXPECT_EQ(Code(Send(Post("{oops"))), "invalid_json");
   EXPECT_EQ(Code(Send(Post(R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])"))), "bad_request");
-  EXPECT_EQ(backend_.jobs.size(), 1u);  // only the same-origin initialize ran
+  EXPECT_EQ(backend_.jobs.size(), 2u);  // only the same-origin and the loopback initialize ran
 }
 
 TEST_F(McpEndpointTest, DeleteEndsTheSessionEverywhere) {
@@ -438,6 +417,50 @@ TEST_F(WorkspaceTest, ToolsListListsFunctionsAndTheToolsOfMcpFunctions) {
   EXPECT_FALSE(backend_.jobs[0].env_keys_present());  // it declares no keys
 }
 
+TEST_F(WorkspaceTest, AListedMcpFunctionIsListedWithoutRunningAnything) {
+  backend_.tools.mutable_tools(1)->mutable_listing()->set_tools_json(
+      R"([{"name":"add","inputSchema":{"type":"object"}},{"name":"sub"}])");
+  HttpAnswer a = Call(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
+  EXPECT_EQ(a.status, 200);
+  EXPECT_NE(a.body.find(R"({"name":"calc__add","inputSchema":{"type":"object"}},)"
+                        R"({"name":"calc__sub"})"),
+            std::string::npos)
+      << a.body;
+  EXPECT_TRUE(backend_.jobs.empty());  // no handler ran, nothing was charged
+}
+
+TEST_F(WorkspaceTest, ResourcesAndPromptsOfListedFunctionsAreMergedAndForwarded) {
+  v1::McpListing* listing = backend_.tools.mutable_tools(1)->mutable_listing();
+  listing->set_tools_json("[]");
+  listing->set_resources_json(R"([{"uri":"test://static","name":"s"},{"name":"no uri"}])");
+  listing->set_resource_templates_json(R"([{"uriTemplate":"test://t/{id}","name":"t"}])");
+  listing->set_prompts_json(R"([{"name":"greet","arguments":[]}])");
+
+  EXPECT_EQ(Call(R"({"jsonrpc":"2.0","id":1,"method":"resources/list"})").body,
+            R"({"jsonrpc":"2.0","id":1,"result":{"resources":[)"
+            R"({"uri":"toolgate://calc/test://static","name":"s"}]}})");
+  EXPECT_EQ(Call(R"({"jsonrpc":"2.0","id":2,"method":"resources/templates/list"})").body,
+            R"({"jsonrpc":"2.0","id":2,"result":{"resourceTemplates":[)"
+            R"({"uriTemplate":"toolgate://calc/test://t/{id}","name":"t"}]}})");
+  EXPECT_EQ(
+      Call(R"({"jsonrpc":"2.0","id":3,"method":"prompts/list"})").body,
+      R"({"jsonrpc":"2.0","id":3,"result":{"prompts":[{"name":"calc__greet","arguments":[]}]}})");
+  EXPECT_TRUE(backend_.jobs.empty());  // listings: nothing ran
+
+  Call(R"({"jsonrpc":"2.0","id":4,"method":"resources/read","params":)"
+       R"({"uri":"toolgate://calc/test://t/7"}})");
+  ASSERT_EQ(backend_.jobs.size(), 1u);
+  EXPECT_EQ(backend_.jobs[0].function_id(), "22222222-0000-4000-8000-000000000002");
+  EXPECT_EQ(backend_.jobs[0].event_json(),
+            R"({"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"test://t/7"}})");
+  Call(R"({"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"calc__greet",)"
+       R"("arguments":{"who":"Ada"}}})");
+  ASSERT_EQ(backend_.jobs.size(), 2u);
+  EXPECT_EQ(backend_.jobs[1].event_json(),
+            R"({"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"greet",)"
+            R"("arguments":{"who":"Ada"}}})");
+}
+
 TEST_F(WorkspaceTest, AnMcpFunctionThatCannotListIsLeftOut) {
   backend_.handler = [](const v1::InvokeJob&) {
     v1::InvokeReply reply;
@@ -523,10 +546,340 @@ TEST_F(WorkspaceTest, JsonRpcErrors) {
   EXPECT_EQ(code(R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",)"
                  R"("arguments":[1]}})"),
             -32602);
-  EXPECT_EQ(code(R"({"jsonrpc":"2.0","id":1,"method":"resources/list"})"), -32601);
+  EXPECT_EQ(code(R"({"jsonrpc":"2.0","id":1,"method":"resources/subscribe"})"), -32601);
+  EXPECT_EQ(code(R"({"jsonrpc":"2.0","id":1,"method":"resources/read","params":)"
+                 R"({"uri":"toolgate://nobody/x"}})"),
+            -32602);
+  EXPECT_EQ(code(R"({"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"echo"}})"),
+            -32602);  // a plain function has no prompts
   EXPECT_TRUE(backend_.jobs.empty());
   HttpAnswer ping = Call(R"({"jsonrpc":"2.0","id":1,"method":"ping"})");
   EXPECT_EQ(ping.body, R"({"jsonrpc":"2.0","id":1,"result":{}})");
+}
+
+// Requests of the stateless revision (2026-07-28): no session; _meta and headers on each.
+class StatelessTest : public McpEndpointTest {
+ protected:
+  static constexpr char kMeta[] =
+      R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+      R"("io.modelcontextprotocol/clientCapabilities":{}})";
+
+  // A request of `method` whose params are `params` (members, without braces) and the _meta,
+  // with the headers a conforming client sends.
+  McpHttpRequest Request(const std::string& method, const std::string& params = "",
+                         std::optional<std::string> name = std::nullopt, int id = 1) {
+    McpHttpRequest r =
+        Post(R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":")" + method +
+             R"(","params":{)" + params + (params.empty() ? "" : ",") + kMeta + "}}");
+    r.protocol_version = "2026-07-28";
+    r.mcp_method = method;
+    r.mcp_name = std::move(name);
+    return r;
+  }
+
+  static int64_t ErrorCode(const HttpAnswer& a) {
+    auto doc = ParseJson(a.body);
+    simdjson::dom::object obj, error;
+    int64_t code = 0;
+    if (doc.ok() && doc->root.get_object().get(obj) == simdjson::SUCCESS &&
+        obj["error"].get_object().get(error) == simdjson::SUCCESS) {
+      GetInt(error, "code", &code);
+    }
+    return code;
+  }
+};
+
+TEST_F(StatelessTest, ARequestNeedsNoSessionAndTheHandlerGetsItAsSent) {
+  McpHttpRequest r = Request("tools/list");
+  const std::string body = r.body;
+  HttpAnswer a = Send(std::move(r));
+  EXPECT_EQ(a.status, 200) << a.body;
+  // resultType added to the handler's result, which lacked it; no session is issued.
+  EXPECT_EQ(a.body, R"({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"add",)"
+                    R"("inputSchema":{"type":"object"}}],"resultType":"complete"}})");
+  EXPECT_EQ(Header(a, "Mcp-Session-Id"), "");
+  ASSERT_EQ(backend_.jobs.size(), 1u);
+  EXPECT_EQ(backend_.jobs[0].event_json(), body);
+  EXPECT_EQ(backend_.jobs[0].api_key_sha256(), Sha256("key-1"));
+}
+
+TEST_F(StatelessTest, AWrongEnvelopeIsRefusedBeforeAnythingRuns) {
+  McpHttpRequest no_meta = Post(R"({"jsonrpc":"2.0","id":5,"method":"server/discover"})");
+  no_meta.protocol_version = "2026-07-28";
+  no_meta.mcp_method = "server/discover";
+  HttpAnswer a = Send(std::move(no_meta));
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(ErrorCode(a), kJsonRpcInvalidParams);
+  EXPECT_NE(a.body.find(R"("id":5)"), std::string::npos) << a.body;
+
+  McpHttpRequest no_capabilities =
+      Post(R"({"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":)"
+           R"({"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}})");
+  no_capabilities.protocol_version = "2026-07-28";
+  no_capabilities.mcp_method = "server/discover";
+  EXPECT_EQ(ErrorCode(Send(std::move(no_capabilities))), kJsonRpcInvalidParams);
+
+  McpHttpRequest no_version_header = Request("tools/list");
+  no_version_header.protocol_version.reset();
+  a = Send(std::move(no_version_header));
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(ErrorCode(a), kJsonRpcHeaderMismatch);
+
+  McpHttpRequest other_version = Request("tools/list");
+  other_version.protocol_version = "2025-11-25";
+  EXPECT_EQ(ErrorCode(Send(std::move(other_version))), kJsonRpcHeaderMismatch);
+
+  McpHttpRequest unknown =
+      Post(R"({"jsonrpc":"2.0","id":7,"method":"server/discover","params":{"_meta":)"
+           R"({"io.modelcontextprotocol/protocolVersion":"v999.0.0",)"
+           R"("io.modelcontextprotocol/clientCapabilities":{}}}})");
+  unknown.protocol_version = "v999.0.0";
+  unknown.mcp_method = "server/discover";
+  a = Send(std::move(unknown));
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(a.body, R"({"jsonrpc":"2.0","id":7,"error":{"code":-32022,)"
+                    R"("message":"Unsupported protocol version: v999.0.0","data":{"supported":)"
+                    R"(["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"],)"
+                    R"("requested":"v999.0.0"}}})");
+
+  McpHttpRequest method = Request("tools/list");
+  method.mcp_method = "tools/call";  // a router would see a call; the body lists
+  EXPECT_EQ(ErrorCode(Send(std::move(method))), kJsonRpcHeaderMismatch);
+
+  McpHttpRequest no_name = Request("tools/call", R"("name":"add","arguments":{})");
+  EXPECT_EQ(ErrorCode(Send(std::move(no_name))), kJsonRpcHeaderMismatch);
+  McpHttpRequest wrong_name = Request("tools/call", R"("name":"add","arguments":{})", "sub");
+  EXPECT_EQ(ErrorCode(Send(std::move(wrong_name))), kJsonRpcHeaderMismatch);
+  McpHttpRequest wrong_uri = Request("resources/read", R"("uri":"file:///a")", "file:///b");
+  EXPECT_EQ(ErrorCode(Send(std::move(wrong_uri))), kJsonRpcHeaderMismatch);
+  EXPECT_TRUE(backend_.jobs.empty());
+
+  // The base64 form of Mcp-Name is decoded before it is compared.
+  McpHttpRequest encoded = Request("tools/call", R"("name":"add","arguments":{})",
+                                   "=?base64?" + Base64Encode("add") + "?=");
+  EXPECT_EQ(Send(std::move(encoded)).status, 200);
+  EXPECT_EQ(backend_.jobs.size(), 1u);
+}
+
+TEST_F(StatelessTest, MethodNotFoundIs404AndRemovedMethodsReachTheHandler) {
+  backend_.handler = [](const v1::InvokeJob&) {
+    return HandlerAnswer(
+        200, R"({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no such method"}})");
+  };
+  // initialize with a stateless _meta is of this revision, where it no longer exists.
+  HttpAnswer a = Send(Request("initialize", R"("protocolVersion":"2025-11-25")"));
+  EXPECT_EQ(a.status, 404);
+  EXPECT_EQ(ErrorCode(a), kJsonRpcMethodNotFound);
+  EXPECT_EQ(Header(a, "Mcp-Session-Id"), "");
+  EXPECT_EQ(backend_.jobs.size(), 1u);
+}
+
+TEST_F(StatelessTest, RequestStateIsSealedOnTheWayOutAndOpenedOnTheWayBack) {
+  std::vector<std::string> states_seen;
+  backend_.handler = [&states_seen](const v1::InvokeJob& job) {
+    auto state = NestedString(job.event_json(), "params", "requestState");
+    if (state) {
+      states_seen.push_back(*state);
+      return HandlerAnswer(200, R"({"jsonrpc":"2.0","id":2,"result":{"content":[]}})");
+    }
+    return HandlerAnswer(
+        200, R"({"jsonrpc":"2.0","id":1,"result":{"resultType":"input_required",)"
+             R"("inputRequests":{"q":{"method":"roots/list"}},"requestState":"round-1"}})");
+  };
+  HttpAnswer first = Send(Request("tools/call", R"("name":"ask")", "ask"));
+  ASSERT_EQ(first.status, 200) << first.body;
+  auto sealed = NestedString(first.body, "result", "requestState");
+  ASSERT_TRUE(sealed.has_value()) << first.body;
+  EXPECT_TRUE(sealed->starts_with("tgs1.")) << *sealed;
+  EXPECT_EQ(sealed->find("round-1"), std::string::npos);
+
+  auto retry = [&](const std::string& state, std::string key = "key-1") {
+    McpHttpRequest r = Request("tools/call",
+                               R"("name":"ask","inputResponses":{"q":{"roots":[]}},)"
+                               R"("requestState":")" +
+                                   state + "\"",
+                               "ask", 2);
+    r.api_key = std::move(key);
+    return Send(std::move(r));
+  };
+  HttpAnswer second = retry(*sealed);
+  EXPECT_EQ(second.status, 200) << second.body;
+  EXPECT_EQ(states_seen, std::vector<std::string>{"round-1"});
+
+  const size_t runs = backend_.jobs.size();
+  HttpAnswer tampered = retry(*sealed + "-TAMPERED");
+  EXPECT_EQ(tampered.status, 400);
+  EXPECT_EQ(ErrorCode(tampered), kJsonRpcInvalidParams);
+  EXPECT_EQ(ErrorCode(retry("round-1")), kJsonRpcInvalidParams);         // the bare state
+  EXPECT_EQ(ErrorCode(retry(*sealed, "key-2")), kJsonRpcInvalidParams);  // another caller's
+  McpHttpRequest elsewhere =
+      Request("tools/call", R"("name":"ask","requestState":")" + *sealed + "\"", "ask");
+  elsewhere.version = "2.0.0";  // another endpoint: the version's own
+  EXPECT_EQ(ErrorCode(Send(std::move(elsewhere))), kJsonRpcInvalidParams);
+  now_ms_ += 3600LL * 1000 + 1;
+  EXPECT_EQ(ErrorCode(retry(*sealed)), kJsonRpcInvalidParams);  // expired
+  EXPECT_EQ(backend_.jobs.size(), runs);                        // none of them ran
+  EXPECT_EQ(states_seen.size(), 1u);
+}
+
+TEST_F(StatelessTest, TheWorkspaceDiscoversListsWithCachingHintsAndForwardsTheMeta) {
+  v1::WorkspaceTool* calc = backend_.tools.add_tools();
+  calc->set_function_id("22222222-0000-4000-8000-000000000002");
+  calc->set_name("Calc");
+  calc->set_mcp(true);
+
+  McpHttpRequest discover = Request("server/discover");
+  discover.workspace = true;
+  HttpAnswer a = Send(std::move(discover));
+  EXPECT_EQ(a.status, 200) << a.body;
+  auto doc = ParseJson(a.body);
+  ASSERT_TRUE(doc.ok());
+  simdjson::dom::element result = doc->root["result"];
+  EXPECT_EQ(std::string(result["supportedVersions"].at(0).get_string().value()), "2026-07-28");
+  EXPECT_TRUE(result["capabilities"]["tools"].is_object());
+  EXPECT_EQ(std::string(result["resultType"].get_string().value()), "complete");
+  EXPECT_EQ(std::string(
+                result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"].get_string().value()),
+            "toolgate");
+
+  McpHttpRequest list = Request("tools/list");
+  list.workspace = true;
+  a = Send(std::move(list));
+  EXPECT_EQ(a.body, R"({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"calc__add",)"
+                    R"("inputSchema":{"type":"object"}}],"ttlMs":60000,"cacheScope":"private",)"
+                    R"("resultType":"complete"}})");
+  ASSERT_EQ(backend_.jobs.size(), 1u);
+  EXPECT_NE(backend_.jobs[0].event_json().find(kMeta), std::string::npos)
+      << backend_.jobs[0].event_json();
+
+  // The session era's methods do not exist in this revision.
+  McpHttpRequest ping = Request("ping");
+  ping.workspace = true;
+  a = Send(std::move(ping));
+  EXPECT_EQ(a.status, 404);
+  EXPECT_EQ(ErrorCode(a), kJsonRpcMethodNotFound);
+}
+
+TEST_F(StatelessTest, AForeignHostIsRefusedBeforeTheKeyIsChecked) {
+  McpHttpRequest r = Request("tools/list");
+  r.workspace = true;
+  r.host = "evil.example.com:8080";
+  HttpAnswer a = Send(std::move(r));
+  EXPECT_EQ(a.status, 403);
+  EXPECT_EQ(Code(a), "forbidden");
+  EXPECT_TRUE(backend_.authenticated.empty());
+  EXPECT_TRUE(backend_.orgs.empty());
+}
+
+v1::HandlerNotice ProgressNotice(double progress) {
+  v1::HandlerNotice n;
+  n.mutable_progress()->set_progress(progress);
+  n.mutable_progress()->set_total(100);
+  n.mutable_progress()->set_has_total(true);
+  n.set_timeout_ms(1000);
+  return n;
+}
+
+v1::HandlerNotice LogNotice(const std::string& level, const std::string& data_json) {
+  v1::HandlerNotice n;
+  n.mutable_log()->set_level(level);
+  n.mutable_log()->set_data_json(data_json);
+  return n;
+}
+
+TEST_F(McpEndpointTest, ProgressGoesOnTheResponseStreamWhenTheRequestHasAToken) {
+  backend_.notices = {ProgressNotice(0), LogNotice("info", R"("started")"), ProgressNotice(50)};
+  std::string session = Initialize("2025-11-25");
+  HttpAnswer a = Send(Post(R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":)"
+                           R"("slow","_meta":{"progressToken":"p-1"}}})",
+                           session));
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(a.body, R"({"jsonrpc":"2.0","id":4,"result":{}})");
+  // No log level was set: the log notice is not the client's to see.
+  EXPECT_EQ(events_, (std::vector<std::string>{
+                         R"({"jsonrpc":"2.0","method":"notifications/progress","params":)"
+                         R"({"progressToken":"p-1","progress":0,"total":100}})",
+                         R"({"jsonrpc":"2.0","method":"notifications/progress","params":)"
+                         R"({"progressToken":"p-1","progress":50,"total":100}})"}));
+  ASSERT_EQ(backend_.jobs.size(), 2u);
+  EXPECT_FALSE(backend_.jobs[0].stream_notices());  // initialize asked for nothing
+  EXPECT_TRUE(backend_.jobs[1].stream_notices());
+
+  // Without a token (and no level) the executor is not asked to send any.
+  Send(Post(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow"}})", session));
+  EXPECT_FALSE(backend_.jobs.back().stream_notices());
+  EXPECT_TRUE(events_.empty());
+}
+
+TEST_F(McpEndpointTest, LogsFollowTheLevelTheSessionSet) {
+  std::string session = Initialize("2025-11-25");
+  Send(Post(R"({"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"warning"}})",
+            session));
+  ASSERT_EQ(backend_.log_levels.size(), 1u);  // broadcast to every replica
+  EXPECT_EQ(backend_.log_levels[0].level(), "warning");
+  EXPECT_EQ(backend_.jobs.size(), 2u);  // the handler answers setLevel itself
+
+  backend_.notices = {LogNotice("info", R"("quiet")"), LogNotice("error", R"({"code":7})")};
+  Send(Post(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}})", session));
+  EXPECT_EQ(events_, std::vector<std::string>{
+                         R"({"jsonrpc":"2.0","method":"notifications/message","params":)"
+                         R"({"level":"error","data":{"code":7}}})"});
+
+  // A level another replica recorded (the broadcast) counts the same.
+  std::string other = Initialize("2025-11-25");
+  auto verified = codec_.Verify(other, Sha256("key-1"), now_ms_);
+  ASSERT_TRUE(verified.has_value());
+  levels_.Set(verified->nonce, "debug", verified->expires_at_ms);
+  Send(Post(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}})", other));
+  EXPECT_EQ(events_.size(), 2u);
+}
+
+TEST_F(McpEndpointTest, AProblemAfterNotificationsEndsTheStreamAsAJsonRpcError) {
+  backend_.notices = {ProgressNotice(10)};
+  backend_.handler = [](const v1::InvokeJob& job) {
+    v1::InvokeReply reply;
+    if (job.stream_notices()) {
+      *reply.mutable_problem() = core::MakeProblem("upstream_timeout", "No answer in time.");
+      return reply;
+    }
+    return TemplateLike(job);
+  };
+  std::string session = Initialize("2025-11-25");
+  HttpAnswer a = Send(Post(R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":)"
+                           R"("slow","_meta":{"progressToken":1}}})",
+                           session));
+  ASSERT_EQ(events_.size(), 1u);
+  EXPECT_EQ(a.content_type, "application/json");
+  EXPECT_NE(a.body.find(R"("id":9,"error":{"code":-32603)"), std::string::npos) << a.body;
+  EXPECT_NE(a.body.find("upstream_timeout"), std::string::npos) << a.body;
+}
+
+TEST_F(StatelessTest, TheLogLevelComesWithEachRequest) {
+  backend_.notices = {LogNotice("debug", "1"), LogNotice("notice", "2")};
+  HttpAnswer a = Send(Request("tools/call",
+                              R"("name":"x","_meta":{"io.modelcontextprotocol/logLevel":"info",)"
+                              R"("io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+                              R"("io.modelcontextprotocol/clientCapabilities":{}})",
+                              "x"));
+  EXPECT_EQ(a.status, 200) << a.body;
+  EXPECT_EQ(events_, std::vector<std::string>{
+                         R"({"jsonrpc":"2.0","method":"notifications/message","params":)"
+                         R"({"level":"notice","data":2}})"});
+
+  // Without the field: no logs, and the executor is not asked for any.
+  a = Send(Request("tools/call", R"("name":"x")", "x"));
+  EXPECT_TRUE(events_.empty());
+  EXPECT_FALSE(backend_.jobs.back().stream_notices());
+
+  const size_t runs = backend_.jobs.size();
+  a = Send(Request("tools/call",
+                   R"("name":"x","_meta":{"io.modelcontextprotocol/logLevel":"loud",)"
+                   R"("io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+                   R"("io.modelcontextprotocol/clientCapabilities":{}})",
+                   "x"));
+  EXPECT_EQ(a.status, 400);
+  EXPECT_EQ(ErrorCode(a), kJsonRpcInvalidParams);
+  EXPECT_EQ(backend_.jobs.size(), runs);
 }
 
 }  // namespace

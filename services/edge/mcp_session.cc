@@ -12,6 +12,10 @@ namespace toolgate::edge {
 namespace {
 
 constexpr std::string_view kTokenPrefix = "tg1.";
+constexpr std::string_view kStatePrefix = "tgs1.";
+constexpr std::string_view kStateTag = "request-state";
+// A handler's state may be large; the bound keeps a forged token from costing much to decode.
+constexpr size_t kMaxStateTokenChars = 1 << 20;
 constexpr size_t kNonceBytes = 16;
 // Tokens are short; anything longer is not one of ours and is not worth decoding.
 constexpr size_t kMaxTokenChars = 1024;
@@ -104,6 +108,47 @@ std::optional<McpSession> McpSessionCodec::Verify(std::string_view token,
   auto session = ParsePayload(*payload);
   if (!session || session->expires_at_ms <= now_ms) return std::nullopt;
   return session;
+}
+
+std::string McpSessionCodec::SealState(std::string_view endpoint, std::string_view state,
+                                       int64_t expires_at_ms,
+                                       std::string_view api_key_sha256) const {
+  // payload = "request-state" \n endpoint \n expires_at_ms \n state (the state last: it may
+  // hold anything, newlines included).
+  std::string payload = std::string(kStateTag) + "\n" + std::string(endpoint) + "\n" +
+                        std::to_string(expires_at_ms) + "\n" + std::string(state);
+  return std::string(kStatePrefix) + Base64UrlEncode(payload) + "." +
+         Base64UrlEncode(Mac(payload, api_key_sha256));
+}
+
+std::optional<std::string> McpSessionCodec::OpenState(std::string_view token,
+                                                      std::string_view endpoint,
+                                                      std::string_view api_key_sha256,
+                                                      int64_t now_ms) const {
+  if (token.size() > kMaxStateTokenChars || !token.starts_with(kStatePrefix)) return std::nullopt;
+  token.remove_prefix(kStatePrefix.size());
+  size_t dot = token.find('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  auto payload = Base64UrlDecode(token.substr(0, dot));
+  auto mac = Base64UrlDecode(token.substr(dot + 1));
+  if (!payload || !mac || mac->size() != crypto_auth_hmacsha256_BYTES) return std::nullopt;
+  if (!ConstantTimeEquals(*mac, Mac(*payload, api_key_sha256))) return std::nullopt;
+  std::string_view rest = *payload;
+  std::string_view parts[3];
+  for (std::string_view& part : parts) {
+    size_t nl = rest.find('\n');
+    if (nl == std::string_view::npos) return std::nullopt;
+    part = rest.substr(0, nl);
+    rest.remove_prefix(nl + 1);
+  }
+  int64_t expires_at_ms = 0;
+  auto [end, ec] =
+      std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), expires_at_ms);
+  if (parts[0] != kStateTag || parts[1] != endpoint || ec != std::errc() ||
+      end != parts[2].data() + parts[2].size() || expires_at_ms <= now_ms) {
+    return std::nullopt;
+  }
+  return std::string(rest);
 }
 
 Result<std::string> LoadMcpSessionKey(std::string_view value, const std::string& path) {

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "toolgate/base/bounded_ttl_cache.h"
 #include "toolgate/base/status.h"
 
 namespace toolgate::edge {
@@ -45,6 +46,17 @@ class McpSessionCodec {
   // codec's key for api_key_sha256, or has expired at now_ms.
   std::optional<McpSession> Verify(std::string_view token, std::string_view api_key_sha256,
                                    int64_t now_ms) const;
+
+  // The requestState a handler handed to a client in an input_required result, sealed so that
+  // the client can neither read-modify it nor replay it elsewhere: "tgs1.<payload>.<mac>" whose
+  // payload names the endpoint, an expiry and the state, and whose MAC binds it to the API key
+  // as a session id is bound. Opening returns the handler's own state, or nullopt when the token
+  // is malformed, altered, of another endpoint or key, or expired at now_ms. A sealed state's
+  // payload never parses as a session's and the prefixes differ, so neither passes for the other.
+  std::string SealState(std::string_view endpoint, std::string_view state, int64_t expires_at_ms,
+                        std::string_view api_key_sha256) const;
+  std::optional<std::string> OpenState(std::string_view token, std::string_view endpoint,
+                                       std::string_view api_key_sha256, int64_t now_ms) const;
 
  private:
   std::string Mac(std::string_view payload, std::string_view api_key_sha256) const;
@@ -76,6 +88,23 @@ class EndedSessions {
   mutable std::mutex mu_;
   std::unordered_map<std::string, int64_t> expires_at_ms_;  // guarded by mu_
   size_t prune_at_ = 1024;                                  // guarded by mu_
+};
+
+// The log level each session's logging/setLevel asked for (2025-11-25 and earlier), by nonce,
+// until the session expires; the least recently used are forgotten past the capacity (a session
+// forgotten here streams no logs until it sets its level again). Thread-safe.
+class SessionLogLevels {
+ public:
+  explicit SessionLogLevels(size_t capacity = 100000) : levels_(capacity) {}
+  void Set(const std::string& nonce, std::string level, int64_t expires_at_ms) {
+    levels_.Put(nonce, std::move(level), expires_at_ms, levels_.generation());
+  }
+  std::optional<std::string> Get(const std::string& nonce, int64_t now_ms) {
+    return levels_.Get(nonce, now_ms);
+  }
+
+ private:
+  BoundedTtlCache<std::string, std::string> levels_;
 };
 
 }  // namespace toolgate::edge

@@ -132,17 +132,26 @@ std::string FunctionToolJson(const v1::WorkspaceTool& function, std::string_view
   return w.EndObject().Take();
 }
 
-std::vector<std::string> PrefixedToolsJson(std::string_view tools_list_body,
-                                           std::string_view prefix) {
-  std::vector<std::string> out;
-  auto doc = ParseJson(tools_list_body);
+std::optional<ListPage> ListResultPage(std::string_view response_body, std::string_view member) {
+  auto doc = ParseJson(response_body);
   simdjson::dom::object obj, result;
-  simdjson::dom::array tools;
+  simdjson::dom::element items;
   if (!doc.ok() || doc->root.get_object().get(obj) != simdjson::SUCCESS ||
       obj["result"].get_object().get(result) != simdjson::SUCCESS ||
-      result["tools"].get_array().get(tools) != simdjson::SUCCESS) {
-    return out;
+      result[member].get(items) != simdjson::SUCCESS || !items.is_array()) {
+    return std::nullopt;
   }
+  ListPage page;
+  page.items_json = ToJson(items);
+  GetString(result, "nextCursor", &page.next_cursor);
+  return page;
+}
+
+std::vector<std::string> PrefixedToolsJson(std::string_view tools_json, std::string_view prefix) {
+  std::vector<std::string> out;
+  auto doc = ParseJson(tools_json);
+  simdjson::dom::array tools;
+  if (!doc.ok() || doc->root.get_array().get(tools) != simdjson::SUCCESS) return out;
   for (auto item : tools) {
     simdjson::dom::object tool;
     std::string name;
@@ -180,15 +189,54 @@ std::string ToolCallResult(int status_code, std::string_view body) {
 
 std::string ForwardedToolCall(std::string_view id_json, std::string_view params_json,
                               std::string_view tool_name) {
+  return ForwardedRequest(id_json, "tools/call", params_json, "name", tool_name);
+}
+
+std::string ForwardedRequest(std::string_view id_json, std::string_view method,
+                             std::string_view params_json, std::string_view member,
+                             std::string_view value) {
   JsonWriter w;
-  w.BeginObject().Field("jsonrpc", "2.0").Key("id").Raw(id_json).Field("method", "tools/call");
-  w.Key("params").BeginObject().Field("name", tool_name);
+  w.BeginObject().Field("jsonrpc", "2.0").Key("id").Raw(id_json).Field("method", method);
+  w.Key("params").BeginObject().Field(member, value);
   auto doc = ParseJson(params_json);
   simdjson::dom::object params;
   if (doc.ok() && doc->root.get_object().get(params) == simdjson::SUCCESS) {
-    CopyMembersExcept(w, params, "name");
+    CopyMembersExcept(w, params, member);
   }
   return w.EndObject().EndObject().Take();
+}
+
+std::vector<std::string> PrefixedResourcesJson(std::string_view array_json,
+                                               std::string_view function_name,
+                                               std::string_view uri_member) {
+  std::vector<std::string> out;
+  auto doc = ParseJson(array_json);
+  simdjson::dom::array items;
+  if (!doc.ok() || doc->root.get_array().get(items) != simdjson::SUCCESS) return out;
+  for (auto item : items) {
+    simdjson::dom::object entry;
+    std::string uri;
+    if (item.get_object().get(entry) != simdjson::SUCCESS ||
+        GetString(entry, uri_member, &uri) != Field::kOk || uri.empty()) {
+      continue;
+    }
+    JsonWriter w;
+    w.BeginObject().Field(
+        uri_member, std::string(kWorkspaceUriScheme) + std::string(function_name) + "/" + uri);
+    CopyMembersExcept(w, entry, uri_member);
+    out.push_back(w.EndObject().Take());
+  }
+  return out;
+}
+
+std::optional<WorkspaceUri> ParseWorkspaceUri(std::string_view uri) {
+  if (!uri.starts_with(kWorkspaceUriScheme)) return std::nullopt;
+  uri.remove_prefix(kWorkspaceUriScheme.size());
+  size_t slash = uri.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == uri.size()) {
+    return std::nullopt;
+  }
+  return WorkspaceUri{std::string(uri.substr(0, slash)), std::string(uri.substr(slash + 1))};
 }
 
 std::string EnvKeysFor(std::string_view header, const v1::WorkspaceTool& function) {

@@ -58,11 +58,19 @@ std::optional<ToolTarget> ResolveTool(const std::vector<v1::WorkspaceTool>& func
 
 // A tools/list entry for a plain function.
 std::string FunctionToolJson(const v1::WorkspaceTool& function, std::string_view name);
-// The entries of an MCP function's tools/list response body, each renamed "<prefix>__<name>";
-// tools whose new name would be longer than kMaxToolNameChars are left out. Empty when body is
-// not a tools/list result.
-std::vector<std::string> PrefixedToolsJson(std::string_view tools_list_body,
-                                           std::string_view prefix);
+// One page of a list result (tools/list, resources/list, ...): the array `member` of a JSON-RPC
+// response's result as JSON, and its nextCursor ("" on the last page); nullopt when body is not
+// such a result.
+struct ListPage {
+  std::string items_json;
+  std::string next_cursor;
+};
+std::optional<ListPage> ListResultPage(std::string_view response_body, std::string_view member);
+
+// The entries of an MCP function's tools array (a tools/list result's "tools"), each renamed
+// "<prefix>__<name>"; tools whose new name would be longer than kMaxToolNameChars are left out.
+// Empty when tools_json is not an array.
+std::vector<std::string> PrefixedToolsJson(std::string_view tools_json, std::string_view prefix);
 // {"tools": [entries...]}
 std::string ToolsListResult(const std::vector<std::string>& entries);
 
@@ -74,6 +82,28 @@ std::string ToolCallResult(int status_code, std::string_view body);
 // params, with params.name replaced by the function's own tool name.
 std::string ForwardedToolCall(std::string_view id_json, std::string_view params_json,
                               std::string_view tool_name);
+// The same for any method whose params name what it acts on: params.<member> (name, uri)
+// replaced by the function's own value.
+std::string ForwardedRequest(std::string_view id_json, std::string_view method,
+                             std::string_view params_json, std::string_view member,
+                             std::string_view value);
+
+// Resources and prompts of MCP functions on the workspace, from their listings. A prompt is
+// named like a tool ("<function name>__<prompt>"); a resource's URI (and a template's
+// uriTemplate) becomes "toolgate://<function name>/<its own URI>", so URIs of different
+// functions never collide and the function is read back from the URI.
+inline constexpr std::string_view kWorkspaceUriScheme = "toolgate://";
+// The entries of a listing's resources (member "uri") or resource templates ("uriTemplate"),
+// each under the function's name; entries without that member are left out.
+std::vector<std::string> PrefixedResourcesJson(std::string_view array_json,
+                                               std::string_view function_name,
+                                               std::string_view uri_member);
+// "toolgate://<function name>/<uri>" -> (function name, uri); nullopt for any other URI.
+struct WorkspaceUri {
+  std::string function_name;
+  std::string uri;
+};
+std::optional<WorkspaceUri> ParseWorkspaceUri(std::string_view uri);
 
 // The X-Env-Keys header for one function: only the pairs whose names it declares (a workspace
 // client sends one header for every tool). The header unchanged when it does not parse (the

@@ -107,18 +107,23 @@ TEST(ToolsListTest, Entries) {
   EXPECT_EQ(FunctionToolJson(Function("1", "Echo"), "echo"),
             R"({"name":"echo","title":"Echo","description":"does Echo",)"
             R"("inputSchema":{"type":"object"}})");
-  auto prefixed =
-      PrefixedToolsJson(R"({"jsonrpc":"2.0","id":1,"result":{"tools":[)"
-                        R"({"name":"add","description":"Add","inputSchema":{"type":"object"}},)"
-                        R"({"name":")" +
-                            std::string(60, 't') +
-                            R"(","inputSchema":{"type":"object"}},)"
-                            R"({"description":"nameless"}]}})",
-                        "calc");
+  auto page =
+      ListResultPage(R"({"jsonrpc":"2.0","id":1,"result":{"tools":[)"
+                     R"({"name":"add","description":"Add","inputSchema":{"type":"object"}},)"
+                     R"({"name":")" +
+                         std::string(60, 't') +
+                         R"(","inputSchema":{"type":"object"}},)"
+                         R"({"description":"nameless"}],"nextCursor":"c2"}})",
+                     "tools");
+  ASSERT_TRUE(page.has_value());
+  EXPECT_EQ(page->next_cursor, "c2");
+  auto prefixed = PrefixedToolsJson(page->items_json, "calc");
   ASSERT_EQ(prefixed.size(), 1u);  // the long name and the nameless tool are left out
   EXPECT_EQ(prefixed[0],
             R"({"name":"calc__add","description":"Add","inputSchema":{"type":"object"}})");
-  EXPECT_TRUE(PrefixedToolsJson(R"({"jsonrpc":"2.0","id":1,"error":{}})", "x").empty());
+  EXPECT_FALSE(ListResultPage(R"({"jsonrpc":"2.0","id":1,"error":{}})", "tools"));
+  EXPECT_FALSE(ListResultPage(R"({"jsonrpc":"2.0","id":1,"result":{"tools":{}}})", "tools"));
+  EXPECT_TRUE(PrefixedToolsJson(R"({"tools":[]})", "x").empty());
   EXPECT_EQ(ToolsListResult({R"({"name":"a"})", R"({"name":"b"})"}),
             R"({"tools":[{"name":"a"},{"name":"b"}]})");
 }
@@ -145,6 +150,21 @@ TEST(EnvKeysTest, OnlyTheDeclaredOnes) {
   EXPECT_EQ(EnvKeysFor("WEATHER_API_KEY = s1, OTHER=s2", f), "WEATHER_API_KEY=s1");
   EXPECT_EQ(EnvKeysFor("OTHER=s2", f), "");
   EXPECT_EQ(EnvKeysFor("not a header", f), "not a header");
+}
+
+TEST(WorkspaceResourcesTest, UrisNameTheirFunction) {
+  auto entries =
+      PrefixedResourcesJson(R"([{"uri":"file:///a b","name":"a"},{"name":"x"},7])", "docs", "uri");
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0], R"({"uri":"toolgate://docs/file:///a b","name":"a"})");
+  auto uri = ParseWorkspaceUri("toolgate://docs/file:///a b");
+  ASSERT_TRUE(uri.has_value());
+  EXPECT_EQ(uri->function_name, "docs");
+  EXPECT_EQ(uri->uri, "file:///a b");
+  EXPECT_FALSE(ParseWorkspaceUri("file:///a"));
+  EXPECT_FALSE(ParseWorkspaceUri("toolgate://docs"));
+  EXPECT_FALSE(ParseWorkspaceUri("toolgate:///x"));
+  EXPECT_FALSE(ParseWorkspaceUri("toolgate://docs/"));
 }
 
 }  // namespace

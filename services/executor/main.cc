@@ -624,7 +624,14 @@ int main(int argc, char** argv) {
         Status sent = bus.Publish(edge_reply, reply, {}, traceparent);
         if (!sent.ok()) log::Warn("cannot send a dispatch notice").Str("error", sent.ToString());
       },
-      flags.GetInt("dispatch-notice-ms"));
+      flags.GetInt("dispatch-notice-ms"),
+      [&bus = *bus] {
+        // Bounded: a server that does not answer delays one result, never holds the slot.
+        Status flushed = bus.Flush(1000);
+        if (!flushed.ok()) {
+          log::Warn("cannot flush a job's notices").Str("error", flushed.ToString());
+        }
+      });
   FairScheduler scheduler(slots);
   auto exported = ExportMetrics(workers, scheduler);
   Status s = ServeJobs(service, pool, executor, **settler, notices, scheduler);

@@ -12,6 +12,7 @@
 #include "toolgate/pg/service.h"
 #include "toolgate/registry/api.h"
 #include "toolgate/registry/marketplace_api.h"
+#include "toolgate/registry/mcp_listing.h"
 #include "toolgate/registry/stages.h"
 #include "toolgate/registry/store.h"
 #include "toolgate/registry/syntax_check.h"
@@ -113,6 +114,9 @@ int main(int argc, char** argv) {
   registry::RegistryStages stages(*bus, functions, code, executions);
   if (Status s = stages.Subscribe(service); !s.ok()) core::Die(name, "subscribe", s.ToString());
   if (Status s = registry::ServeWorkspaceTools(service, pool); !s.ok()) {
+    core::Die(name, "subscribe", s.ToString());
+  }
+  if (Status s = registry::ServeMcpListing(service, pool); !s.ok()) {
     core::Die(name, "subscribe", s.ToString());
   }
   if (Status s = core::ServeHttp(service, router); !s.ok()) {

@@ -326,6 +326,44 @@ TEST_F(FunctionEndpoint, HeaderErrors) {
   EXPECT_EQ(Code(not_json), "invalid_json");
 }
 
+// Revision 2026-07-28: no session; the edge checks each request's _meta and headers, before
+// anything runs or is charged, and the handler answers the rest.
+TEST_F(FunctionEndpoint, StatelessRequestsNeedNoSessionAndAWrongEnvelopeRunsNothing) {
+  McpHttp mcp = Client();
+  const std::string meta = R"("_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",)"
+                           R"("io.modelcontextprotocol/clientCapabilities":{}})";
+  const http::HeaderList headers = {{"MCP-Protocol-Version", "2026-07-28"},
+                                    {"Mcp-Method", "tools/list"}};
+  const size_t before = Charges(*account_);
+  auto list = mcp.Post(R"({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{)" + meta + "}}",
+                       headers);
+  ASSERT_EQ(list.status, 200) << list.body;
+  EXPECT_EQ(list.Header("mcp-session-id"), "");
+  EXPECT_EQ(Member(list.body, "/result/resultType"), R"("complete")");  // added by the edge
+  EXPECT_EQ(Member(list.body, "/result/tools/0/name"), R"("divide")");
+
+  auto mismatch =
+      mcp.Post(R"({"jsonrpc":"2.0","id":2,"method":"tools/list","params":{)" + meta + "}}",
+               {{"MCP-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "tools/call"}});
+  EXPECT_EQ(mismatch.status, 400);
+  EXPECT_EQ(Member(mismatch.body, "/error/code"), "-32020");
+  auto no_meta = mcp.Post(R"({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}})", headers);
+  EXPECT_EQ(no_meta.status, 400);
+  EXPECT_EQ(Member(no_meta.body, "/error/code"), "-32602");
+  EXPECT_EQ(Charges(*account_), before + 1);  // only the list ran
+
+  // DNS rebinding: a foreign Host (and its matching Origin) is refused before anything else.
+  auto rebound =
+      mcp.Post(R"({"jsonrpc":"2.0","id":4,"method":"tools/list","params":{)" + meta + "}}",
+               {{"MCP-Protocol-Version", "2026-07-28"},
+                {"Mcp-Method", "tools/list"},
+                {"Host", "evil.example.com"},
+                {"Origin", "http://evil.example.com"}});
+  EXPECT_EQ(rebound.status, 403);
+  EXPECT_EQ(Code(rebound), "forbidden");
+  EXPECT_EQ(Charges(*account_), before + 1);
+}
+
 TEST_F(FunctionEndpoint, OldClientsAcceptJsonOnly) {
   McpHttp mcp = Client();
   auto init = mcp.Post(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":)"
@@ -471,6 +509,40 @@ TEST_F(WorkspaceEndpoint, CallsAreInvocations) {
   // Three calls ran a function (calc__nope ran the MCP function, which answered -32602); the
   // arguments the schema refused and the unknown "nothing" ran none.
   EXPECT_EQ(Charges(*account_), before + 3);
+}
+
+// Listing a workspace runs no handler: each MCP function was listed once, as its publisher, when
+// its version was published, and the registry keeps that listing with the version.
+TEST(WorkspaceListing, TwentyMcpFunctionsListWithoutRunningOrChargingAnything) {
+  Account org(*g_system, "Listing Org");
+  org.TopUp(100'000'000);
+  const std::string key = org.CreateKey(R"(["invoke","manage"])");
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_FALSE(PublishTemplate(key, "listed-" + std::to_string(i), "lua", true).empty());
+  }
+  // Each publish ran tools/list, resources/list, resources/templates/list and prompts/list as
+  // the publisher, before its answer: four charges each, on the publisher's own ledger.
+  const size_t charges = Charges(org);
+  EXPECT_EQ(charges, 20u * 4);
+  const int64_t balance = org.Balance();
+
+  McpHttp mcp("/mcp", key);
+  ASSERT_EQ(mcp.Initialize("2025-11-25").status, 200);
+  for (int round = 0; round < 3; ++round) {
+    auto list = mcp.Request("2", "tools/list");
+    ASSERT_EQ(list.status, 200) << list.body;
+    auto doc = Json(list.body);
+    simdjson::dom::array tools;
+    ASSERT_EQ(doc.root.at_pointer("/result/tools").get_array().get(tools), simdjson::SUCCESS);
+    EXPECT_EQ(tools.size(), 40u);  // divide and echo of each
+  }
+  EXPECT_EQ(Charges(org), charges);
+  EXPECT_EQ(org.Balance(), balance);
+
+  // A forwarded call is an invocation, charged once.
+  auto call = mcp.CallTool("listed-7__divide", R"({"a":7,"b":2})");
+  EXPECT_EQ(Member(call.body, "/result/content/0/text"), R"("3.5")") << call.body;
+  EXPECT_EQ(Charges(org), charges + 1);
 }
 
 // Defined last: it adds a function to the workspace whose tool lists the cases above check.

@@ -1,5 +1,7 @@
 #include "toolgate/base/json.h"
 
+#include "toolgate/base/json_writer.h"
+
 namespace toolgate {
 
 Result<ParsedJson> ParseJson(std::string_view text) {
@@ -77,6 +79,31 @@ Field GetRaw(simdjson::dom::object obj, std::string_view key, std::string* out) 
   return Field::kOk;
 }
 
-std::string ToJson(simdjson::dom::element element) { return simdjson::minify(element); }
+std::string ToJson(simdjson::dom::element element) {
+  return simdjson::minify(element);
+}
+
+std::string WithMember(std::string_view object_json, std::string_view key,
+                       std::string_view value_json) {
+  auto doc = ParseJson(object_json);
+  simdjson::dom::object obj;
+  if (!doc.ok() || doc->root.get_object().get(obj) != simdjson::SUCCESS) {
+    return std::string(object_json);
+  }
+  JsonWriter w;
+  w.BeginObject();
+  bool replaced = false;
+  for (simdjson::dom::key_value_pair field : obj) {
+    w.Key(field.key);
+    if (field.key == key) {
+      w.Raw(value_json);
+      replaced = true;
+    } else {
+      w.Raw(ToJson(field.value));
+    }
+  }
+  if (!replaced) w.Key(key).Raw(value_json);
+  return w.EndObject().Take();
+}
 
 }  // namespace toolgate

@@ -127,4 +127,10 @@ TEST_F(JsonTest, ToJsonOfRoot) {
 }
 
 }  // namespace
+TEST(JsonWithMemberTest, ReplacesOrAdds) {
+  EXPECT_EQ(WithMember(R"({"a":1,"b":2})", "b", "3"), R"({"a":1,"b":3})");
+  EXPECT_EQ(WithMember(R"({"a":1})", "c", R"("x")"), R"({"a":1,"c":"x"})");
+  EXPECT_EQ(WithMember("[1]", "c", "1"), "[1]");
+}
+
 }  // namespace toolgate

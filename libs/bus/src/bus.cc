@@ -537,6 +537,13 @@ std::string Bus::NewInbox() {
   return inbox_prefix_ + out.substr(out.find('.'));
 }
 
+Status Bus::Flush(int timeout_ms) {
+  natsStatus s = natsConnection_FlushTimeout(nc_, timeout_ms);
+  if (s == NATS_OK) return Status::Ok();
+  if (s == NATS_TIMEOUT) return Status::Timeout("the NATS server did not answer the flush in time");
+  return Status::Unavailable(std::string("cannot flush to NATS: ") + natsStatus_GetText(s));
+}
+
 void Bus::Drain(int timeout_ms) {
   // Draining is the start of shutdown: readiness turns false before the work stops. From here
   // every message takes the library's path, which knows how to drain a subscription.

@@ -51,6 +51,7 @@ TEST(BusPermissions, EveryHopIsAllowed) {
            {"edge", "auth", "tg.auth.authenticate"},
            {"edge", "billing", "tg.billing.http"},
            {"edge", "registry", "tg.registry.workspace_tools"},
+           {"edge", "registry", "tg.registry.mcp_listing"},
            {"edge", "edge", "tg.events.mcp_session_ended"},
            {"edge", "edge", "tg.edge.mcp_sessions_ended"},
            {"auth", "auth", "tg.events.key_revoked"},
@@ -82,9 +83,10 @@ TEST(BusPermissions, OnlyBillingAcksSettlements) {
 
 TEST(BusPermissions, AStageCannotTakeAnotherStagesQueue) {
   const char* queues[][2] = {
-      {"auth", "tg.auth.key_lookup"},     {"registry", "tg.registry.function_view"},
-      {"secrets", "tg.invoke.secrets"},   {"billing", "tg.invoke.billing"},
-      {"executor", "tg.exec.cpu.python"}, {"billing", "tg.billing.settle.x"}};
+      {"auth", "tg.auth.key_lookup"},          {"registry", "tg.registry.function_view"},
+      {"registry", "tg.registry.mcp_listing"}, {"secrets", "tg.invoke.secrets"},
+      {"billing", "tg.invoke.billing"},        {"executor", "tg.exec.cpu.python"},
+      {"billing", "tg.billing.settle.x"}};
   for (const auto& u : BusUsers()) {
     for (const auto& [owner, subject] : queues) {
       EXPECT_EQ(MaySubscribe(u, subject), u.name == owner) << u.name << " on " << subject;

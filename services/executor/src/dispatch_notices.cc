@@ -7,8 +7,9 @@
 
 namespace toolgate::executor {
 
-DispatchNotices::DispatchNotices(Send send, int64_t notice_after_ms)
+DispatchNotices::DispatchNotices(Send send, int64_t notice_after_ms, Flush flush)
     : send_(std::move(send)),
+      flush_(std::move(flush)),
       notice_after_us_(notice_after_ms * 1000),
       thread_([this] { Loop(); }) {}
 

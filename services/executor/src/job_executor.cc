@@ -1,5 +1,7 @@
 #include "toolgate/executor/job_executor.h"
 
+#include <optional>
+
 #include "toolgate/base/log.h"
 #include "toolgate/core/invoke_stage.h"
 #include "toolgate/core/problem.h"
@@ -19,7 +21,8 @@ ExecutionOutcome PlatformFailure(std::string what) {
 
 }  // namespace
 
-ExecutionOutcome JobExecutor::Run(const v1::InvokeJob& job, std::string_view traceparent) {
+ExecutionOutcome JobExecutor::Run(const v1::InvokeJob& job, std::string_view traceparent,
+                                  const DispatchNotices::Send& send) {
   const v1::FunctionVersion& fn = job.function();
   Runtime* runtime = nullptr;
   for (Runtime* r : runtimes_) {
@@ -73,11 +76,40 @@ ExecutionOutcome JobExecutor::Run(const v1::InvokeJob& job, std::string_view tra
   }
   const core::EgressList allowed = egress.ok() ? std::move(*egress) : core::EgressList();
   inv.egress = &allowed;
+  // Each notice goes out as the handler makes it, on this thread: in order, and all of them
+  // before the result, which is sent only once Run returns. A job without stream_notices (nearly
+  // all) pays for none of it.
+  const std::string& edge_reply = job.edge_reply();
+  const std::string trace(job.stream_notices() ? traceparent : std::string_view());
+  const int32_t timeout_ms = static_cast<int32_t>(inv.timeout_ms);
+  std::optional<BoundedNoticeSink> sink;
+  if (job.stream_notices() && send && !edge_reply.empty()) {
+    sink.emplace([&](const Notice& notice) {
+      v1::InvokeReply reply;
+      v1::HandlerNotice* n = reply.mutable_notice();
+      n->set_timeout_ms(timeout_ms);
+      if (notice.kind == Notice::Kind::kProgress) {
+        v1::ProgressNotice* p = n->mutable_progress();
+        p->set_progress(notice.progress);
+        p->set_total(notice.total);
+        p->set_has_total(notice.has_total);
+        p->set_message(ToValidUtf8(notice.message));
+      } else {
+        v1::LogNotice* l = n->mutable_log();
+        l->set_level(notice.level);
+        l->set_data_json(ToValidUtf8(notice.data_json));
+        l->set_logger(ToValidUtf8(notice.logger));
+      }
+      send(edge_reply, reply.SerializeAsString(), trace);
+    });
+    inv.notices = &*sink;
+  }
   return runtime->Run(inv);  // then env goes out of scope, wiping the secret values
 }
 
-v1::ExecutionResult JobExecutor::Execute(v1::InvokeJob job, std::string_view traceparent) {
-  ExecutionOutcome outcome = Run(job, traceparent);
+v1::ExecutionResult JobExecutor::Execute(v1::InvokeJob job, std::string_view traceparent,
+                                         const DispatchNotices::Send& send) {
+  ExecutionOutcome outcome = Run(job, traceparent, send);
   v1::ExecutionResult result;
   result.set_runtime_ms(outcome.runtime_ms);
   result.set_cpu_ms(outcome.cpu_ms);
@@ -182,9 +214,19 @@ Status ServeJobs(bus::Service& service, const std::string& pool, JobExecutor& ex
                 span.SetAttribute("faas.version", q->job.function().version());
                 std::string traceparent = span.traceparent();
                 q->job.set_traceparent(traceparent);
-                v1::ExecutionResult result = executor.Execute(std::move(q->job), traceparent);
+                bool notified = false;
+                v1::ExecutionResult result = executor.Execute(
+                    std::move(q->job), traceparent,
+                    [&notices, &notified](const std::string& edge_reply, const std::string& reply,
+                                          const std::string& tp) {
+                      notices.SendNow(edge_reply, reply, tp);
+                      notified = true;
+                    });
                 core::RecordHop(*result.mutable_job(), span);
                 notices.Done(q->ticket);
+                // The settler has a connection of its own: the handler's notices must have
+                // reached the server before the result leaves on it.
+                if (notified) notices.FlushSent();
                 // A slot that goes straight on to a queued job lets its result wait for the
                 // next one (Settler::SettleSoon, bounded): under load, one message for many.
                 if (scheduler.stats().queued > 0) {

@@ -139,6 +139,66 @@ TEST_F(JobExecutorTest, NoSealedEnvMeansNoSecrets) {
   EXPECT_EQ(result.body(), "true");
 }
 
+// What a job's handler notices send to its edge reply subject, and when.
+struct Published {
+  std::string subject, traceparent;
+  v1::InvokeReply reply;
+};
+
+constexpr const char* kNoticesHandler = R"lua(
+  function service_handler(event)
+    progress(1, 4, "one")
+    log("notice", {x = event.x}, "job")
+    progress(2)
+    return {done = true}
+  end)lua";
+
+TEST_F(JobExecutorTest, NoticesGoToTheEdgeReplyInOrderBeforeTheResult) {
+  v1::InvokeJob job = Job(kNoticesHandler);
+  job.set_edge_reply("_INBOX.edge.42");
+  job.set_stream_notices(true);
+  std::vector<Published> published;
+  bool returned = false;
+  v1::ExecutionResult result = executor_->Execute(
+      job, "00-trace-span-01",
+      [&](const std::string& subject, const std::string& bytes, const std::string& traceparent) {
+        EXPECT_FALSE(returned) << "a notice was sent after the result";
+        Published p{subject, traceparent, {}};
+        ASSERT_TRUE(p.reply.ParseFromString(bytes));
+        published.push_back(std::move(p));
+      });
+  returned = true;
+  EXPECT_EQ(result.body(), R"({"done":true})");
+  ASSERT_EQ(published.size(), 3u);
+  for (const Published& p : published) {
+    EXPECT_EQ(p.subject, "_INBOX.edge.42");
+    EXPECT_EQ(p.traceparent, "00-trace-span-01");
+    ASSERT_TRUE(p.reply.has_notice());
+    EXPECT_EQ(p.reply.notice().timeout_ms(), 2000);
+  }
+  const v1::ProgressNotice& first = published[0].reply.notice().progress();
+  EXPECT_EQ(first.progress(), 1);
+  EXPECT_EQ(first.total(), 4);
+  EXPECT_TRUE(first.has_total());
+  EXPECT_EQ(first.message(), "one");
+  const v1::LogNotice& log = published[1].reply.notice().log();
+  EXPECT_EQ(log.level(), "notice");
+  EXPECT_EQ(log.data_json(), R"({"x":1})");
+  EXPECT_EQ(log.logger(), "job");
+  EXPECT_EQ(published[2].reply.notice().progress().progress(), 2);
+  EXPECT_FALSE(published[2].reply.notice().progress().has_total());
+}
+
+TEST_F(JobExecutorTest, AJobWithoutStreamNoticesSendsNone) {
+  v1::InvokeJob job = Job(kNoticesHandler);
+  job.set_edge_reply("_INBOX.edge.42");
+  int sent = 0;
+  v1::ExecutionResult result = executor_->Execute(
+      job, "", [&](const std::string&, const std::string&, const std::string&) { ++sent; });
+  EXPECT_EQ(result.body(), R"({"done":true})");
+  EXPECT_EQ(sent, 0);
+}
+
 // A runtime that notes the egress list it was given and reports one request through the gateway.
 class EgressReportingRuntime : public Runtime {
  public:

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
@@ -99,6 +100,8 @@ struct Sandbox {
   lua::EncodeStatus encode_status = lua::EncodeStatus::kOk;
   std::string result_json;
   std::string encode_error;
+  Notice notice;             // the notice progress() or log() is making
+  std::string notice_error;  // log()'s encoding error before it is raised
 
   void BeginCall(const Invocation& inv, const RuntimeLimits& limits) {
     invocation = &inv;
@@ -245,6 +248,80 @@ int GetEnv(lua_State* L) {
   return 1;
 }
 
+// progress(progress, total, message) and log(level, data, logger): the handler's notices
+// (runtime.h). The arguments are checked whether or not the caller wants notices, so that a
+// mistake shows in every call; the rest is skipped when nobody does, or the call's bounds are
+// spent (the sink drops it uncounted by bytes: no encoding).
+int Progress(lua_State* L) {
+  Sandbox& sb = SandboxOf(L);
+  lua_settop(L, 3);
+  const lua_Number progress = luaL_checknumber(L, 1);
+  const bool has_total = !lua_isnil(L, 2);
+  const lua_Number total = has_total ? luaL_checknumber(L, 2) : 0;
+  size_t message_length = 0;
+  const char* message = lua_isnil(L, 3) ? "" : luaL_checklstring(L, 3, &message_length);
+  if (!std::isfinite(progress) || (has_total && !std::isfinite(total))) {
+    return luaL_error(L, "progress: progress and total must be finite numbers");
+  }
+  NoticeSink* sink = sb.invocation->notices;
+  if (sink == nullptr) return 0;
+  if (!sink->accepting()) {
+    sink->Drop();
+    return 0;
+  }
+  Notice& n = sb.notice;
+  n.kind = Notice::Kind::kProgress;
+  n.progress = progress;
+  n.total = total;
+  n.has_total = has_total;
+  n.message.assign(message, message_length);
+  n.level.clear();
+  n.data_json.clear();
+  n.logger.clear();
+  sink->Offer(std::move(n));
+  return 0;
+}
+
+int Log(lua_State* L) {
+  Sandbox& sb = SandboxOf(L);
+  lua_settop(L, 3);
+  size_t level_length = 0;
+  const char* level = luaL_checklstring(L, 1, &level_length);
+  if (!IsNoticeLevel(std::string_view(level, level_length))) {
+    return luaL_error(L,
+                      "log: level must be one of debug, info, notice, warning, error, critical, "
+                      "alert, emergency; got '%s'",
+                      level);
+  }
+  size_t logger_length = 0;
+  const char* logger = lua_isnil(L, 3) ? "" : luaL_checklstring(L, 3, &logger_length);
+  NoticeSink* sink = sb.invocation->notices;
+  if (sink == nullptr) return 0;
+  if (!sink->accepting()) {
+    sink->Drop();
+    return 0;
+  }
+  Notice& n = sb.notice;
+  // Encoding stops past the largest notice the sink takes: a huge value costs no more.
+  lua::EncodeStatus status =
+      lua::EncodeJson(L, 2, NoticeLimits{}.max_notice_bytes, &n.data_json, &sb.notice_error);
+  if (status == lua::EncodeStatus::kInvalid) {
+    return luaL_error(L, "log: data cannot be encoded as JSON: %s", sb.notice_error.c_str());
+  }
+  if (status == lua::EncodeStatus::kTooLarge) {
+    sink->Drop();
+    return 0;
+  }
+  n.kind = Notice::Kind::kLog;
+  n.progress = n.total = 0;
+  n.has_total = false;
+  n.message.clear();
+  n.level.assign(level, level_length);
+  n.logger.assign(logger, logger_length);
+  sink->Offer(std::move(n));
+  return 0;
+}
+
 // Replaces field `name` of the table on top of the stack by fn, with the original as upvalue.
 void Wrap(lua_State* L, const char* name, lua_CFunction fn) {
   lua_getfield(L, -1, name);
@@ -272,6 +349,10 @@ void OpenLibraries(lua_State* L, Sandbox& sb) {
   Wrap(L, "setmetatable", GuardedSetMetatable);
   lua_pushcfunction(L, Print);
   lua_setfield(L, -2, "print");
+  lua_pushcfunction(L, Progress);
+  lua_setfield(L, -2, "progress");
+  lua_pushcfunction(L, Log);
+  lua_setfield(L, -2, "log");
   lua_pop(L, 1);
 
   lua_getglobal(L, LUA_STRLIBNAME);

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "testing/notice_recorder.h"
+
 namespace toolgate::executor {
 namespace {
 
@@ -81,6 +83,7 @@ class LuaRuntimeTest : public ::testing::Test {
     inv.timeout_ms = timeout_ms;
     inv.memory_mb = memory_mb;
     inv.env = std::move(env);
+    inv.notices = notices_;
     return LuaRuntime(limits_, egress_).Run(inv);
   }
 
@@ -94,8 +97,69 @@ class LuaRuntimeTest : public ::testing::Test {
   }
 
   RuntimeLimits limits_;
-  EgressConfig egress_;  // none: http.request says egress is not available
+  EgressConfig egress_;            // none: http.request says egress is not available
+  NoticeSink* notices_ = nullptr;  // where Run's calls send their notices; null: not wanted
 };
+
+constexpr const char* kLuaNotices = R"lua(
+  function service_handler(event)
+    progress(1, 3, "one")
+    progress(2, 3)
+    log("info", {step = 2}, "steps")
+    progress(3)
+    log("warning", "almost")
+    return {ok = true}
+  end)lua";
+
+TEST_F(LuaRuntimeTest, ProgressAndLogReachTheSinkInOrder) {
+  testing::NoticeRecorder recorder;
+  notices_ = &recorder.sink;
+  ExecutionOutcome out = Run(kLuaNotices);
+  EXPECT_EQ(out.status_code, 200) << out.body;
+  EXPECT_EQ(out.body, R"({"ok":true})");
+  testing::ExpectTheFiveNotices(recorder.seen);
+}
+
+TEST_F(LuaRuntimeTest, WithoutASinkNoticesAreNoOpsAndTheResultIsTheSame) {
+  ExecutionOutcome out = Run(kLuaNotices);
+  EXPECT_EQ(out.status_code, 200) << out.body;
+  EXPECT_EQ(out.body, R"({"ok":true})");
+}
+
+TEST_F(LuaRuntimeTest, NoticesPastTheBoundsAreDropped) {
+  testing::NoticeRecorder recorder;
+  notices_ = &recorder.sink;
+  ExecutionOutcome out = Run(R"lua(
+    function service_handler()
+      log("info", string.rep("x", 20000))
+      for i = 1, 1000 do progress(i, 1000) end
+      return "done"
+    end)lua");
+  EXPECT_EQ(out.body, R"("done")");
+  ASSERT_EQ(recorder.seen.size(), 100u);
+  EXPECT_EQ(recorder.seen.front().progress, 1);
+  EXPECT_EQ(recorder.seen.back().progress, 100);
+  EXPECT_EQ(recorder.sink.dropped(), 901u);
+}
+
+TEST_F(LuaRuntimeTest, BadNoticeArgumentsAreErrorsTheHandlerSees) {
+  testing::NoticeRecorder recorder;
+  notices_ = &recorder.sink;
+  std::string message = ExpectError("function service_handler() log('loud', 1) end", "LuaError");
+  EXPECT_NE(message.find("log: level must be one of debug, info"), std::string::npos) << message;
+  EXPECT_NE(message.find("got 'loud'"), std::string::npos) << message;
+  message = ExpectError("function service_handler() progress('half') end", "LuaError");
+  EXPECT_NE(message.find("bad argument #1 to 'progress'"), std::string::npos) << message;
+  message = ExpectError("function service_handler() log('info', function() end) end", "LuaError");
+  EXPECT_NE(message.find("log: data cannot be encoded as JSON"), std::string::npos) << message;
+  // Caught, it is the handler's to handle; and nothing was sent.
+  ExecutionOutcome out = Run(R"lua(
+    function service_handler() return {caught = not pcall(log, "verbose", "x")} end)lua");
+  EXPECT_EQ(out.body, R"({"caught":true})");
+  EXPECT_TRUE(recorder.seen.empty());
+  notices_ = nullptr;  // the level is checked when nobody wants the notice, too
+  ExpectError("function service_handler() log('loud', 1) end", "LuaError");
+}
 
 TEST_F(LuaRuntimeTest, EchoReturnsTheEvent) {
   std::string event = R"({"a":[1,2,{"b":null}],"s":"x","n":1.5,"t":true,"o":{"k":"v"}})";

@@ -78,6 +78,47 @@ bool WriteFrame(int fd, FrameKind kind, std::string_view nonce, std::string_view
   return true;
 }
 
+// The handler's notices, each sent to the executor as a kNotice frame at once; the executor
+// bounds them (it cannot trust a worker to). Past the protocol's cap, and for one too large to
+// send (or to encode), only a count is kept, which Finish sends for the executor to count.
+class FrameNoticeSink final : public NoticeSink {
+ public:
+  FrameNoticeSink(int replies, const std::string& nonce) : replies_(replies), nonce_(nonce) {}
+  bool accepting() const override { return capped_ < protocol::kWorkerNoticeCap; }
+  void Offer(Notice&& notice) override {
+    if (!accepting()) {
+      Drop();
+      return;
+    }
+    std::string payload = protocol::NoticePayload("", notice);
+    if (payload.size() > protocol::kMaxNoticePayloadBytes) {
+      Drop();
+      return;
+    }
+    // Only one the executor's size bound surely takes counts towards the cap (kWorkerNoticeCap).
+    if (payload.size() <= NoticeLimits{}.max_notice_bytes) ++capped_;
+    WriteFrame(replies_, FrameKind::kNotice, nonce_, payload);
+  }
+  void Drop(size_t n = 1) override { dropped_ += n; }
+  // The handler has returned: what it dropped, before the answer.
+  void Finish() {
+    if (dropped_ == 0) return;
+    JsonWriter w;
+    w.BeginObject()
+        .Field("kind", "dropped")
+        .Field("count", static_cast<int64_t>(dropped_))
+        .EndObject();
+    WriteFrame(replies_, FrameKind::kNotice, nonce_, w.str());
+    dropped_ = 0;
+  }
+
+ private:
+  int replies_;
+  const std::string& nonce_;
+  size_t capped_ = 0;
+  size_t dropped_ = 0;
+};
+
 // Runs one kCall payload, telling the executor (kStarted) when the handler's code starts. Its
 // views into the parsed call live until the runtime returns. *nonce is the call's.
 ExecutionOutcome RunCall(WarmLuaRuntime& runtime, const std::string& code,
@@ -122,8 +163,14 @@ ExecutionOutcome RunCall(WarmLuaRuntime& runtime, const std::string& code,
     std::string_view text;
     if (value.get_string().get(text) == simdjson::SUCCESS) inv.env.push_back({name, text});
   }
+  bool notices = false;
+  GetBool(call, "notices", &notices);  // absent from an older executor: none wanted
+  FrameNoticeSink sink(replies, *nonce);
+  if (notices) inv.notices = &sink;
   if (!WriteFrame(replies, FrameKind::kStarted, *nonce, "")) return failed;
-  return runtime.Run(inv);
+  ExecutionOutcome out = runtime.Run(inv);
+  sink.Finish();
+  return out;
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/notice_recorder.h"
 #include "toolgate/base/json.h"
 #include "toolgate/executor/process_worker.h"
 
@@ -28,6 +29,7 @@ struct Call {
   std::vector<EnvVar> env = {};
   int64_t timeout_ms = 10000;
   int64_t memory_mb = 128;
+  NoticeSink* notices = nullptr;
 };
 
 class ProcessRuntimeTest : public ::testing::Test {
@@ -58,6 +60,7 @@ class ProcessRuntimeTest : public ::testing::Test {
     inv.timeout_ms = call.timeout_ms;
     inv.memory_mb = call.memory_mb;
     inv.env = call.env;
+    inv.notices = call.notices;
     return runtime.Run(inv);
   }
   ExecutionOutcome Py(const Call& call) { return Run(python_, call); }
@@ -555,6 +558,163 @@ TEST_F(SpareWorkerTest, AGpuExecutorKeepsSparesForEachDevice) {
   EXPECT_EQ(pool.stats().spares_taken, 1u);
   EXPECT_EQ(pool.stats().started, 0u);
 }
+
+// Handlers' notices, through each worker and the executor's bounds. Each handler makes the five
+// notices of ExpectTheFiveNotices, or (event "flood") one oversized log and then 1,000
+// progress calls, or (event "bad") logs at a level that is none.
+constexpr const char* kPyNotices = R"py(
+def service_handler(event, context):
+    if event == "flood":
+        context.log("info", "x" * 20000)
+        for i in range(1000):
+            context.progress(i + 1, 1000)
+        return "done"
+    if event == "bad":
+        context.log("loud", 1)
+    context.progress(1, 3, "one")
+    context.progress(2, total=3)
+    context.log("info", {"step": 2}, logger="steps")
+    context.progress(3)
+    context.log("warning", "almost")
+    return {"ok": True}
+)py";
+
+constexpr const char* kJsNotices = R"js(
+exports.service_handler = (event, context) => {
+  if (event === 'flood') {
+    context.log('info', 'x'.repeat(20000));
+    for (let i = 0; i < 1000; i++) context.progress(i + 1, 1000);
+    return 'done';
+  }
+  if (event === 'bad') context.log('loud', 1);
+  context.progress(1, 3, 'one');
+  context.progress(2, 3);
+  context.log('info', {step: 2}, 'steps');
+  context.progress(3, undefined, null);
+  context.log('warning', 'almost');
+  return {ok: true};
+};
+)js";
+
+constexpr const char* kLuaNotices = R"lua(
+function service_handler(event)
+  if event == "flood" then
+    log("info", string.rep("x", 20000))
+    for i = 1, 1000 do progress(i, 1000) end
+    return "done"
+  end
+  if event == "bad" then log("loud", 1) end
+  progress(1, 3, "one")
+  progress(2, 3)
+  log("info", {step = 2}, "steps")
+  progress(3)
+  log("warning", "almost")
+  return {ok = true}
+end
+)lua";
+
+class ProcessNoticesTest : public ProcessRuntimeTest,
+                           public ::testing::WithParamInterface<Language> {
+ protected:
+  ExecutionOutcome RunNotices(std::string event, NoticeSink* notices, std::string version = "1") {
+    Language language = GetParam();
+    Call call{.code = language == Language::kPython       ? kPyNotices
+                      : language == Language::kJavaScript ? kJsNotices
+                                                          : kLuaNotices,
+              .event = std::move(event),
+              .version = std::move(version),
+              .notices = notices};
+    return language == Language::kPython       ? Py(call)
+           : language == Language::kJavaScript ? Js(call)
+                                               : Lua(call);
+  }
+};
+
+TEST_P(ProcessNoticesTest, ProgressAndLogReachTheSinkInOrderAndLeaveTheResult) {
+  testing::NoticeRecorder recorder;
+  auto out = RunNotices("{}", &recorder.sink);
+  ASSERT_EQ(out.kind, Kind::kCompleted) << out.failure << out.logs;
+  EXPECT_EQ(out.status_code, 200) << out.body << out.logs;
+  EXPECT_EQ(out.body, R"({"ok":true})");
+  testing::ExpectTheFiveNotices(recorder.seen);
+  EXPECT_EQ(recorder.sink.dropped(), 0u);
+  // The same worker, warm, for a caller that wants none: the same result, nothing sent.
+  auto quiet = RunNotices("{}", nullptr);
+  EXPECT_EQ(quiet.status_code, 200) << quiet.body << quiet.logs;
+  EXPECT_EQ(quiet.body, R"({"ok":true})");
+  EXPECT_EQ(recorder.seen.size(), 5u);
+}
+
+TEST_P(ProcessNoticesTest, ThousandsOfNoticesAreCutToTheBoundsAndTheOversizedDropped) {
+  testing::NoticeRecorder recorder;
+  auto out = RunNotices(R"("flood")", &recorder.sink);
+  EXPECT_EQ(out.status_code, 200) << out.body << out.logs;
+  EXPECT_EQ(out.body, R"("done")");
+  ASSERT_EQ(recorder.seen.size(), 100u);
+  for (size_t i = 0; i < recorder.seen.size(); ++i) {
+    EXPECT_EQ(recorder.seen[i].kind, Notice::Kind::kProgress);
+    EXPECT_EQ(recorder.seen[i].progress, static_cast<double>(i + 1));
+    EXPECT_EQ(recorder.seen[i].total, 1000);
+  }
+  EXPECT_EQ(recorder.sink.dropped(), 901u);  // the oversized log and 900 past the count
+  // The worker kept its protocol: it serves the next call.
+  EXPECT_EQ(RunNotices("{}", nullptr).body, R"({"ok":true})");
+}
+
+TEST_P(ProcessNoticesTest, ALevelThatIsNoneIsAnErrorTheHandlerSees) {
+  testing::NoticeRecorder recorder;
+  auto out = RunNotices(R"("bad")", &recorder.sink);
+  ASSERT_EQ(out.kind, Kind::kCompleted) << out.failure;
+  EXPECT_EQ(out.status_code, 500);
+  EXPECT_NE(ErrorMessage(out).find("level must be one of debug, info, notice, warning, error, "
+                                   "critical, alert, emergency"),
+            std::string::npos)
+      << out.body;
+  EXPECT_TRUE(recorder.seen.empty());
+  // Checked also when nobody wants the notice.
+  EXPECT_EQ(RunNotices(R"("bad")", nullptr).status_code, 500);
+}
+
+// A context kept past its call sends nothing: its frame would carry the old call's nonce, which
+// would stop the worker in the middle of the next call.
+TEST_F(ProcessRuntimeTest, AContextKeptPastItsCallSendsNothing) {
+  const char* py =
+      "kept = []\n"
+      "def service_handler(event, context):\n"
+      "    if kept:\n"
+      "        kept[0].progress(1)\n"
+      "        kept[0].log('info', 'late')\n"
+      "    kept.append(context)\n"
+      "    return len(kept)\n";
+  const char* js =
+      "const kept = [];\n"
+      "exports.service_handler = (event, context) => {\n"
+      "  if (kept.length) { kept[0].progress(1); kept[0].log('info', 'late'); }\n"
+      "  kept.push(context);\n"
+      "  return kept.length;\n"
+      "};\n";
+  for (Runtime* runtime : {static_cast<Runtime*>(&python_), static_cast<Runtime*>(&node_)}) {
+    testing::NoticeRecorder first, second;
+    std::string code = runtime == &python_ ? py : js;
+    auto out = Run(*runtime, {.code = code, .notices = &first.sink});
+    EXPECT_EQ(out.body, "1") << out.body << out.logs;
+    out = Run(*runtime, {.code = code, .notices = &second.sink});
+    EXPECT_EQ(out.status_code, 200) << out.body << out.logs;
+    EXPECT_EQ(out.body, "2") << out.logs;  // the same worker, still in step
+    EXPECT_TRUE(first.seen.empty());
+    EXPECT_TRUE(second.seen.empty());
+    EXPECT_EQ(second.sink.dropped(), 0u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EachRuntime, ProcessNoticesTest,
+                         ::testing::Values(Language::kPython, Language::kJavaScript,
+                                           Language::kLua),
+                         [](const ::testing::TestParamInfo<Language>& info) {
+                           return info.param == Language::kPython       ? std::string("Python")
+                                  : info.param == Language::kJavaScript ? std::string("JavaScript")
+                                                                        : std::string("Lua");
+                         });
 
 }  // namespace
 }  // namespace toolgate::executor

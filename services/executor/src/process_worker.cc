@@ -457,6 +457,24 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
         if (ready_) start_us = MonotonicUs();
         continue;
       }
+      if (frame.kind == FrameKind::kNotice) {
+        // The handler's own word, so never fatal: one sent while no handler runs, or that
+        // nobody asked for, cannot be read or is past the bounds is dropped without a look.
+        if (invocation.notices == nullptr) continue;
+        if (size_t dropped = protocol::DroppedNotices(body); dropped > 0) {
+          invocation.notices->Drop(dropped);  // the worker's own drops
+          continue;
+        }
+        Notice notice;
+        if (!ready_ || !reply.started || !invocation.notices->accepting() ||
+            body.size() > protocol::kMaxNoticePayloadBytes ||
+            !protocol::ParseNotice(body, &notice)) {
+          invocation.notices->Drop();
+        } else {
+          invocation.notices->Offer(std::move(notice));
+        }
+        continue;
+      }
       if (!ready_ && frame.kind == FrameKind::kReady) {
         ready_ = true;
         reply.started = false;  // the module is in; the handler has not started yet

@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include "toolgate/core/handler_result.h"
+#include "toolgate/metrics/metrics.h"
 
 namespace toolgate::executor {
 
@@ -85,6 +86,45 @@ std::string ToValidUtf8(std::string_view text) {
     text.remove_prefix(n);
   }
   return out;
+}
+
+bool IsNoticeLevel(std::string_view level) {
+  for (std::string_view known : kNoticeLevels) {
+    if (level == known) return true;
+  }
+  return false;
+}
+
+namespace {
+
+void CountNoticesDropped(size_t n) {
+  static metrics::Counter& dropped =
+      metrics::Registry::Global()
+          .Counter("toolgate_executor_notices_dropped_total",
+                   "Notices of running handlers (progress, log) dropped: past their call's "
+                   "bounds, oversized or malformed.")
+          .With({});
+  dropped.Inc(n);
+}
+
+}  // namespace
+
+void BoundedNoticeSink::Offer(Notice&& notice) {
+  const size_t size = notice.data_json.size() + notice.message.size() + notice.logger.size();
+  if (delivered_ >= limits_.max_notices || size > limits_.max_notice_bytes ||
+      bytes_ + size > limits_.max_total_bytes ||
+      (notice.kind == Notice::Kind::kLog && !IsNoticeLevel(notice.level))) {
+    Drop();
+    return;
+  }
+  ++delivered_;
+  bytes_ += size;
+  deliver_(notice);
+}
+
+void BoundedNoticeSink::Drop(size_t n) {
+  dropped_ += n;
+  CountNoticesDropped(n);
 }
 
 void LogBuffer::Append(std::string_view text) {

@@ -2,6 +2,10 @@
 
 #include <sodium.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
@@ -32,6 +36,7 @@ bool IsWorkerKind(char c) {
     case FrameKind::kError:
     case FrameKind::kTimeout:
     case FrameKind::kStarted:
+    case FrameKind::kNotice:
       return true;
     default:
       return false;
@@ -40,16 +45,23 @@ bool IsWorkerKind(char c) {
 
 }  // namespace
 
+void FrameReader::Append(std::string_view bytes) {
+  buffer_.erase(0, start_);
+  start_ = 0;
+  buffer_.append(bytes);
+}
+
 FrameReader::State FrameReader::Next(Frame* out) {
-  if (buffer_.size() < kHeaderBytes) return State::kNeedMore;
+  if (buffered() < kHeaderBytes) return State::kNeedMore;
+  const char* header = buffer_.data() + start_;
   uint32_t n = 0;
   for (int i = 0; i < 4; ++i)
-    n |= static_cast<uint32_t>(static_cast<unsigned char>(buffer_[i])) << (8 * i);
-  if (n > max_payload_ || !IsWorkerKind(buffer_[4])) return State::kInvalid;
-  if (buffer_.size() < kHeaderBytes + n) return State::kNeedMore;
-  out->kind = static_cast<FrameKind>(buffer_[4]);
-  out->payload.assign(buffer_, kHeaderBytes, n);
-  buffer_.erase(0, kHeaderBytes + n);
+    n |= static_cast<uint32_t>(static_cast<unsigned char>(header[i])) << (8 * i);
+  if (n > max_payload_ || !IsWorkerKind(header[4])) return State::kInvalid;
+  if (buffered() < kHeaderBytes + n) return State::kNeedMore;
+  out->kind = static_cast<FrameKind>(header[4]);
+  out->payload.assign(buffer_, start_ + kHeaderBytes, n);
+  start_ += kHeaderBytes + n;
   return State::kComplete;
 }
 
@@ -95,7 +107,7 @@ std::string CallPayload(std::string_view nonce, const Invocation& invocation, in
       .EndObject();
   w.Key("env").BeginObject();
   for (const EnvVar& var : invocation.env) w.Field(var.name, var.value);
-  w.EndObject().EndObject();
+  w.EndObject().Field("notices", invocation.notices != nullptr).EndObject();
   std::string json = w.Take();
   std::string payload(nonce);
   payload += json;
@@ -110,6 +122,88 @@ bool ParseHandlerError(std::string_view payload, HandlerError* out) {
   if (doc->root.get_object().get(obj) != simdjson::SUCCESS) return false;
   return GetString(obj, "errorType", &out->type) == Field::kOk &&
          GetString(obj, "errorMessage", &out->message) == Field::kOk;
+}
+
+namespace {
+
+// A finite double as JSON: the shortest text that reads back the same value.
+std::string NumberJson(double value) {
+  char buf[32];
+  for (int precision = 15; precision <= 17; ++precision) {
+    std::snprintf(buf, sizeof buf, "%.*g", precision, value);
+    if (std::strtod(buf, nullptr) == value) break;
+  }
+  return buf;
+}
+
+}  // namespace
+
+std::string NoticePayload(std::string_view nonce, const Notice& notice) {
+  JsonWriter w;
+  w.BeginObject();
+  if (notice.kind == Notice::Kind::kProgress) {
+    w.Field("kind", "progress").Key("progress").Raw(NumberJson(notice.progress));
+    if (notice.has_total) w.Key("total").Raw(NumberJson(notice.total));
+    if (!notice.message.empty()) w.Field("message", notice.message);
+  } else {
+    w.Field("kind", "log").Field("level", notice.level);
+    w.Key("data").Raw(notice.data_json.empty() ? std::string_view("null") : notice.data_json);
+    if (!notice.logger.empty()) w.Field("logger", notice.logger);
+  }
+  w.EndObject();
+  return std::string(nonce) + w.Take();
+}
+
+size_t DroppedNotices(std::string_view payload) {
+  constexpr size_t kMaxMarkerBytes = 64;
+  constexpr int64_t kMaxCount = 1000000;
+  if (payload.size() > kMaxMarkerBytes || payload.find("dropped") == std::string_view::npos) {
+    return 0;
+  }
+  auto doc = ParseJson(payload);
+  if (!doc.ok()) return 0;
+  simdjson::dom::object obj;
+  std::string kind;
+  if (doc->root.get_object().get(obj) != simdjson::SUCCESS ||
+      GetString(obj, "kind", &kind) != Field::kOk || kind != "dropped") {
+    return 0;
+  }
+  int64_t count = 1;
+  GetInt(obj, "count", &count);
+  return static_cast<size_t>(std::clamp<int64_t>(count, 1, kMaxCount));
+}
+
+bool ParseNotice(std::string_view payload, Notice* out) {
+  auto doc = ParseJson(payload);
+  if (!doc.ok()) return false;
+  simdjson::dom::object obj;
+  std::string kind;
+  if (doc->root.get_object().get(obj) != simdjson::SUCCESS ||
+      GetString(obj, "kind", &kind) != Field::kOk) {
+    return false;
+  }
+  *out = Notice{};
+  if (kind == "progress") {
+    out->kind = Notice::Kind::kProgress;
+    if (obj["progress"].get_double().get(out->progress) != simdjson::SUCCESS) return false;
+    simdjson::dom::element total;
+    if (obj["total"].get(total) == simdjson::SUCCESS && !total.is_null()) {
+      if (total.get_double().get(out->total) != simdjson::SUCCESS) return false;
+      out->has_total = true;
+    }
+    return GetString(obj, "message", &out->message) != Field::kWrongType;
+  }
+  if (kind == "log") {
+    out->kind = Notice::Kind::kLog;
+    simdjson::dom::element data;
+    if (GetString(obj, "level", &out->level) != Field::kOk ||
+        obj["data"].get(data) != simdjson::SUCCESS) {
+      return false;
+    }
+    out->data_json = ToJson(data);
+    return GetString(obj, "logger", &out->logger) != Field::kWrongType;
+  }
+  return false;
 }
 
 }  // namespace toolgate::executor::protocol

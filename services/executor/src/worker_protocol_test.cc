@@ -116,11 +116,11 @@ TEST(WorkerProtocolTest, CallPayloadHoldsEventContextAndSecrets) {
       nonce +
           R"({"event":{"b":1.50,"a":[1]},"context":{"execution_id":"exec-1","function_id":"fn-1",)"
           R"("version":"1.2","caller_org_id":"org-1","deadline_ms":750},)"
-          R"("env":{"API_TOKEN":"s\"ecret","OTHER":"v"}})");
+          R"("env":{"API_TOKEN":"s\"ecret","OTHER":"v"},"notices":false})");
   inv.event_json = R"("just a string")";
   inv.env.clear();
   EXPECT_NE(CallPayload(nonce, inv, 1).find(R"({"event":"just a string",)"), std::string::npos);
-  EXPECT_NE(CallPayload(nonce, inv, 1).find(R"("env":{}})"), std::string::npos);
+  EXPECT_NE(CallPayload(nonce, inv, 1).find(R"("env":{},)"), std::string::npos);
 }
 
 TEST(WorkerProtocolTest, NoncesAreFreshAndMustMatchExactly) {
@@ -146,6 +146,86 @@ TEST(WorkerProtocolTest, HandlerErrorsParseOnlyWithBothStrings) {
   EXPECT_FALSE(ParseHandlerError(R"({"errorType":1,"errorMessage":"x"})", &e));
   EXPECT_FALSE(ParseHandlerError("[]", &e));
   EXPECT_FALSE(ParseHandlerError("not json", &e));
+}
+
+TEST(WorkerProtocolTest, NoticesRoundTripThroughTheirPayload) {
+  const std::string nonce = NewNonce();
+  Notice progress;
+  progress.progress = 0.1;
+  progress.total = 3;
+  progress.has_total = true;
+  progress.message = "step \"one\"";
+  std::string payload = NoticePayload(nonce, progress);
+  std::string_view body;
+  ASSERT_TRUE(TakeNonce(payload, nonce, &body));
+  EXPECT_EQ(body, R"({"kind":"progress","progress":0.1,"total":3,"message":"step \"one\""})");
+  Notice back;
+  ASSERT_TRUE(ParseNotice(body, &back));
+  EXPECT_EQ(back.kind, Notice::Kind::kProgress);
+  EXPECT_EQ(back.progress, 0.1);
+  EXPECT_EQ(back.total, 3);
+  EXPECT_TRUE(back.has_total);
+  EXPECT_EQ(back.message, "step \"one\"");
+
+  Notice log;
+  log.kind = Notice::Kind::kLog;
+  log.level = "warning";
+  log.data_json = R"({"a":[1,null]})";
+  payload = NoticePayload(nonce, log);
+  ASSERT_TRUE(TakeNonce(payload, nonce, &body));
+  ASSERT_TRUE(ParseNotice(body, &back));
+  EXPECT_EQ(back.kind, Notice::Kind::kLog);
+  EXPECT_EQ(back.level, "warning");
+  EXPECT_EQ(back.data_json, R"({"a":[1,null]})");
+  EXPECT_EQ(back.logger, "");
+  EXPECT_FALSE(back.has_total);
+}
+
+TEST(WorkerProtocolTest, NoticesThatAreNotTheProtocolsDoNotParse) {
+  Notice n;
+  for (const char* bad :
+       {"", "[]", R"({"kind":"progress"})", R"({"kind":"progress","progress":"1"})",
+        R"({"kind":"log","level":"info"})", R"({"kind":"log","data":1})",
+        R"({"kind":"other","progress":1})", R"({"kind":"progress","progress":1,"message":2})"}) {
+    EXPECT_FALSE(ParseNotice(bad, &n)) << bad;
+  }
+  EXPECT_TRUE(ParseNotice(R"({"kind":"progress","progress":1,"total":null})", &n));
+  EXPECT_FALSE(n.has_total);
+}
+
+TEST(WorkerProtocolTest, AWorkersDropCountIsReadFromItsMarkerOnly) {
+  EXPECT_EQ(DroppedNotices(R"({"kind":"dropped","count":999901})"), 999901u);
+  EXPECT_EQ(DroppedNotices(R"({"kind":"dropped"})"), 1u);
+  EXPECT_EQ(DroppedNotices(R"({"kind":"dropped","count":0})"), 1u);
+  EXPECT_EQ(DroppedNotices(R"({"kind":"dropped","count":99999999999})"), 1000000u);
+  EXPECT_EQ(DroppedNotices(R"({"kind":"progress","progress":1})"), 0u);
+  EXPECT_EQ(DroppedNotices(R"({"kind":"log","level":"info","data":"dropped"})"), 0u);
+  Notice n;
+  EXPECT_FALSE(ParseNotice(R"({"kind":"dropped","count":3})", &n));
+}
+
+TEST(WorkerProtocolTest, ReaderTakesManySmallFramesFromOneRead) {
+  std::string stream;
+  for (int i = 0; i < 1000; ++i) stream += EncodeFrame(FrameKind::kNotice, std::to_string(i));
+  FrameReader reader(1024);
+  reader.Append(stream);
+  Frame frame;
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_EQ(reader.Next(&frame), FrameReader::State::kComplete);
+    EXPECT_EQ(frame.kind, FrameKind::kNotice);
+    EXPECT_EQ(frame.payload, std::to_string(i));
+  }
+  EXPECT_EQ(reader.Next(&frame), FrameReader::State::kNeedMore);
+  EXPECT_EQ(reader.buffered(), 0u);
+}
+
+TEST(WorkerProtocolTest, CallPayloadSaysWhetherNoticesAreWanted) {
+  Invocation inv;
+  inv.event_json = "{}";
+  EXPECT_NE(CallPayload(NewNonce(), inv, 1).find(R"("notices":false)"), std::string::npos);
+  BoundedNoticeSink sink([](const Notice&) {});
+  inv.notices = &sink;
+  EXPECT_NE(CallPayload(NewNonce(), inv, 1).find(R"("notices":true)"), std::string::npos);
 }
 
 }  // namespace

@@ -193,7 +193,7 @@ v1::HttpResponse RegistryApi::PublishVersion(const core::Request& r) {
       .Str("function_id", owned->id)
       .Str("version", draft.version)
       .Str("bundle_digest", draft.bundle_info.digest);
-  return core::JsonResponse(201, VersionDetailJson(*inserted));
+  return core::JsonResponse(201, VersionDetailJson(*inserted, owned->mcp));
 }
 
 v1::HttpResponse RegistryApi::AddTool(const core::Request& r) {

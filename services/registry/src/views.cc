@@ -152,11 +152,12 @@ std::string FunctionDetailJson(const FunctionRecord& f, const std::vector<Versio
   return w.Take();
 }
 
-std::string VersionDetailJson(const VersionRecord& v) {
+std::string VersionDetailJson(const VersionRecord& v, bool mcp) {
   JsonWriter w;
   w.BeginObject()
       .Field("function_id", v.function_id)
       .Field("version", v.version)
+      .Field("mcp", mcp)
       .Field("runtime", v.runtime)
       .Field("compute_type", v.compute_type)
       .Key("input_schema")

@@ -86,7 +86,8 @@ TEST(Views, DetailAndVersionShowEgressAndTheBundle) {
   v.bundle_digest = std::string(64, 'e');
   v.bundle_size_bytes = 2048;
   v.bundle_files = 7;
-  for (const std::string& json : {FunctionDetailJson(Record(), {v}, &v), VersionDetailJson(v)}) {
+  for (const std::string& json :
+       {FunctionDetailJson(Record(), {v}, &v), VersionDetailJson(v, false)}) {
     auto doc = ParseJson(json);
     ASSERT_TRUE(doc.ok()) << json;
     simdjson::dom::object o = doc->root.get_object();
@@ -100,6 +101,24 @@ TEST(Views, DetailAndVersionShowEgressAndTheBundle) {
   auto doc = ParseJson(FunctionDetailJson(Record(), {v}, &v));
   EXPECT_EQ(std::string_view(doc->root["versions"].at(0)["egress"].at(0).get_string()),
             "api.open-meteo.com");
+}
+
+TEST(Views, VersionCarriesTheFunctionsMcpFlag) {
+  VersionRecord v;
+  v.function_id = "f";
+  v.version = "1.0";
+  v.input_schema_json = R"({"type":"object"})";
+  v.examples_json = "[]";
+  for (bool mcp : {true, false}) {
+    std::string json = VersionDetailJson(v, mcp);
+    auto doc = ParseJson(json);
+    ASSERT_TRUE(doc.ok()) << json;
+    EXPECT_EQ(bool(doc->root["mcp"].get_bool()), mcp) << json;
+  }
+  // Only the version answer has it at that place; the detail keeps its own function-level flag.
+  auto detail = ParseJson(FunctionDetailJson(Record(), {v}, &v));
+  ASSERT_TRUE(detail.ok());
+  EXPECT_FALSE(bool(detail->root["mcp"].get_bool()));
 }
 
 TEST(Views, WorkspaceSummaries) {

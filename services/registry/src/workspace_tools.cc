@@ -18,10 +18,14 @@ constexpr const char* kWorkspaceToolsSql =
     "  JOIN registry.workspace_adds a ON a.function_id = f.id"
     "  WHERE a.org_id = $1 AND f.org_id <> $1 AND f.visibility = 'public')"
     "SELECT f.id::text, f.name, f.description, f.mcp, v.version, v.input_schema::text,"
-    "  array_to_json(v.declared_keys)::text, COALESCE(b.env_keys, '') "
+    "  array_to_json(v.declared_keys)::text, COALESCE(b.env_keys, ''),"
+    "  v.mcp_listing IS NOT NULL, (v.mcp_listing->'tools')::text,"
+    "  (v.mcp_listing->'resources')::text, (v.mcp_listing->'resource_templates')::text,"
+    "  (v.mcp_listing->'prompts')::text "
     "FROM listed l JOIN registry.functions f ON f.id = l.id "
     "LEFT JOIN registry.workspace_env_keys b ON b.org_id = $1 AND b.function_id = f.id "
-    "JOIN LATERAL (SELECT version, input_schema, declared_keys FROM registry.versions"
+    "JOIN LATERAL (SELECT version, input_schema, declared_keys, mcp_listing"
+    "  FROM registry.versions"
     "  WHERE function_id = f.id ORDER BY p1 DESC, p2 DESC, p3 DESC, p4 DESC LIMIT 1) v ON true "
     "ORDER BY l.part, l.listed_at, f.id";
 
@@ -42,6 +46,15 @@ Result<std::vector<v1::WorkspaceTool>> LoadWorkspaceTools(pg::Pool& pool,
     t.set_version(rows->Str(r, 4));
     t.set_input_schema_json(rows->Str(r, 5));
     t.set_env_keys(rows->Str(r, 7));
+    if (rows->Bool(r, 8)) {
+      // Written whole by StoreMcpListing, so each of the four keys is there; mutable_listing()
+      // sets has_listing(), which tells the edge to list from it.
+      v1::McpListing* listing = t.mutable_listing();
+      listing->set_tools_json(rows->Str(r, 9));
+      listing->set_resources_json(rows->Str(r, 10));
+      listing->set_resource_templates_json(rows->Str(r, 11));
+      listing->set_prompts_json(rows->Str(r, 12));
+    }
     auto keys = ParseJson(rows->Str(r, 6));
     simdjson::dom::array array;
     if (keys.ok() && keys->root.get_array().get(array) == simdjson::SUCCESS) {

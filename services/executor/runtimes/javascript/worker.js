@@ -18,6 +18,14 @@ const REQUESTS = 3;
 const REPLIES = 4;
 const NONCE_BYTES = 32;
 const FILENAME = 'handler.js';
+// The largest kNotice payload after its nonce (worker_protocol.h, kMaxNoticePayloadBytes); the
+// executor drops what is past its own, smaller bounds.
+const MAX_NOTICE_BYTES = 6 * (16 << 10) + 1024;
+// kWorkerNoticeCap: past this many notices of a call whose payload the executor's size bound
+// (16 KiB) surely takes, its count bound drops every one, so only a count is kept.
+const NOTICE_CAP = 100;
+const NOTICE_SIZE = 16 << 10;
+const LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
 function readExact(n) {
   const buf = Buffer.allocUnsafe(n);
@@ -60,6 +68,91 @@ function writeFrame(kind, nonce, payload) {
   header.writeUInt32LE(nonce.length + payload.length, 0);
   header[4] = kind.charCodeAt(0);
   writeAll(Buffer.concat([header, nonce, payload]));
+}
+
+// A call's context.progress and context.log: kNotice frames under the call's nonce, written at
+// once (handlers are synchronous, so nothing else writes meanwhile), only while the call runs and
+// only when its caller wants them (else nothing is built). The executor bounds them.
+class Notices {
+  constructor(nonce, wanted) {
+    this.nonce = nonce;
+    this.open = wanted;
+    this.capped = 0;  // notices sent that count towards NOTICE_CAP
+    this.dropped = 0;  // notices dropped here, for the executor to count
+  }
+
+  // The call is over: what was dropped is told (before the answer), and a handler that kept its
+  // context sends nothing more, which could only be taken for a forged frame of a later call.
+  close() {
+    if (this.open && this.dropped > 0) {
+      writeFrame('N', this.nonce,
+                 Buffer.from(JSON.stringify({kind: 'dropped', count: this.dropped})));
+    }
+    this.open = false;
+  }
+
+  // Whether a notice is worth building now; counts it as dropped when past the cap.
+  wanted() {
+    if (!this.open) return false;
+    if (this.capped >= NOTICE_CAP) {
+      this.dropped++;
+      return false;
+    }
+    return true;
+  }
+
+  send(text) {
+    const payload = Buffer.from(text, 'utf8');
+    if (payload.length > MAX_NOTICE_BYTES) {
+      this.dropped++;  // past every bound the executor has
+      return;
+    }
+    if (payload.length <= NOTICE_SIZE) this.capped++;
+    writeFrame('N', this.nonce, payload);
+  }
+
+  progress(progress, total, message) {
+    if (typeof progress !== 'number' || !Number.isFinite(progress)) {
+      throw new TypeError('progress: progress must be a finite number');
+    }
+    const hasTotal = total !== undefined && total !== null;
+    if (hasTotal && (typeof total !== 'number' || !Number.isFinite(total))) {
+      throw new TypeError('progress: total must be a finite number, undefined or null');
+    }
+    const hasMessage = message !== undefined && message !== null;
+    if (hasMessage && typeof message !== 'string') {
+      throw new TypeError('progress: message must be a string, undefined or null');
+    }
+    if (!this.wanted()) return;
+    const notice = {kind: 'progress', progress: progress};
+    if (hasTotal) notice.total = total;
+    if (hasMessage && message !== '') notice.message = message;
+    this.send(JSON.stringify(notice));
+  }
+
+  log(level, data, logger) {
+    if (typeof level !== 'string' || !LEVELS.includes(level)) {
+      throw new TypeError('log: level must be one of ' + LEVELS.join(', ') + '; got ' +
+                          safely(() => JSON.stringify(level), String(typeof level)));
+    }
+    const hasLogger = logger !== undefined && logger !== null;
+    if (hasLogger && typeof logger !== 'string') {
+      throw new TypeError('log: logger must be a string, undefined or null');
+    }
+    if (!this.wanted()) return;
+    let dataText;
+    try {
+      dataText = JSON.stringify(data);
+    } catch (e) {
+      throw new TypeError('log: data cannot be encoded as JSON: ' + safely(() => e.message, ''));
+    }
+    // What JSON has no text for (undefined, a function) is null, as it would be in an array.
+    const head = {kind: 'log', level: level};
+    if (hasLogger && logger !== '') head.logger = logger;
+    const text = JSON.stringify(head);
+    const json = dataText === undefined ? 'null' : dataText;
+    this.send(text.slice(0, -1) + ',"data":' + json + '}');
+  }
 }
 
 function errorPayload(errorType, errorMessage) {
@@ -127,13 +220,20 @@ class Worker {
     return errorPayload(type || 'Error', message);
   }
 
-  call(request) {
+  call(request, nonce) {
     const env = request.env;
     const context = Object.assign({}, request.context, {env: Object.assign({}, env)});
     // The platform's facilities, not enumerable: the context's keys stay the contract's.
     const deadline = performance.now() + Number(request.context.deadline_ms || 0);
     Object.defineProperty(context, 'fetch', {value: egress.fetchFor(deadline, this.memoryMb)});
     Object.defineProperty(context, 'EgressError', {value: egress.EgressError});
+    const notices = new Notices(nonce, request.notices === true);
+    Object.defineProperty(context, 'progress', {
+      value: (progress, total, message) => notices.progress(progress, total, message),
+    });
+    Object.defineProperty(context, 'log', {
+      value: (level, data, logger) => notices.log(level, data, logger),
+    });
     Object.assign(process.env, env);
     let result;
     try {
@@ -141,6 +241,7 @@ class Worker {
     } catch (e) {
       return ['E', this.exceptionPayload(e)];
     } finally {
+      notices.close();
       this.restoreEnv();
     }
     return this.encode(result);
@@ -244,7 +345,7 @@ function main() {
       continue;
     }
     writeFrame('S', frame.nonce, empty);  // the handler's code runs now
-    const [kind, reply] = worker.call(request);
+    const [kind, reply] = worker.call(request, frame.nonce);
     writeFrame(kind, frame.nonce, reply);
   }
 }

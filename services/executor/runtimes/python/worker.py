@@ -10,9 +10,11 @@ it; the executor kills it at a deadline or when it recycles it.
 import importlib.util
 import json
 import linecache
+import math
 import os
 import struct
 import sys
+import threading
 import traceback
 import time
 import types
@@ -22,6 +24,16 @@ REPLIES = 4
 HEADER = struct.Struct("<IB")
 NONCE_BYTES = 32
 FILENAME = "handler.py"
+# The largest kNotice payload after its nonce (worker_protocol.h, kMaxNoticePayloadBytes); the
+# executor drops what is past its own, smaller bounds.
+MAX_NOTICE_BYTES = 6 * (16 << 10) + 1024
+# kWorkerNoticeCap: past this many notices of a call whose payload the executor's size bound
+# (16 KiB) surely takes, its count bound drops every one, so only a count is kept.
+NOTICE_CAP = 100
+NOTICE_SIZE = 16 << 10
+LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+# One frame at a time on fd 4: a handler's thread may report while the call's answer is written.
+WRITE_LOCK = threading.Lock()
 
 
 def read_exact(n):
@@ -44,8 +56,95 @@ def read_frame():
 
 def write_frame(kind, nonce, payload=b""):
     view = memoryview(HEADER.pack(len(nonce) + len(payload), ord(kind)) + nonce + payload)
-    while view:
-        view = view[os.write(REPLIES, view):]
+    with WRITE_LOCK:
+        while view:
+            view = view[os.write(REPLIES, view):]
+
+
+def is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+class Notices:
+    """A call's context.progress and context.log: kNotice frames under the call's nonce, sent
+    at once, only while the call runs and only when its caller wants them (else nothing is
+    built). The executor bounds them; what it drops costs it a few comparisons."""
+
+    def __init__(self, nonce, wanted):
+        self.nonce = nonce
+        self.open = wanted
+        self.capped = 0  # notices sent that count towards NOTICE_CAP
+        self.dropped = 0  # notices dropped here, for the executor to count
+
+    def close(self):
+        """The call is over: what was dropped is told (before the answer), and a handler that
+        kept its context (or a thread) sends nothing more, which could only be taken for a
+        forged frame of a later call."""
+        with WRITE_LOCK:
+            if self.open and self.dropped:
+                payload = json.dumps({"kind": "dropped", "count": self.dropped}).encode()
+                self.write(payload)
+            self.open = False
+
+    def write(self, payload):
+        """One kNotice frame; the caller holds WRITE_LOCK."""
+        view = memoryview(HEADER.pack(len(self.nonce) + len(payload), ord("N")) + self.nonce +
+                          payload)
+        while view:
+            view = view[os.write(REPLIES, view):]
+
+    def wanted(self):
+        """Whether a notice is worth building now; counts it as dropped when past the cap."""
+        if not self.open:
+            return False
+        if self.capped >= NOTICE_CAP:
+            self.dropped += 1
+            return False
+        return True
+
+    def send(self, notice):
+        try:
+            payload = json.dumps(notice, ensure_ascii=False, allow_nan=False,
+                                 separators=(",", ":")).encode("utf-8", "replace")
+        except (TypeError, ValueError, RecursionError) as e:
+            raise TypeError("log: data cannot be encoded as JSON: %s" % e) from None
+        with WRITE_LOCK:
+            if not self.open:
+                return
+            if len(payload) > MAX_NOTICE_BYTES:
+                self.dropped += 1  # past every bound the executor has
+                return
+            if len(payload) <= NOTICE_SIZE:
+                self.capped += 1
+            self.write(payload)
+
+    def progress(self, progress, total=None, message=None):
+        if not is_number(progress) or not math.isfinite(progress):
+            raise TypeError("progress: progress must be a finite number")
+        if total is not None and (not is_number(total) or not math.isfinite(total)):
+            raise TypeError("progress: total must be a finite number or None")
+        if message is not None and not isinstance(message, str):
+            raise TypeError("progress: message must be a string or None")
+        if not self.wanted():
+            return
+        notice = {"kind": "progress", "progress": progress}
+        if total is not None:
+            notice["total"] = total
+        if message:
+            notice["message"] = message
+        self.send(notice)
+
+    def log(self, level, data, logger=None):
+        if level not in LEVELS:
+            raise ValueError("log: level must be one of %s; got %r" % (", ".join(LEVELS), level))
+        if logger is not None and not isinstance(logger, str):
+            raise TypeError("log: logger must be a string or None")
+        if not self.wanted():
+            return
+        notice = {"kind": "log", "level": level, "data": data}
+        if logger:
+            notice["logger"] = logger
+        self.send(notice)
 
 
 def error_payload(error_type, message):
@@ -72,14 +171,24 @@ class Context(dict):
 
     EgressError = toolgate.EgressError
 
-    def __init__(self, fields, deadline):
+    def __init__(self, fields, deadline, notices):
         super().__init__(fields)
         self._deadline = deadline  # time.monotonic() at which the executor stops the call
+        self._notices = notices
 
     def fetch(self, url, method="GET", headers=None, body=None, timeout_ms=None):
         """toolgate.fetch, bounded by the call's deadline."""
         return toolgate.fetch(url, method=method, headers=headers, body=body,
                               timeout_ms=timeout_ms, deadline=self._deadline)
+
+    def progress(self, progress, total=None, message=None):
+        """Reports progress to the caller (numbers; total and message optional). Returns at
+        once; sends nothing unless the caller asked for notices."""
+        self._notices.progress(progress, total, message)
+
+    def log(self, level, data, logger=None):
+        """Sends a log message to the caller: level one of LEVELS, data any JSON value."""
+        self._notices.log(level, data, logger)
 
     def __getattr__(self, name):
         try:
@@ -128,10 +237,11 @@ class Worker:
             message = ""
         return error_payload(type(e).__name__, message)
 
-    def call(self, request):
+    def call(self, request, nonce):
         env = request["env"]
         deadline = time.monotonic() + request["context"].get("deadline_ms", 0) / 1000.0
-        context = Context(request["context"], deadline)
+        notices = Notices(nonce, bool(request.get("notices")))
+        context = Context(request["context"], deadline, notices)
         context["env"] = dict(env)
         os.environ.update(env)
         try:
@@ -139,6 +249,7 @@ class Worker:
         except BaseException as e:  # noqa: B036 - a handler's sys.exit() is its error
             return "E", self.exception_payload(e)
         finally:
+            notices.close()
             # The call's secrets, and anything the handler set, leave the environment.
             if os.environ != self.base_env:
                 os.environ.clear()
@@ -228,7 +339,7 @@ def main():
             continue
         del payload
         write_frame("S", nonce)  # the handler's code runs now
-        reply_kind, reply = worker.call(request)
+        reply_kind, reply = worker.call(request, nonce)
         del request
         write_frame(reply_kind, nonce, reply)
 

@@ -44,4 +44,9 @@ Field GetRaw(simdjson::dom::object obj, std::string_view key, std::string* out);
 // Compact JSON text of an element.
 std::string ToJson(simdjson::dom::element element);
 
+// object_json (compact) with member key set to value_json (which must be JSON): replaced where
+// present, else added last. object_json unchanged when it is not a JSON object.
+std::string WithMember(std::string_view object_json, std::string_view key,
+                       std::string_view value_json);
+
 }  // namespace toolgate

@@ -168,6 +168,10 @@ class Bus {
 
   // A subject unique to this connection, for replies: "<inbox_prefix>.<unique id>".
   std::string NewInbox();
+  // Returns once the server has processed everything published on this connection so far (a
+  // round trip), so that a message sent afterwards on another connection cannot overtake it.
+  // Timeout after timeout_ms; Unavailable when disconnected.
+  Status Flush(int timeout_ms);
   // Stops delivery to every subscription, lets handlers finish what was delivered, and flushes.
   void Drain(int timeout_ms);
   bool connected() const;

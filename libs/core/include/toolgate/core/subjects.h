@@ -42,6 +42,8 @@ inline constexpr const char* kFunctionViewSubject = "tg.registry.function_view";
 inline constexpr const char* kAuthenticateSubject = "tg.auth.authenticate";  // sessions, keys
 inline constexpr const char* kCodeSubject = "tg.registry.code";  // CodeRequest -> CodeReply
 inline constexpr const char* kWorkspaceToolsSubject = "tg.registry.workspace_tools";
+// McpListingSet -> McpListingSetReply: the edge stores an MCP version's listing.
+inline constexpr const char* kMcpListingSubject = "tg.registry.mcp_listing";
 
 // Broadcasts (no queue group) that invalidate cached decisions on every replica.
 inline constexpr const char* kKeyRevokedSubject = "tg.events.key_revoked";  // KeyRevoked
@@ -49,6 +51,8 @@ inline constexpr const char* kFunctionChangedSubject = "tg.events.function_chang
 inline constexpr const char* kWorkspaceChangedSubject = "tg.events.workspace_changed";
 inline constexpr const char* kSecretChangedSubject = "tg.events.secret_changed";
 inline constexpr const char* kMcpSessionEndedSubject = "tg.events.mcp_session_ended";
+// An MCP session's logging/setLevel (McpSessionLogLevel), for every edge replica.
+inline constexpr const char* kMcpSessionLogLevelSubject = "tg.events.mcp_session_log_level";
 // Billing -> registry (queue "registry"): the executions one settlement batch recorded.
 inline constexpr const char* kExecutionEventsSubject = "tg.events.execution";
 // A starting edge asks a running one for the ended MCP sessions (queue "edge").

@@ -36,8 +36,14 @@ class DispatchNotices {
   using Send = std::function<void(const std::string& edge_reply, const std::string& reply_bytes,
                                   const std::string& traceparent)>;
 
-  // Starts the timer thread, which calls send for each notice that falls due.
-  DispatchNotices(Send send, int64_t notice_after_ms);
+  // Waits until the server has taken everything Send published so far (in production,
+  // Bus::Flush): what the executor sends to billing on its other connection then cannot
+  // overtake it.
+  using Flush = std::function<void()>;
+
+  // Starts the timer thread, which calls send for each notice that falls due. flush may be
+  // empty (nothing to wait for).
+  DispatchNotices(Send send, int64_t notice_after_ms, Flush flush = {});
   // Stops the timer thread; notices not yet due are not sent.
   ~DispatchNotices();
   DispatchNotices(const DispatchNotices&) = delete;
@@ -47,6 +53,17 @@ class DispatchNotices {
   uint64_t Arrived(const v1::InvokeJob& job, const std::string& traceparent);
   // The job's result is on its way: no notice is needed any more (a no-op after the notice).
   void Done(uint64_t ticket);
+
+  // Publishes reply (an InvokeReply) to edge_reply now, on the calling thread, through the same
+  // send as the dispatch notices: a running handler's notices (JobExecutor).
+  void SendNow(const std::string& edge_reply, const std::string& reply_bytes,
+               const std::string& traceparent) const {
+    send_(edge_reply, reply_bytes, traceparent);
+  }
+  // Returns once what SendNow published has reached the server (see Flush).
+  void FlushSent() const {
+    if (flush_) flush_();
+  }
 
   // Notices sent so far (for tests and metrics).
   uint64_t sent() const;
@@ -63,6 +80,7 @@ class DispatchNotices {
   void Loop();
 
   const Send send_;
+  const Flush flush_;
   const int64_t notice_after_us_;
   mutable std::mutex mu_;
   std::condition_variable cv_;          // a first notice was added, or stopping_

@@ -37,13 +37,18 @@ class JobExecutor {
       : keys_(keys), code_(code), runtimes_(std::move(runtimes)), bundles_(bundles) {}
 
   // The result of running job; job comes back in it without its sealed secrets. traceparent
-  // goes with the registry request. Thread-safe.
-  v1::ExecutionResult Execute(v1::InvokeJob job, std::string_view traceparent);
+  // goes with the registry request. For a job with stream_notices and an edge_reply, each notice
+  // of its handler within the bounds (NoticeLimits) goes to send as it is made, before Execute
+  // returns: an InvokeReply{notice} with the version's timeout_ms, to job.edge_reply(), with
+  // traceparent. send may be empty (no notices are then asked of the handler). Thread-safe.
+  v1::ExecutionResult Execute(v1::InvokeJob job, std::string_view traceparent,
+                              const DispatchNotices::Send& send = {});
 
   const std::vector<Runtime*>& runtimes() const { return runtimes_; }
 
  private:
-  ExecutionOutcome Run(const v1::InvokeJob& job, std::string_view traceparent);
+  ExecutionOutcome Run(const v1::InvokeJob& job, std::string_view traceparent,
+                       const DispatchNotices::Send& send);
 
   const ExecutorKeys& keys_;
   CodeStore& code_;
@@ -60,7 +65,10 @@ v1::ExecutionResult NoCapacityResult(v1::InvokeJob job, int64_t waited_ms);
 // across the callers' organizations. Each job runs under a span "executor.<runtime>" continuing
 // the incoming traceparent, and its result is settled on tg.billing.settle.<execution_id> with
 // the span's traceparent (held to travel with the next result while jobs are queued:
-// Settler::SettleSoon); a job expired by the scheduler is settled as NoCapacityResult.
+// Settler::SettleSoon); a job expired by the scheduler is settled as NoCapacityResult. The
+// handler's notices go to the edge through notices.SendNow as they are made; a job that sent any
+// is settled only after notices.FlushSent, so that its result (through billing) cannot reach
+// the edge before them.
 // notices hears of each job's arrival and end. service, executor, settler, notices and scheduler
 // must outlive the subscriptions.
 Status ServeJobs(bus::Service& service, const std::string& pool, JobExecutor& executor,

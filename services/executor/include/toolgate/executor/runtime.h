@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,6 +39,78 @@ using BundleRef = std::shared_ptr<const BundleFiles>;
 // The entry file of a bundle whose version names none (core/bundle_paths.h).
 using core::DefaultBundleHandler;
 
+// What a running handler reported: context.progress (Python, JavaScript), progress (Lua); or
+// context.log, log. Strings as the handler gave them (the executor makes them valid UTF-8 on the
+// way to the edge).
+struct Notice {
+  enum class Kind { kProgress, kLog };
+  Kind kind = Kind::kProgress;
+  // kProgress.
+  double progress = 0;
+  double total = 0;  // meaningful only with has_total
+  bool has_total = false;
+  std::string message;  // "" when none
+  // kLog.
+  std::string level;      // one of the kNoticeLevels
+  std::string data_json;  // the logged value as JSON
+  std::string logger;     // "" when none
+};
+
+// The levels a handler may log at (RFC 5424's names, as MCP uses them).
+inline constexpr std::string_view kNoticeLevels[] = {"debug", "info",     "notice", "warning",
+                                                     "error", "critical", "alert",  "emergency"};
+bool IsNoticeLevel(std::string_view level);
+
+// Where a running handler's notices go. Offer is called on the thread that runs the call (for a
+// worker process, the thread waiting for its answer), in the order the handler made them, and
+// must return at once: a handler never waits for its notices. Implementations need not be
+// thread-safe.
+class NoticeSink {
+ public:
+  virtual ~NoticeSink() = default;
+  // Takes one notice: passes it on, or drops it.
+  virtual void Offer(Notice&& notice) = 0;
+  // False once nothing more will be passed on (the call's bounds are spent), so that a caller
+  // holding an undecoded notice can Drop it instead of decoding it.
+  virtual bool accepting() const { return true; }
+  // n notices the caller dropped without decoding them (past the bounds, malformed, oversized,
+  // or dropped by a worker, which says how many).
+  virtual void Drop(size_t n = 1) { (void)n; }
+};
+
+// The bounds of one call's notices.
+struct NoticeLimits {
+  size_t max_notices = 100;
+  size_t max_total_bytes = 256 << 10;  // data_json, message and logger of every notice passed on
+  size_t max_notice_bytes = 16 << 10;  // the same of one notice: a larger one is dropped
+};
+
+// The executor's sink for one call: passes each notice within limits to deliver and drops the
+// rest (a log at an unknown level, one over max_notice_bytes, any past max_notices or past
+// max_total_bytes), counting every drop in toolgate_executor_notices_dropped_total. A drop costs
+// a few comparisons and nothing is kept, so a handler that reports a million times costs no
+// memory. Not thread-safe: one per call, used on the thread running it.
+class BoundedNoticeSink final : public NoticeSink {
+ public:
+  using Deliver = std::function<void(const Notice& notice)>;
+  explicit BoundedNoticeSink(Deliver deliver, NoticeLimits limits = {})
+      : deliver_(std::move(deliver)), limits_(limits) {}
+
+  void Offer(Notice&& notice) override;
+  bool accepting() const override { return delivered_ < limits_.max_notices; }
+  void Drop(size_t n = 1) override;
+
+  size_t delivered() const { return delivered_; }
+  size_t dropped() const { return dropped_; }
+
+ private:
+  Deliver deliver_;
+  NoticeLimits limits_;
+  size_t delivered_ = 0;
+  size_t bytes_ = 0;
+  size_t dropped_ = 0;
+};
+
 // Everything a runtime needs to run one call. Views into the caller's memory, valid during Run.
 struct Invocation {
   std::string_view code;  // the version's source text; empty for a bundle version
@@ -59,6 +132,10 @@ struct Invocation {
   // Where the handler may connect through the egress gateway; null or empty: nowhere. Owned by
   // the caller, valid during Run.
   const core::EgressList* egress = nullptr;
+  // Where the handler's notices go; null: the caller wants none (no stream_notices), and
+  // context.progress and context.log check their arguments and send nothing. Owned by the
+  // caller, valid during Run.
+  NoticeSink* notices = nullptr;
 };
 
 struct ExecutionOutcome {

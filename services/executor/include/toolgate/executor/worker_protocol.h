@@ -18,8 +18,22 @@
 //                        kReady                 the module loaded and defines service_handler
 //                        kLoadError {"errorType", "errorMessage"}   it did not; the worker is
 //                                                                    not used again
-//   executor -> worker   kCall  {"event", "context", "env"}         one per invocation
+//   executor -> worker   kCall  {"event", "context", "env", "notices"}   one per invocation;
+//                                "notices": the caller wants the handler's notices
 //   worker -> executor   kStarted
+//                        kNotice  {"kind": "progress", "progress", "total"?, "message"?}
+//                                 {"kind": "log", "level", "data", "logger"?}
+//                                 any number, while the handler runs, only for a call with
+//                                 "notices" (the handler's context.progress / context.log; "data"
+//                                 is the logged value itself, as JSON); at most
+//                                 kMaxNoticePayloadBytes after the nonce: a worker drops a larger
+//                                 one itself, and past kWorkerNoticeCap notices of a call it
+//                                 drops every one without building it; as the handler returns
+//                                 (before the answer) it sends {"kind": "dropped", "count": N}
+//                                 for the executor to count them. So a handler that reports a
+//                                 million times costs the executor nothing. The executor bounds
+//                                 them (runtime.h, BoundedNoticeSink); one it cannot read is
+//                                 dropped, never fatal
 //                        kValue  the JSON text of service_handler's return value
 //                        kError {"errorType", "errorMessage"}        an exception, a Promise,
 //                                                                    a value JSON cannot hold...
@@ -55,6 +69,7 @@ enum class FrameKind : char {
   kTimeout = 'T',
   kStarted = 'S',
   kHello = 'H',
+  kNotice = 'N',
 };
 
 constexpr size_t kNonceBytes = 32;
@@ -84,17 +99,21 @@ class FrameReader {
 
   enum class State { kNeedMore, kComplete, kInvalid };
   // Appends bytes read from the pipe.
-  void Append(std::string_view bytes) { buffer_.append(bytes); }
+  void Append(std::string_view bytes);
   // kComplete moves the next whole frame into *out; kNeedMore when it has not all arrived;
   // kInvalid when the header is over the limit or names a kind no worker sends, after which the
   // stream cannot be trusted.
   State Next(Frame* out);
   // Bytes received and not yet returned as a frame.
-  size_t buffered() const { return buffer_.size(); }
+  size_t buffered() const { return buffer_.size() - start_; }
 
  private:
   size_t max_payload_;
+  // Frames are taken from start_ on, and the taken bytes erased only at the next Append: one
+  // read can bring hundreds of small frames (notices), and erasing each from the front would
+  // move the rest of the buffer once per frame.
   std::string buffer_;
+  size_t start_ = 0;
 };
 
 // The kInit payload: the nonce, then the JSON. bundle_root and handler are empty for a
@@ -103,7 +122,8 @@ std::string InitPayload(std::string_view nonce, std::string_view code, int64_t m
                         size_t max_result_bytes, const RuntimeLimits& limits,
                         std::string_view bundle_root = {}, std::string_view handler = {});
 // The kCall payload: the nonce, then the JSON of the event as sent, the context of contract section
-// 3 with deadline_ms left, and the secrets as "env". It holds secret values: wipe it once written.
+// 3 with deadline_ms left, the secrets as "env" and "notices": whether invocation.notices is set.
+// It holds secret values: wipe it once written.
 std::string CallPayload(std::string_view nonce, const Invocation& invocation, int64_t deadline_ms);
 
 struct HandlerError {
@@ -113,5 +133,24 @@ struct HandlerError {
 // Reads a kError or kLoadError payload. False when it is not an object with string errorType
 // and errorMessage.
 bool ParseHandlerError(std::string_view payload, HandlerError* out);
+
+// The most a kNotice payload holds after its nonce: room for a notice of
+// NoticeLimits::max_notice_bytes with every character escaped.
+constexpr size_t kMaxNoticePayloadBytes = 6 * (16 << 10) + 1024;
+
+// The kNotice payload of notice: the nonce, then its JSON. notice.data_json must be JSON
+// ("null" when empty); progress and total must be finite.
+std::string NoticePayload(std::string_view nonce, const Notice& notice);
+// How many notices of one call a worker sends at most, of those whose payload is at most
+// NoticeLimits::max_notice_bytes: the executor's size bound takes each, so past this many its
+// count bound (NoticeLimits::max_notices, the same number) would drop every further one. (When
+// its byte bound dropped some of them, a few later ones that would have fitted are lost too.)
+constexpr size_t kWorkerNoticeCap = 100;
+// How many notices a kind "dropped" payload stands for (its "count", 1 without one, at most a
+// million: a forged count can only swell a metric); 0 when it is not that marker. Cheap for any
+// other payload.
+size_t DroppedNotices(std::string_view payload);
+// Reads a kNotice payload (after its nonce). False when it is not one.
+bool ParseNotice(std::string_view payload, Notice* out);
 
 }  // namespace toolgate::executor::protocol

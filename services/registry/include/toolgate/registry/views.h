@@ -26,10 +26,11 @@ std::string FunctionDetailJson(const FunctionRecord& function,
 // p50_ms (the upper bound of the median's latency bucket) null when negative.
 void WriteLastSevenDays(JsonWriter& w, int64_t executions, int64_t succeeded, int64_t p50_ms);
 
-// POST /functions/{id}/versions: {function_id, version, runtime, compute_type, input_schema,
-// declared_keys, examples, timeout_ms, memory_mb, price_micro_usd, egress, handler, bundle,
-// published_at}.
-std::string VersionDetailJson(const VersionRecord& version);
+// POST /functions/{id}/versions: {function_id, version, mcp, runtime, compute_type,
+// input_schema, declared_keys, examples, timeout_ms, memory_mb, price_micro_usd, egress, handler,
+// bundle, published_at}; mcp is the function's flag, so that the edge knows from the answer alone
+// that a publish needs the version's MCP listing.
+std::string VersionDetailJson(const VersionRecord& version, bool mcp);
 
 // GET /workspace/tools: {owned: [summary...], added: [summary...]}, a summary being
 // {function_id, name, description, organization {id, name}, latest_version, runtime,

@@ -20,7 +20,8 @@ using core::kWorkspaceToolsSubject;
 
 // The functions org_id owns (oldest first), then the public functions of other organizations it
 // has added (in the order added); only functions with a published version, each with its latest
-// version's input schema and declared keys. Unavailable when PostgreSQL cannot answer.
+// version's input schema and declared keys, and its MCP listing (listing, so has_listing()) when it
+// has one (mcp_listing.h). Unavailable when PostgreSQL cannot answer.
 // Thread-safe (the pool is).
 Result<std::vector<v1::WorkspaceTool>> LoadWorkspaceTools(pg::Pool& pool,
                                                           const std::string& org_id);

@@ -1,0 +1,78 @@
+// FakeMcpBackend: an McpBackend for the MCP endpoint's tests, answering every call at once on the
+// calling thread and recording what it was asked. Not thread-safe (the tests are single-threaded).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mcp_endpoint.h"
+
+namespace toolgate::edge {
+
+// Answers every call at once: invocations with the handler `handler` (event -> InvokeReply),
+// authentication with `principal` or `auth_problem`, the registry with `tools`.
+class FakeMcpBackend : public McpBackend {
+ public:
+  void Invoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done,
+              NoticeSink sink) override {
+    jobs.push_back(job);
+    EXPECT_EQ(job.stream_notices(), static_cast<bool>(sink));
+    if (sink) {
+      for (const v1::HandlerNotice& n : notices) sink(n);
+    }
+    done(handler(job));
+  }
+  void Authenticate(std::string api_key_sha256,
+                    std::function<void(v1::AuthenticateReply)> done) override {
+    authenticated.push_back(api_key_sha256);
+    v1::AuthenticateReply reply;
+    if (auth_problem) {
+      *reply.mutable_problem() = *auth_problem;
+    } else {
+      *reply.mutable_principal() = principal;
+    }
+    done(reply);
+  }
+  void WorkspaceTools(std::string org_id,
+                      std::function<void(v1::WorkspaceToolsReply)> done) override {
+    orgs.push_back(org_id);
+    done(tools);
+  }
+  void EndSession(const v1::McpSessionEnded& ended) override { ended_sessions.push_back(ended); }
+  void SetSessionLogLevel(const v1::McpSessionLogLevel& level) override {
+    log_levels.push_back(level);
+  }
+  void StoreListing(const v1::McpListingSet& listing,
+                    std::function<void(v1::McpListingSetReply)> done) override {
+    stored_listings.push_back(listing);
+    done(store_listing_reply);
+  }
+
+  std::function<v1::InvokeReply(const v1::InvokeJob&)> handler;
+  v1::Principal principal;
+  std::optional<v1::Problem> auth_problem;
+  v1::WorkspaceToolsReply tools;
+
+  std::vector<v1::InvokeJob> jobs;
+  std::vector<std::string> authenticated;
+  std::vector<std::string> orgs;
+  std::vector<v1::McpSessionEnded> ended_sessions;
+  std::vector<v1::McpSessionLogLevel> log_levels;
+  std::vector<v1::HandlerNotice> notices;  // what every handler reports while it runs
+  std::vector<v1::McpListingSet> stored_listings;
+  v1::McpListingSetReply store_listing_reply;
+};
+
+inline v1::InvokeReply HandlerAnswer(int status, std::string body) {
+  v1::InvokeReply reply;
+  reply.mutable_result()->set_status_code(status);
+  reply.mutable_result()->set_body(std::move(body));
+  reply.mutable_result()->mutable_summary()->set_execution_id("exec-1");
+  return reply;
+}
+
+}  // namespace toolgate::edge
