@@ -151,10 +151,10 @@ class ManifestReader {
 
 const std::set<std::string, std::less<>>& ManifestMembers() {
   static const std::set<std::string, std::less<>> kMembers = {
-      "function_id",  "name",         "description",     "overview",   "category",  "sector",
-      "tags",         "visibility",   "price_micro_usd", "mcp",        "version",   "runtime",
-      "compute_type", "input_schema", "declared_keys",   "timeout_ms", "memory_mb", "examples",
-      "handler",      "bundle",       "egress"};
+      "function_id",  "name",         "description",     "overview",     "category",  "sector",
+      "tags",         "visibility",   "price_micro_usd", "mcp",          "version",   "runtime",
+      "compute_type", "input_schema", "declared_keys",   "timeout_ms",   "memory_mb", "examples",
+      "handler",      "bundle",       "egress",          "output_schema"};
   return kMembers;
 }
 
@@ -1529,6 +1529,7 @@ std::vector<FieldError> ParseManifest(std::string_view text, Manifest* out) {
   m.compute_type = r.OneOf("compute_type", {"CPU", "GPU"});
   m.input_schema = r.Raw("input_schema", simdjson::dom::element_type::OBJECT, "an object")
                        .value_or(kDefaultInputSchema);
+  m.output_schema = r.Raw("output_schema", simdjson::dom::element_type::OBJECT, "an object");
   m.declared_keys = r.Strings("declared_keys");
   for (const auto& key : m.declared_keys.value_or(std::vector<std::string>{})) {
     if (!core::IsValidEnvKeyName(key)) {
@@ -1578,6 +1579,7 @@ std::string VersionRequestBody(const Manifest& m, std::string_view code, std::st
     w.Field("code", code);
   }
   w.Key("input_schema").Raw(m.input_schema);
+  if (m.output_schema) w.Key("output_schema").Raw(*m.output_schema);
   if (m.declared_keys) {
     w.Key("declared_keys").BeginArray();
     for (const auto& k : *m.declared_keys) w.String(k);

@@ -88,6 +88,7 @@ struct Manifest {
   std::string runtime;       // "python" | "javascript" | "lua"
   std::string compute_type;  // "CPU" | "GPU"
   std::string input_schema;  // JSON text; {"type":"object"} when the manifest has none
+  std::optional<std::string> output_schema;  // JSON text of an object schema; none by default
   std::optional<std::vector<std::string>> declared_keys;
   // Where the handler may connect ("api.example.com", "*.example.com:8443", "*"); absent: nowhere.
   std::optional<std::vector<std::string>> egress;

@@ -93,7 +93,7 @@ std::string WorkspaceInstructions(const v1::Principal& principal) {
 // of its MCP functions.
 constexpr std::string_view kWorkspaceCapabilities =
     R"({"tools":{"listChanged":false},"resources":{"listChanged":false},)"
-    R"("prompts":{"listChanged":false}})";
+    R"("prompts":{"listChanged":false},"logging":{}})";
 
 // The methods the workspace serves from the functions it lists.
 bool IsWorkspaceListing(std::string_view method) {
@@ -503,7 +503,10 @@ void McpEndpoint::WorkspaceRequest(std::shared_ptr<Call> call, const v1::Princip
   const McpMessage& m = call->message;
   // initialize and ping belong to the session era; server/discover replaces them.
   if (!call->stateless && m.method == "initialize") return WorkspaceInitialize(call, principal);
-  if (!call->stateless && m.method == "ping") return call->Answer(JsonRpcResult(m.id_json, "{}"));
+  if (!call->stateless && (m.method == "ping" || m.method == "logging/setLevel")) {
+    // setLevel: HandlePost recorded the session's level; its functions' logs follow it.
+    return call->Answer(JsonRpcResult(m.id_json, "{}"));
+  }
   if (call->stateless && m.method == "server/discover") {
     return WorkspaceDiscover(call, principal);
   }
@@ -634,7 +637,7 @@ void McpEndpoint::WorkspaceCall(std::shared_ptr<Call> call, v1::WorkspaceToolsRe
   NoticeSink notices = NoticesFor(call, &job);
   backend_.Invoke(
       std::move(job),
-      [this, call, forwarded](v1::InvokeReply answer) {
+      [this, call, forwarded, output_schema = f.output_schema_json()](v1::InvokeReply answer) {
         HttpAnswer a = RenderInvokeReply(answer, call->request.request_id, Now());
         if (answer.has_problem() && IsToolError(answer.problem().code()) && !forwarded) {
           // The arguments broke the tool's input_schema, or a declared key has no secret mapped
@@ -652,9 +655,10 @@ void McpEndpoint::WorkspaceCall(std::shared_ptr<Call> call, v1::WorkspaceToolsRe
           HandlerAnswer(*call, result, &a);
           return call->respond(std::move(a));
         }
-        call->Answer(JsonRpcResult(call->message.id_json,
-                                   ToolCallResult(result.status_code(), result.body())),
-                     std::move(a));
+        call->Answer(
+            JsonRpcResult(call->message.id_json,
+                          ToolCallResult(result.status_code(), result.body(), output_schema)),
+            std::move(a));
       },
       std::move(notices));
 }

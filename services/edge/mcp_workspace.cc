@@ -8,6 +8,7 @@
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/strings.h"
 #include "toolgate/core/env_keys.h"
+#include "toolgate/core/json_schema.h"
 
 namespace toolgate::edge {
 namespace {
@@ -129,6 +130,9 @@ std::string FunctionToolJson(const v1::WorkspaceTool& function, std::string_view
       .Field("description", function.description())
       .Key("inputSchema")
       .Raw(ToMcpInputSchema(function.input_schema_json()).json);
+  if (!function.output_schema_json().empty()) {
+    w.Key("outputSchema").Raw(function.output_schema_json());
+  }
   return w.EndObject().Take();
 }
 
@@ -176,13 +180,37 @@ std::string ToolsListResult(const std::vector<std::string>& entries) {
   return w.EndArray().EndObject().Take();
 }
 
-std::string ToolCallResult(int status_code, std::string_view body) {
+std::string ToolCallResult(int status_code, std::string_view body,
+                           std::string_view output_schema_json) {
+  auto doc = ParseJson(body);
+  const bool object = doc.ok() && doc->root.is_object();
+  if (!output_schema_json.empty() && status_code < 400) {
+    // Compiled per call: published schemas compile (the registry checked them), and a
+    // workspace call costs a handler run anyway.
+    auto schema = core::JsonSchema::Compile(output_schema_json);
+    std::string why;
+    if (!object) {
+      why = "the result is not a JSON object";
+    } else if (schema.ok()) {
+      auto errors = (*schema)->Validate(doc->root);
+      if (!errors.empty())
+        why = (errors[0].pointer.empty() ? "/" : errors[0].pointer) + " " + errors[0].message;
+    }
+    if (!why.empty()) {
+      JsonWriter w;
+      w.BeginObject().Key("content").BeginArray();
+      w.BeginObject()
+          .Field("type", "text")
+          .Field("text", "The tool's result does not follow its output schema: " + why)
+          .EndObject();
+      return w.EndArray().Field("isError", true).EndObject().Take();
+    }
+  }
   JsonWriter w;
   w.BeginObject().Key("content").BeginArray();
   w.BeginObject().Field("type", "text").Field("text", body).EndObject();
   w.EndArray();
-  auto doc = ParseJson(body);
-  if (doc.ok() && doc->root.is_object()) w.Key("structuredContent").Raw(ToJson(doc->root));
+  if (object) w.Key("structuredContent").Raw(ToJson(doc->root));
   w.Field("isError", status_code >= 400);
   return w.EndObject().Take();
 }

@@ -56,7 +56,7 @@ struct ToolTarget {
 std::optional<ToolTarget> ResolveTool(const std::vector<v1::WorkspaceTool>& functions,
                                       const std::vector<std::string>& names, std::string_view name);
 
-// A tools/list entry for a plain function.
+// A tools/list entry for a plain function: with outputSchema when its version declares one.
 std::string FunctionToolJson(const v1::WorkspaceTool& function, std::string_view name);
 // One page of a list result (tools/list, resources/list, ...): the array `member` of a JSON-RPC
 // response's result as JSON, and its nextCursor ("" on the last page); nullopt when body is not
@@ -76,7 +76,12 @@ std::string ToolsListResult(const std::vector<std::string>& entries);
 
 // The result of a tools/call that ran a plain function: the body as text content,
 // structuredContent when the body is a JSON object, isError when status_code >= 400.
-std::string ToolCallResult(int status_code, std::string_view body);
+// With the version's output_schema (an object schema; "" when it declares none), a result whose
+// body is not an object following it is a tool error naming what differs (the client gets no
+// structuredContent its outputSchema does not describe); a failed call (400 or more) is not
+// checked.
+std::string ToolCallResult(int status_code, std::string_view body,
+                           std::string_view output_schema_json = {});
 
 // The JSON-RPC request an MCP function receives for a forwarded tools/call: the client's id and
 // params, with params.name replaced by the function's own tool name.

@@ -167,5 +167,27 @@ TEST(WorkspaceResourcesTest, UrisNameTheirFunction) {
   EXPECT_FALSE(ParseWorkspaceUri("toolgate://docs/"));
 }
 
+TEST(ToolsListTest, AnOutputSchemaIsOfferedAndHeldTo) {
+  v1::WorkspaceTool f = Function("1", "Sum");
+  const std::string schema =
+      R"({"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]})";
+  f.set_output_schema_json(schema);
+  EXPECT_NE(FunctionToolJson(f, "sum").find(R"("outputSchema":)" + schema), std::string::npos);
+
+  EXPECT_EQ(ToolCallResult(200, R"({"sum":3})", schema),
+            R"({"content":[{"type":"text","text":"{\"sum\":3}"}],"structuredContent":{"sum":3},)"
+            R"("isError":false})");
+  // A result that breaks it is a tool error naming what differs, with no structuredContent.
+  EXPECT_EQ(ToolCallResult(200, R"({"sum":"three"})", schema),
+            R"({"content":[{"type":"text","text":"The tool's result does not follow its output )"
+            R"(schema: /sum must be a number"}],"isError":true})");
+  EXPECT_EQ(ToolCallResult(200, "[1]", schema),
+            R"({"content":[{"type":"text","text":"The tool's result does not follow its output )"
+            R"(schema: the result is not a JSON object"}],"isError":true})");
+  // A failed call is the tool's error as it is.
+  EXPECT_EQ(ToolCallResult(500, R"("boom")", schema),
+            R"({"content":[{"type":"text","text":"\"boom\""}],"isError":true})");
+}
+
 }  // namespace
 }  // namespace toolgate::edge

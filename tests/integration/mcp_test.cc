@@ -545,6 +545,45 @@ TEST(WorkspaceListing, TwentyMcpFunctionsListWithoutRunningOrChargingAnything) {
   EXPECT_EQ(Charges(org), charges + 1);
 }
 
+// A version's output_schema is the tool's outputSchema, and a result that breaks it is a tool
+// error rather than structured content that lies.
+TEST(WorkspaceOutputSchema, ResultsFollowTheSchemaOrAreToolErrors) {
+  Account org(*g_system, "Output Schema Org");
+  org.TopUp(100'000'000);
+  const std::string key = org.CreateKey(R"(["invoke","manage"])");
+  const std::string schema =
+      R"({"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]})";
+  const std::string adder = org.CreateFunction("Adder");
+  auto published =
+      org.PublishLua(adder, "1.0.0", "function service_handler(e) return {sum = e.a + e.b} end",
+                     R"("output_schema":)" + schema);
+  ASSERT_EQ(published.status, 201) << published.body;
+  EXPECT_EQ(Member(published.body, "/output_schema"), schema);
+  const std::string liar = org.CreateFunction("Liar");
+  ASSERT_EQ(org.PublishLua(liar, "1.0.0", "function service_handler(e) return {sum = 'many'} end",
+                           R"("output_schema":)" + schema)
+                .status,
+            201);
+  auto refused = org.PublishLua(adder, "1.0.1", "function service_handler(e) return e end",
+                                R"("output_schema":{"type":"array"})");
+  EXPECT_EQ(refused.status, 422) << refused.body;
+
+  McpHttp mcp("/mcp", key);
+  ASSERT_EQ(mcp.Initialize("2025-11-25").status, 200);
+  auto list = mcp.Request("2", "tools/list");
+  EXPECT_EQ(Member(list.body, "/result/tools/0/outputSchema"), schema) << list.body;
+
+  auto sum = mcp.CallTool("adder", R"({"a":2,"b":3})");
+  EXPECT_EQ(Member(sum.body, "/result/structuredContent/sum"), "5") << sum.body;
+  EXPECT_EQ(Member(sum.body, "/result/isError"), "false");
+  auto lie = mcp.CallTool("liar", "{}");
+  EXPECT_EQ(Member(lie.body, "/result/isError"), "true") << lie.body;
+  EXPECT_EQ(Member(lie.body, "/result/structuredContent"), "<missing>");
+  EXPECT_NE(Member(lie.body, "/result/content/0/text").find("/sum must be a number"),
+            std::string::npos)
+      << lie.body;
+}
+
 // Defined last: it adds a function to the workspace whose tool lists the cases above check.
 TEST_F(WorkspaceEndpoint, AStoredSecretMappingServesCallsWithoutXEnvKeys) {
   std::string fn = account_->CreateFunction("Keyed");

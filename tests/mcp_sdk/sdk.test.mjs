@@ -6,6 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -13,7 +14,7 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingMessageNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 
 import { startSystem, toolgate } from '../node/toolgate_system.mjs';
 
@@ -24,6 +25,10 @@ let dataDir;
 let baseUrl;
 let key;
 let calcId;
+// The conformance suite's server fixture (tests/mcp_conformance/fixture), in an organization of
+// its own so that the workspace above keeps its list.
+let everythingKey;
+let everythingId;
 
 // `toolgate new` + `toolgate publish`: the templates as a tool author uses them.
 function publishTemplate(name, runtime, mcp) {
@@ -74,6 +79,15 @@ before(async () => {
   key = (await manage('POST', '/api-keys', { name: 'sdk', scopes: ['invoke', 'manage'] })).key;
   calcId = publishTemplate('sdk-calc', 'lua', true);
   publishTemplate('Greeter', 'lua', false);
+
+  const everything = await system.signUp('SDK Everything Org');
+  await everything('POST', '/billing/top-ups', { amount_micro_usd: 100_000_000 });
+  everythingKey = (await everything('POST', '/api-keys', { name: 'e', scopes: ['invoke', 'manage'] }))
+    .key;
+  const fixture = path.join(dataDir, 'tools', 'everything');
+  fs.cpSync(path.resolve(path.dirname(new URL(import.meta.url).pathname), '../mcp_conformance/fixture'),
+    fixture, { recursive: true });
+  everythingId = system.publish(fixture, everythingKey);
 }, { timeout: 300_000 });
 
 after(async () => {
@@ -178,6 +192,52 @@ async function rejectsWithStatus(promise, status) {
     assert.ok(e instanceof StreamableHTTPError, `${e}`);
     assert.equal(e.code, status, e.message);
     return true;
+  });
+}
+
+// Resources, prompts, progress and logs through the SDK, at the tool's own endpoint and through
+// the workspace (resources and prompts there come from the listing made at publish).
+for (const [where, endpoint, prefix, uri] of [
+  ['per-tool endpoint', () => `/mcp/functions/${everythingId}`, '', (u) => u],
+  ['workspace endpoint', () => '/mcp', 'mcp-conformance-everything__',
+    (u) => `toolgate://mcp-conformance-everything/${u}`],
+]) {
+  test(`${where}: resources, prompts, progress and logs`, async () => {
+    const client = await connect(transportTo(endpoint(), { authorization: everythingKey }));
+    try {
+      const { resources } = await client.listResources();
+      assert.ok(resources.some((r) => r.uri === uri('test://static-text')), JSON.stringify(resources));
+      const read = await client.readResource({ uri: uri('test://static-text') });
+      assert.equal(read.contents[0].mimeType, 'text/plain');
+      assert.match(read.contents[0].text, /static text resource/i);
+
+      const { prompts } = await client.listPrompts();
+      assert.ok(prompts.some((p) => p.name === `${prefix}test_simple_prompt`), JSON.stringify(prompts));
+      const prompt = await client.getPrompt({
+        name: `${prefix}test_prompt_with_arguments`,
+        arguments: { arg1: 'alpha', arg2: 'beta' },
+      });
+      assert.match(prompt.messages[0].content.text, /alpha/);
+
+      // Progress while the handler runs: three notifications before the result.
+      const progress = [];
+      const result = await client.callTool(
+        { name: `${prefix}test_tool_with_progress`, arguments: {} },
+        undefined,
+        { onprogress: (p) => progress.push(p.progress) },
+      );
+      assert.deepEqual(progress, [0, 50, 100]);
+      assert.notEqual(result.isError, true);
+
+      // Log messages at or above the level the session set.
+      const logs = [];
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params.data));
+      await client.setLoggingLevel('info');
+      await client.callTool({ name: `${prefix}test_tool_with_logging`, arguments: {} });
+      assert.deepEqual(logs, ['Tool execution started', 'Tool processing data', 'Tool execution completed']);
+    } finally {
+      await client.close();
+    }
   });
 }
 

@@ -64,6 +64,29 @@ std::optional<std::string> ReadInputSchema(FieldReader& in) {
   return text;
 }
 
+// The optional output_schema: an object schema (MCP's outputSchema describes structuredContent,
+// an object), "" when absent.
+std::optional<std::string> ReadOutputSchema(FieldReader& in) {
+  auto e = in.Element("output_schema");
+  if (!e) return std::string();
+  std::string type;
+  simdjson::dom::object obj;
+  if (e->get_object().get(obj) != simdjson::SUCCESS ||
+      (GetString(obj, "type", &type) != Field::kAbsent && type != "object")) {
+    in.AddError("output_schema",
+                "must be a JSON Schema of an object ({\"type\": \"object\", ...})");
+    return std::nullopt;
+  }
+  std::string text = ToJson(*e);
+  auto compiled = core::JsonSchema::Compile(text);
+  if (!compiled.ok()) {
+    in.AddError("output_schema",
+                "is not a schema Toolgate can check: " + compiled.status().message());
+    return std::nullopt;
+  }
+  return text;
+}
+
 std::optional<std::string> ReadExamples(FieldReader& in) {
   auto e = in.Element("examples");
   if (!e) return std::string("[]");
@@ -284,6 +307,7 @@ std::variant<v1::Problem, VersionDraft> ParseVersionRequest(
   auto handler = ReadHandler(in, is_bundle, runtime);
   auto egress = ReadEgress(in);
   auto schema = ReadInputSchema(in);
+  auto output_schema = ReadOutputSchema(in);
   auto keys = ReadDeclaredKeys(in);
   auto timeout = in.Int("timeout_ms", false, 1, kMaxTimeoutMs);
   auto memory = in.Int("memory_mb", false, 1, kMaxMemoryMb);
@@ -340,6 +364,7 @@ std::variant<v1::Problem, VersionDraft> ParseVersionRequest(
   }
   d.egress = std::move(*egress);
   d.input_schema_json = std::move(*schema);
+  d.output_schema_json = std::move(*output_schema);
   d.declared_keys = std::move(*keys);
   d.timeout_ms = static_cast<int32_t>(timeout.value_or(kDefaultTimeoutMs));
   d.memory_mb = static_cast<int32_t>(memory.value_or(DefaultMemoryMb(d.runtime)));

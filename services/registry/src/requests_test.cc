@@ -187,6 +187,23 @@ TEST(VersionRequest, DeclaredKeys) {
             (std::vector<std::string>{"API_KEY", "_x9"}));
 }
 
+TEST(VersionRequest, AnOutputSchemaIsAnObjectSchema) {
+  for (const char* bad :
+       {"[]", R"("object")", R"({"type":"array"})", R"({"properties":{"n":{"minimum":"1"}}})"}) {
+    EXPECT_TRUE(RejectsField("output_schema", bad, "output_schema")) << bad;
+  }
+  FakeChecker checker;
+  auto none = ParseVersionRequest(Request("timeout_ms", "1000"), checker.Fn());
+  ASSERT_TRUE(std::holds_alternative<VersionDraft>(none));
+  EXPECT_EQ(std::get<VersionDraft>(none).output_schema_json, "");
+  auto given = ParseVersionRequest(
+      Request("output_schema", R"({"type": "object", "properties": {"sum": {"type": "number"}}})"),
+      checker.Fn());
+  ASSERT_TRUE(std::holds_alternative<VersionDraft>(given));
+  EXPECT_EQ(std::get<VersionDraft>(given).output_schema_json,
+            R"({"type":"object","properties":{"sum":{"type":"number"}}})");
+}
+
 TEST(VersionRequest, InputSchemaMustBeAnObject) {
   for (const char* bad : {"[]", R"("object")", "1", "true", R"({"type":"text"})",
                           R"({"properties":{"n":{"minimum":"1"}}})", R"({"pattern":"(x"})"}) {

@@ -182,8 +182,8 @@ Result<std::optional<VersionRecord>> RegistryStore::GetVersion(const std::string
       "array_to_json(v.declared_keys)::text, v.timeout_ms, v.memory_mb, "
       "v.examples::text, " TG_EPOCH_MS(
           "v.published_at") ", v.price_micro_usd, " TG_BUNDLE_COLUMNS
-                            " FROM registry.versions v " TG_BUNDLE_JOIN
-                            "WHERE v.function_id = $1 AND v.version = $2",
+                            ", COALESCE(v.output_schema::text, '') FROM registry.versions "
+                            "v " TG_BUNDLE_JOIN "WHERE v.function_id = $1 AND v.version = $2",
       {function_id, version});
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return std::optional<VersionRecord>();
@@ -200,6 +200,7 @@ Result<std::optional<VersionRecord>> RegistryStore::GetVersion(const std::string
   v.published_at_ms = rows->Int(0, 7);
   v.price_micro_usd = rows->Int(0, 8);
   ReadBundleColumns(*rows, 0, 9, &v);
+  v.output_schema_json = rows->Str(0, 14);  // after the five bundle columns
   return std::optional<VersionRecord>(std::move(v));
 }
 
@@ -329,17 +330,17 @@ Result<VersionRecord> RegistryStore::InsertVersion(const std::string& function_i
     auto rows = conn.Exec(
         "INSERT INTO registry.versions (function_id, version, p1, p2, p3, p4, runtime, "
         "compute_type, code, input_schema, declared_keys, timeout_ms, memory_mb, examples, "
-        "price_micro_usd, egress, bundle_digest, handler) "
+        "price_micro_usd, egress, bundle_digest, handler, output_schema) "
         "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::json, "
         "ARRAY(SELECT jsonb_array_elements_text($11::jsonb)), $12, $13, $14::json, "
         "COALESCE($15::bigint, (SELECT price_micro_usd FROM registry.functions WHERE id = $1)), "
-        "ARRAY(SELECT jsonb_array_elements_text($16::jsonb)), $17, $18) "
+        "ARRAY(SELECT jsonb_array_elements_text($16::jsonb)), $17, $18, NULLIF($19, '')::json) "
         "RETURNING " TG_EPOCH_MS("published_at") ", price_micro_usd",
         {function_id, d.version, std::to_string(d.parsed.parts[0]),
          std::to_string(d.parsed.parts[1]), std::to_string(d.parsed.parts[2]),
          std::to_string(d.parsed.parts[3]), d.runtime, d.compute_type, d.code, d.input_schema_json,
          ToJsonArray(d.declared_keys), std::to_string(d.timeout_ms), std::to_string(d.memory_mb),
-         d.examples_json, own_price, ToJsonArray(d.egress), digest, handler});
+         d.examples_json, own_price, ToJsonArray(d.egress), digest, handler, d.output_schema_json});
     if (!rows.ok()) return rows.status();
     published_at_ms = rows->Int(0, 0);
     price = rows->Int(0, 1);
@@ -354,6 +355,7 @@ Result<VersionRecord> RegistryStore::InsertVersion(const std::string& function_i
   v.runtime = d.runtime;
   v.compute_type = d.compute_type;
   v.input_schema_json = d.input_schema_json;
+  v.output_schema_json = d.output_schema_json;
   v.declared_keys = d.declared_keys;
   v.timeout_ms = d.timeout_ms;
   v.memory_mb = d.memory_mb;

@@ -162,6 +162,8 @@ std::string VersionDetailJson(const VersionRecord& v, bool mcp) {
       .Field("compute_type", v.compute_type)
       .Key("input_schema")
       .Raw(v.input_schema_json)
+      .Key("output_schema")
+      .Raw(v.output_schema_json.empty() ? "null" : v.output_schema_json)
       .Key("declared_keys");
   StringArray(w, v.declared_keys);
   w.Key("examples")

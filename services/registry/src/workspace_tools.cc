@@ -21,10 +21,10 @@ constexpr const char* kWorkspaceToolsSql =
     "  array_to_json(v.declared_keys)::text, COALESCE(b.env_keys, ''),"
     "  v.mcp_listing IS NOT NULL, (v.mcp_listing->'tools')::text,"
     "  (v.mcp_listing->'resources')::text, (v.mcp_listing->'resource_templates')::text,"
-    "  (v.mcp_listing->'prompts')::text "
+    "  (v.mcp_listing->'prompts')::text, COALESCE(v.output_schema::text, '') "
     "FROM listed l JOIN registry.functions f ON f.id = l.id "
     "LEFT JOIN registry.workspace_env_keys b ON b.org_id = $1 AND b.function_id = f.id "
-    "JOIN LATERAL (SELECT version, input_schema, declared_keys, mcp_listing"
+    "JOIN LATERAL (SELECT version, input_schema, declared_keys, mcp_listing, output_schema"
     "  FROM registry.versions"
     "  WHERE function_id = f.id ORDER BY p1 DESC, p2 DESC, p3 DESC, p4 DESC LIMIT 1) v ON true "
     "ORDER BY l.part, l.listed_at, f.id";
@@ -46,6 +46,7 @@ Result<std::vector<v1::WorkspaceTool>> LoadWorkspaceTools(pg::Pool& pool,
     t.set_version(rows->Str(r, 4));
     t.set_input_schema_json(rows->Str(r, 5));
     t.set_env_keys(rows->Str(r, 7));
+    t.set_output_schema_json(rows->Str(r, 13));
     if (rows->Bool(r, 8)) {
       // Written whole by StoreMcpListing, so each of the four keys is there; mutable_listing()
       // sets has_listing(), which tells the edge to list from it.

@@ -69,6 +69,8 @@ struct VersionDraft {
   // Where the handler may connect, exactly as published (checked by core::EgressList::Parse).
   std::vector<std::string> egress;
   std::string input_schema_json;  // a JSON object; {"type":"object"} by default
+  // The JSON Schema of the result's body (an object schema); "" when the version declares none.
+  std::string output_schema_json;
   std::vector<std::string> declared_keys;
   int32_t timeout_ms = 0;
   int32_t memory_mb = 0;

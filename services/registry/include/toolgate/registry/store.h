@@ -49,6 +49,7 @@ struct VersionRecord {
   std::string runtime;
   std::string compute_type;
   std::string input_schema_json;
+  std::string output_schema_json;  // "" when the version declares none (GetVersion, Insert)
   std::vector<std::string> declared_keys;
   int32_t timeout_ms = 0;
   int32_t memory_mb = 0;
