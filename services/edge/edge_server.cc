@@ -723,7 +723,7 @@ void EdgeServer::HandleMcp(const Http::Request& request, Writer writer,
   auto responder = std::make_shared<PistacheMcpResponder>(writer, request_id, span->traceparent());
   mcp_.Handle(
       std::move(r), [responder, span](HttpAnswer answer) { responder->Answer(std::move(answer)); },
-      [responder](std::string json) { responder->Event(json); });
+      [responder](std::string json) { responder->Event(json); }, /*live=*/false);
 }
 
 bool EdgeServer::ListAfterPublish(const v1::HttpRequest& http, const v1::HttpResponse& response,

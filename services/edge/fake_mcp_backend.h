@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +47,19 @@ class FakeMcpBackend : public McpBackend {
   void SetSessionLogLevel(const v1::McpSessionLogLevel& level) override {
     log_levels.push_back(level);
   }
+  std::string ExpectClientAnswer(int,
+                                 std::function<void(std::optional<std::string>)> done) override {
+    std::string subject = "_INBOX.edge.test." + std::to_string(client_waits.size());
+    client_waits[subject] = std::move(done);
+    return subject;
+  }
+  void DeliverClientAnswer(const std::string& subject, std::string body) override {
+    auto it = client_waits.find(subject);
+    if (it == client_waits.end()) return;
+    auto done = std::move(it->second);
+    client_waits.erase(it);
+    done(std::move(body));
+  }
   void StoreListing(const v1::McpListingSet& listing,
                     std::function<void(v1::McpListingSetReply)> done) override {
     stored_listings.push_back(listing);
@@ -64,6 +78,7 @@ class FakeMcpBackend : public McpBackend {
   std::vector<v1::McpSessionLogLevel> log_levels;
   std::vector<v1::HandlerNotice> notices;  // what every handler reports while it runs
   std::vector<v1::McpListingSet> stored_listings;
+  std::map<std::string, std::function<void(std::optional<std::string>)>> client_waits;
   v1::McpListingSetReply store_listing_reply;
 };
 

@@ -231,6 +231,10 @@ class HttpFront::Loop {
     // The route has a request of this connection and has not answered it yet: nothing after
     // it goes to Pistache meanwhile.
     bool own_pending = false;
+    // The route's answer is going out in parts (an event stream), and whether its head said
+    // "Connection: close".
+    bool own_streamed = false;
+    bool own_stream_closes = false;
     // Client bytes received while the framer held a body (kHeld): fed once it is admitted.
     std::string unfed;
     bool gate_pending = false;  // the gate was asked about the held body and has not answered
@@ -645,23 +649,33 @@ class HttpFront::Loop {
       Conn& c = it->second;
       if (!c.own_pending || c.closing) continue;
       c.idle_since = now_;
-      if (!last) {
-        // A part of a response still being written: out to the client now; the request stays
-        // pending, and what follows it waits, until the response ends.
+      if (!last || c.own_streamed) {
+        // A part of a response still being written (chunked: its end is ours to know, not the
+        // watch's): out to the client now; the request stays pending, and what follows it
+        // waits, until the response ends.
+        if (!c.own_streamed) {
+          c.own_streamed = true;
+          c.own_stream_closes = response.find("\r\nConnection: close\r\n") != std::string::npos;
+        }
+        c.responses.Skip(response.size());
+        c.to_client += response;
+        if (!last) {
+          FlushClient(c);
+          if (conns_.count(id)) Update(c);
+          continue;
+        }
+        c.responses.Completed(c.own_stream_closes);
+        c.own_streamed = false;
+      } else {
+        // Through the watch like Pistache's answers: it counts them, and sees a "Connection:
+        // close" one end the connection.
         c.responses.Feed(response);
         c.to_client += response;
-        FlushClient(c);
-        if (conns_.count(id)) Update(c);
-        continue;
       }
       c.own_pending = false;
-      // Through the watch like Pistache's answers: it counts them, and sees a "Connection:
-      // close" one end the connection.
-      c.responses.Feed(response);
       ReleaseBodies(c, /*all=*/false);
       // Requests that came in behind it are still to be answered.
       c.awaiting = c.framer.completed() != c.responses.completed();
-      c.to_client += response;
       FlushClient(c);
       if (!conns_.count(id)) continue;
       // What the client sent meanwhile starts at a request head, every earlier one answered.

@@ -252,6 +252,12 @@ TEST_F(FrontRouteTest, PartsOfAResponseReachTheClientBeforeItsEnd) {
   EXPECT_NE(got.find("data: two"), std::string::npos) << got;
   pending_ = got.substr(got.find("0\r\n\r\n") + 5);
   EXPECT_EQ(Read(1), std::vector<std::string>{"backend:/after"});
+  // The stream's end is known: a later request of the route is the route's again.
+  Write("POST /own HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+  AwaitTaken(2);
+  taken_[1].respond(ResponseBytes(200, {}, "own again", true));
+  EXPECT_EQ(Read(1), std::vector<std::string>{"own again"});
+  EXPECT_EQ(backend_.requests(), 1);
 }
 
 TEST_F(FrontRouteTest, ABodyInPiecesIsHandedOverWhole) {

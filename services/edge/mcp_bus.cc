@@ -64,6 +64,13 @@ Status McpBus::Start() {
     if (e.ParseFromString(m.data)) ended_.Add(e.session_nonce(), e.expires_at_ms(), NowMs());
   });
   if (!s.ok()) return s;
+  s = bus_.Subscribe(core::kMcpClientAnswersSubject, "", [this](bus::Message&& m) {
+    v1::McpClientAnswer answer;
+    if (answer.ParseFromString(m.data)) {
+      mux_.Deliver(answer.reply_subject(), std::move(*answer.mutable_body()));
+    }
+  });
+  if (!s.ok()) return s;
   s = bus_.Subscribe(core::kMcpSessionLogLevelSubject, "", [this](bus::Message&& m) {
     v1::McpSessionLogLevel l;
     if (l.ParseFromString(m.data)) log_levels_.Set(l.session_nonce(), l.level(), l.expires_at_ms());
@@ -106,6 +113,25 @@ void McpBus::StoreListing(const v1::McpListingSet& listing,
                           std::function<void(v1::McpListingSetReply)> done) {
   mux_.Request(core::kMcpListingSubject, listing.SerializeAsString(), "", timeout_ms_,
                Parsed(std::move(done)));
+}
+
+std::string McpBus::ExpectClientAnswer(int timeout_ms,
+                                       std::function<void(std::optional<std::string>)> done) {
+  // A reply subject of this replica's; an answer another replica receives is relayed on
+  // tg.edge.mcp_client_answers.
+  return mux_.Expect(timeout_ms, [done = std::move(done)](Result<bus::Message> m) {
+    done(m.ok() ? std::optional<std::string>(std::move(m->data)) : std::nullopt);
+  });
+}
+
+void McpBus::DeliverClientAnswer(const std::string& subject, std::string body) {
+  if (mux_.Owns(subject)) return mux_.Deliver(subject, std::move(body));
+  // Another replica waits for it: every edge hears the relay, the one that waits takes it.
+  v1::McpClientAnswer answer;
+  answer.set_reply_subject(subject);
+  answer.set_body(std::move(body));
+  Status s = bus_.Publish(core::kMcpClientAnswersSubject, answer.SerializeAsString());
+  if (!s.ok()) log::Warn("client answer not relayed").Str("error", s.ToString());
 }
 
 void McpBus::EndSession(const v1::McpSessionEnded& ended) {

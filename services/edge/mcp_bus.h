@@ -3,6 +3,7 @@
 //   tg.events.mcp_session_ended  (every replica)  McpSessionEnded -> EndedSessions::Add
 //   tg.edge.mcp_sessions_ended   (queue "edge")   empty -> McpSessionsEnded, for a starting replica
 //   tg.events.mcp_session_log_level (every replica) McpSessionLogLevel -> SessionLogLevels::Set
+//   tg.edge.mcp_client_answers   (every replica)  McpClientAnswer -> ReplyMux::Deliver
 // Thread-safe.
 #pragma once
 
@@ -50,6 +51,9 @@ class McpBus : public McpBackend {
   void SetSessionLogLevel(const v1::McpSessionLogLevel& level) override;
   void StoreListing(const v1::McpListingSet& listing,
                     std::function<void(v1::McpListingSetReply)> done) override;
+  std::string ExpectClientAnswer(int timeout_ms,
+                                 std::function<void(std::optional<std::string>)> done) override;
+  void DeliverClientAnswer(const std::string& subject, std::string body) override;
 
  private:
   bus::Bus& bus_;

@@ -144,9 +144,12 @@ struct McpEndpoint::Call {
 
   McpHttpRequest request;
   Respond respond_to_client;
-  StreamEvent stream;                 // empty: the client cannot be sent notifications
-  std::atomic<bool> streamed{false};  // a notification went out
-  NoticeRequest notices;              // what the client asked to be told while the call runs
+  StreamEvent stream;                     // empty: the client cannot be sent notifications
+  std::atomic<bool> streamed{false};      // a notification went out
+  NoticeRequest notices;                  // what the client asked to be told while the call runs
+  bool live_stream = false;               // stream's events reach the client as they are sent
+  std::optional<McpSession> session;      // a session-era request's, once checked
+  std::optional<v1::InvokeJob> last_job;  // the handler's last run, to run again with input
   std::string key_sha256;
   McpMessage message;
   std::string revision;  // the session's, or for initialize the one negotiated
@@ -177,8 +180,9 @@ std::string McpEndpoint::EndpointName(const McpHttpRequest& request) const {
   return "functions/" + id + (request.version.empty() ? "" : "/" + request.version);
 }
 
-void McpEndpoint::Handle(McpHttpRequest request, Respond respond, StreamEvent stream) {
+void McpEndpoint::Handle(McpHttpRequest request, Respond respond, StreamEvent stream, bool live) {
   auto call = std::make_shared<Call>(std::move(request), std::move(respond), std::move(stream));
+  call->live_stream = live && static_cast<bool>(call->stream);
   const McpHttpRequest& r = call->request;
   if (r.method != "POST" && r.method != "DELETE") {
     HttpAnswer a = RenderProblem(
@@ -286,6 +290,7 @@ void McpEndpoint::HandlePost(std::shared_ptr<Call> call) {
     auto session = CheckSession(*call);
     if (!session) return;
     call->revision = session->revision;
+    call->session = *session;
     if (m.kind == McpMessage::Kind::kRequest) {
       if (m.method == "logging/setLevel") RecordLogLevel(*call, *session);
       call->notices.progress_token_json = MetaMember(m, "progressToken");
@@ -306,8 +311,12 @@ void McpEndpoint::HandlePost(std::shared_ptr<Call> call) {
     return call->Error(kJsonRpcInvalidParams, TooDeepMessage());
   }
   if (m.kind != McpMessage::Kind::kRequest) {
-    // Notifications and responses run nothing; the key must still be good.
-    return Authenticate(call, [call](const v1::Principal&) { call->respond(NoContent(202)); });
+    // Notifications and responses run nothing; the key must still be good. A response to a
+    // request the edge sent on a handler's behalf goes to the replica that waits for it.
+    return Authenticate(call, [this, call](const v1::Principal&) {
+      if (call->message.kind == McpMessage::Kind::kResponse) DeliverClientAnswer(*call);
+      call->respond(NoContent(202));
+    });
   }
   if (!r.workspace) return FunctionRequest(std::move(call));
   Authenticate(call,
@@ -441,15 +450,17 @@ v1::InvokeJob McpEndpoint::NewJob(const Call& call, std::string function_id, std
 void McpEndpoint::FunctionRequest(std::shared_ptr<Call> call) {
   const McpHttpRequest& r = call->request;
   // The handler receives the message exactly as the client sent it (a stateless request's
-  // requestState opened).
+  // requestState opened; a session's client capabilities in _meta).
   v1::InvokeJob job =
       NewJob(*call, r.function_id, r.version,
-             call->stateless ? call->handler_body : std::string(TrimAsciiWhitespace(r.body)));
+             call->stateless ? call->handler_body
+                             : ForHandler(*call, std::string(TrimAsciiWhitespace(r.body))));
   if (r.env_keys) {
     job.set_env_keys_present(true);
     job.set_env_keys_header(*r.env_keys);
   }
   NoticeSink notices = NoticesFor(call, &job);
+  call->last_job = job;
   backend_.Invoke(
       std::move(job),
       [this, call](v1::InvokeReply reply) {
@@ -457,18 +468,135 @@ void McpEndpoint::FunctionRequest(std::shared_ptr<Call> call) {
         HttpAnswer a = RenderInvokeReply(reply, call->request.request_id, Now());
         if (reply.has_problem()) return call->respond(std::move(a));
         HandlerAnswer(*call, reply.result(), &a);
+        if (NeedsBridge(*call, a.body)) return Bridge(call, std::move(a.body), 1);
         if (!call->stateless && call->message.method == "initialize") {
           // The session's revision is the one the handler's initialize result names.
           std::string revision = InitializeResultRevision(a.body);
           if (!revision.empty()) {
             McpSession session = McpSessionCodec::NewSession(
-                EndpointName(call->request), std::move(revision), Now(), options_.session_ttl_ms);
+                EndpointName(call->request), std::move(revision), Now(), options_.session_ttl_ms,
+                ParamJson(call->message, "capabilities"));
             a.headers.emplace_back("Mcp-Session-Id", codec_.Issue(session, call->key_sha256));
           }
         }
         call->respond(std::move(a));
       },
       std::move(notices));
+}
+
+std::string McpEndpoint::ForHandler(const Call& call, std::string event) const {
+  // A client that declared nothing can be asked for nothing: its requests go on unchanged.
+  if (call.stateless || !call.session || call.session->client_capabilities_json.empty() ||
+      call.session->client_capabilities_json == "{}") {
+    return event;
+  }
+  return WithParamsMeta(event, kMetaClientCapabilities, call.session->client_capabilities_json);
+}
+
+bool McpEndpoint::NeedsBridge(const Call& call, std::string_view response) const {
+  return !call.stateless && call.session.has_value() &&
+         NestedString(response, "result", "resultType") == "input_required";
+}
+
+void McpEndpoint::Bridge(std::shared_ptr<Call> call, std::string response, int round) {
+  const std::string& id = call->message.id_json;
+  auto fail = [&call, &id](const std::string& why) {
+    call->Answer(JsonRpcError(id, kJsonRpcInternalError, why));
+  };
+  if (!call->live_stream || !call->last_job) {
+    return fail("The tool asked the client for input, which needs a response stream.");
+  }
+  if (round > kMaxBridgeRounds) {
+    return fail("The tool asked the client for input more than " +
+                std::to_string(kMaxBridgeRounds) + " times in one call.");
+  }
+  auto requests = InputRequestsOf(response, call->session->client_capabilities_json);
+  if (!requests.error.empty()) return fail(requests.error);
+  // Every answer, by input key, until the last arrives; then the handler runs again with them.
+  struct Gathering {
+    std::mutex mu;
+    std::vector<std::pair<std::string, std::string>> answers;  // guarded by mu
+    size_t pending = 0;                                        // guarded by mu
+    std::string failure;                                       // guarded by mu
+  };
+  auto gathering = std::make_shared<Gathering>();
+  gathering->pending = requests.requests.size();
+  std::optional<std::string> state = NestedString(response, "result", "requestState");
+  for (const InputRequest& input : requests.requests) {
+    std::string subject = backend_.ExpectClientAnswer(
+        options_.client_answer_timeout_ms,
+        [this, call, gathering, key = input.key, state, round](std::optional<std::string> body) {
+          std::string result, failure;
+          auto doc = body ? ParseJson(*body) : Result<ParsedJson>(Status::Timeout(""));
+          simdjson::dom::element e;
+          if (!body) {
+            failure = "The client did not answer the tool's request for input in time.";
+          } else if (!doc.ok() || doc->root["result"].get(e) != simdjson::SUCCESS) {
+            failure = "The client refused the tool's request for input.";
+          } else {
+            result = ToJson(e);
+          }
+          bool last;
+          {
+            std::lock_guard<std::mutex> lock(gathering->mu);
+            if (failure.empty()) gathering->answers.emplace_back(key, std::move(result));
+            if (gathering->failure.empty()) gathering->failure = std::move(failure);
+            last = --gathering->pending == 0;
+          }
+          if (!last) return;
+          if (!gathering->failure.empty()) {
+            return call->Answer(
+                JsonRpcError(call->message.id_json, kJsonRpcInternalError, gathering->failure));
+          }
+          RunWithAnswers(call, gathering->answers, state, round);
+        });
+    JsonWriter request;
+    request.BeginObject()
+        .Field("jsonrpc", "2.0")
+        .Field("id",
+               codec_.IssueBridgeId(call->session->nonce, {subject, input.key}, call->key_sha256))
+        .Field("method", input.method)
+        .Key("params")
+        .Raw(input.params_json)
+        .EndObject();
+    call->streamed.store(true);
+    call->stream(request.Take());
+  }
+}
+
+void McpEndpoint::RunWithAnswers(std::shared_ptr<Call> call,
+                                 const std::vector<std::pair<std::string, std::string>>& answers,
+                                 const std::optional<std::string>& state, int round) {
+  JsonWriter responses;
+  responses.BeginObject();
+  for (const auto& [key, result] : answers) responses.Key(key).Raw(result);
+  responses.EndObject();
+  v1::InvokeJob job = *call->last_job;
+  job.set_execution_id(NewUuid());
+  std::string event =
+      WithNestedMember(job.event_json(), "params", "inputResponses", responses.str());
+  if (state) event = WithNestedMember(event, "params", "requestState", JsonWriter::Quote(*state));
+  job.set_event_json(std::move(event));
+  NoticeSink notices = NoticesFor(call, &job);
+  call->last_job = job;
+  backend_.Invoke(
+      std::move(job),
+      [this, call, round](v1::InvokeReply reply) {
+        HttpAnswer a = RenderInvokeReply(reply, call->request.request_id, Now());
+        if (reply.has_problem()) return call->respond(std::move(a));
+        HandlerAnswer(*call, reply.result(), &a);
+        if (NeedsBridge(*call, a.body)) return Bridge(call, std::move(a.body), round + 1);
+        call->respond(std::move(a));
+      },
+      std::move(notices));
+}
+
+void McpEndpoint::DeliverClientAnswer(const Call& call) {
+  auto doc = ParseJson(call.message.id_json);
+  std::string_view id;
+  if (!call.session || !doc.ok() || doc->root.get_string().get(id) != simdjson::SUCCESS) return;
+  auto target = codec_.VerifyBridgeId(id, call.session->nonce, call.key_sha256);
+  if (target) backend_.DeliverClientAnswer(target->subject, call.request.body);
 }
 
 void McpEndpoint::WorkspaceInitialize(std::shared_ptr<Call> call, const v1::Principal& principal) {
@@ -484,7 +612,8 @@ void McpEndpoint::WorkspaceInitialize(std::shared_ptr<Call> call, const v1::Prin
   w.Field("instructions", WorkspaceInstructions(principal));
   HttpAnswer a = JsonRpcAnswer(JsonRpcResult(m.id_json, w.EndObject().str()));
   McpSession session =
-      McpSessionCodec::NewSession("workspace", call->revision, Now(), options_.session_ttl_ms);
+      McpSessionCodec::NewSession("workspace", call->revision, Now(), options_.session_ttl_ms,
+                                  ParamJson(call->message, "capabilities"));
   a.headers.emplace_back("Mcp-Session-Id", codec_.Issue(session, call->key_sha256));
   call->respond(std::move(a));
 }
@@ -625,7 +754,7 @@ void McpEndpoint::WorkspaceCall(std::shared_ptr<Call> call, v1::WorkspaceToolsRe
   const bool forwarded = !target->mcp_tool.empty();
   std::string event;
   if (forwarded) {
-    event = ForwardedToolCall(m.id_json, m.params_json, target->mcp_tool);
+    event = ForHandler(*call, ForwardedToolCall(m.id_json, m.params_json, target->mcp_tool));
   } else {
     ArgumentsEvent args = EventFromArguments(ParamJson(m, "arguments"),
                                              ToMcpInputSchema(f.input_schema_json()).wrapped);
@@ -635,6 +764,7 @@ void McpEndpoint::WorkspaceCall(std::shared_ptr<Call> call, v1::WorkspaceToolsRe
   v1::InvokeJob job = NewJob(*call, f.function_id(), "", std::move(event));
   SetEnvKeys(call->request, f, &job);
   NoticeSink notices = NoticesFor(call, &job);
+  call->last_job = job;
   backend_.Invoke(
       std::move(job),
       [this, call, forwarded, output_schema = f.output_schema_json()](v1::InvokeReply answer) {
@@ -653,6 +783,7 @@ void McpEndpoint::WorkspaceCall(std::shared_ptr<Call> call, v1::WorkspaceToolsRe
         const v1::InvokeSuccess& result = answer.result();
         if (forwarded) {
           HandlerAnswer(*call, result, &a);
+          if (NeedsBridge(*call, a.body)) return Bridge(call, std::move(a.body), 1);
           return call->respond(std::move(a));
         }
         call->Answer(
@@ -717,16 +848,19 @@ void McpEndpoint::WorkspaceForward(std::shared_ptr<Call> call, v1::WorkspaceTool
                            ParamString(m, member));
   }
   const v1::WorkspaceTool& f = functions[*target];
-  v1::InvokeJob job = NewJob(*call, f.function_id(), "",
-                             ForwardedRequest(m.id_json, m.method, m.params_json, member, value));
+  v1::InvokeJob job = NewJob(
+      *call, f.function_id(), "",
+      ForHandler(*call, ForwardedRequest(m.id_json, m.method, m.params_json, member, value)));
   SetEnvKeys(call->request, f, &job);
   NoticeSink notices = NoticesFor(call, &job);
+  call->last_job = job;
   backend_.Invoke(
       std::move(job),
       [this, call](v1::InvokeReply answer) {
         HttpAnswer a = RenderInvokeReply(answer, call->request.request_id, Now());
         if (answer.has_problem()) return call->respond(std::move(a));
         HandlerAnswer(*call, answer.result(), &a);
+        if (NeedsBridge(*call, a.body)) return Bridge(call, std::move(a.body), 1);
         call->respond(std::move(a));
       },
       std::move(notices));

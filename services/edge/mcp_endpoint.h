@@ -32,6 +32,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "mcp_host_guard.h"
 #include "mcp_protocol.h"
@@ -65,6 +66,14 @@ class McpBackend {
   virtual void EndSession(const v1::McpSessionEnded& ended) = 0;
   // Tells every edge replica (this one included) the log level a session asked for.
   virtual void SetSessionLogLevel(const v1::McpSessionLogLevel& level) = 0;
+  // Where a client's answer to a request the edge sent it on a handler's behalf (2025-11-25:
+  // sampling/createMessage, elicitation/create, roots/list) is to be delivered, whichever edge
+  // replica receives it: a subject only this replica reads. done gets the answer's body, or
+  // nullopt after timeout_ms.
+  virtual std::string ExpectClientAnswer(int timeout_ms,
+                                         std::function<void(std::optional<std::string>)> done) = 0;
+  // Delivers a client's answer to the replica waiting on subject.
+  virtual void DeliverClientAnswer(const std::string& subject, std::string body) = 0;
   // tg.registry.mcp_listing: keeps an MCP version's listing with the version.
   virtual void StoreListing(const v1::McpListingSet& listing,
                             std::function<void(v1::McpListingSetReply)> done) = 0;
@@ -97,8 +106,11 @@ class McpEndpoint {
     size_t max_request_bytes = 6 * 1024 * 1024;
     int64_t session_ttl_ms = 24LL * 3600 * 1000;
     int64_t request_state_ttl_ms = 3600LL * 1000;  // how long a sealed requestState opens
-    std::string server_version;                    // serverInfo.version of the workspace server
-    McpHostGuard::Options hosts;                   // which Host and Origin headers are served
+    // How long a session's client has to answer a request sent on a handler's behalf (an
+    // elicitation may wait for a person).
+    int client_answer_timeout_ms = 5 * 60 * 1000;
+    std::string server_version;       // serverInfo.version of the workspace server
+    McpHostGuard::Options hosts;      // which Host and Origin headers are served
     std::function<int64_t()> now_ms;  // Unix milliseconds; defaults to the system clock
   };
   using Respond = std::function<void(HttpAnswer)>;
@@ -115,7 +127,9 @@ class McpEndpoint {
   // a log level) go to it as notifications first, in order, from any thread but never at the
   // same time; the responder then sends the answer as the stream's last event (a problem
   // arrives as a JSON-RPC error: the status line has gone). Without stream, none are asked for.
-  void Handle(McpHttpRequest request, Respond respond, StreamEvent stream = {});
+  // live: whether stream's events reach the client as they are sent (false: they are held until
+  // the answer, so the edge asks the client nothing on a handler's behalf through it).
+  void Handle(McpHttpRequest request, Respond respond, StreamEvent stream = {}, bool live = true);
 
  private:
   struct Call;  // one POST in progress
@@ -146,6 +160,21 @@ class McpEndpoint {
   // Where the job's notices go: the client's response stream, filtered by what it asked for;
   // empty (and job.stream_notices false) when it asked for none.
   NoticeSink NoticesFor(const std::shared_ptr<Call>& call, v1::InvokeJob* job) const;
+  // Session era: event with the session's client capabilities in its _meta, so that the handler
+  // knows what it may ask the client for; any other request unchanged.
+  std::string ForHandler(const Call& call, std::string event) const;
+  // Whether a session's handler answered with input requests, which the edge then asks the
+  // client itself (2025-11-25 has no multi round-trip results): Bridge sends each as a
+  // server-to-client request on the response stream, and once every answer is in (the client
+  // POSTs them; any replica may receive one, DeliverClientAnswer) RunWithAnswers runs the
+  // handler again with inputResponses and its requestState, at most kMaxBridgeRounds times.
+  static constexpr int kMaxBridgeRounds = 8;
+  bool NeedsBridge(const Call& call, std::string_view response) const;
+  void Bridge(std::shared_ptr<Call> call, std::string response, int round);
+  void RunWithAnswers(std::shared_ptr<Call> call,
+                      const std::vector<std::pair<std::string, std::string>>& answers,
+                      const std::optional<std::string>& state, int round);
+  void DeliverClientAnswer(const Call& call);
   // Remembers a session's logging/setLevel on every replica.
   void RecordLogLevel(const Call& call, const McpSession& session);
   std::string EndpointName(const McpHttpRequest& request) const;

@@ -557,6 +557,83 @@ TEST_F(WorkspaceTest, JsonRpcErrors) {
   EXPECT_EQ(ping.body, R"({"jsonrpc":"2.0","id":1,"result":{}})");
 }
 
+// Session era: a handler's input requests become server-to-client requests on the response
+// stream, and the client's answers run the handler again.
+TEST_F(McpEndpointTest, InputRequestsOfASessionsHandlerAreAskedOfTheClient) {
+  backend_.handler = [](const v1::InvokeJob& job) {
+    if (job.event_json().find(R"("method":"initialize")") != std::string::npos) {
+      return TemplateLike(job);
+    }
+    if (NestedString(job.event_json(), "params", "requestState") == "st") {
+      return HandlerAnswer(200, R"({"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text",)"
+                                R"("text":"done"}]}})");
+    }
+    return HandlerAnswer(
+        200,
+        R"({"jsonrpc":"2.0","id":4,"result":{"resultType":"input_required",)"
+        R"("inputRequests":{"s":{"method":"sampling/createMessage","params":{"maxTokens":5}}},)"
+        R"("requestState":"st"}})");
+  };
+  McpHttpRequest init = Post(R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":)"
+                             R"({"protocolVersion":"2025-11-25","capabilities":{"sampling":{}}}})");
+  const std::string session = Header(Send(std::move(init)), "Mcp-Session-Id");
+  ASSERT_FALSE(session.empty());
+
+  std::optional<HttpAnswer> answer;
+  std::vector<std::string> events;
+  endpoint_->Handle(
+      Post(R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"ask"}})", session),
+      [&answer](HttpAnswer a) { answer = std::move(a); },
+      [&events](std::string json) { events.push_back(std::move(json)); });
+  ASSERT_FALSE(answer.has_value());  // waiting for the client
+  ASSERT_EQ(events.size(), 1u);
+  // The handler was told what the client can do.
+  EXPECT_NE(backend_.jobs.back().event_json().find(
+                R"("_meta":{"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}})"),
+            std::string::npos)
+      << backend_.jobs.back().event_json();
+  auto request = ParseJson(events[0]);
+  ASSERT_TRUE(request.ok());
+  EXPECT_EQ(std::string(request->root["method"].get_string().value()), "sampling/createMessage");
+  const std::string id(request->root["id"].get_string().value());
+  EXPECT_TRUE(id.starts_with("tgb1.")) << id;
+
+  // An answer under another session's id goes nowhere.
+  std::string other = Initialize("2025-11-25");
+  EXPECT_EQ(Send(Post(R"({"jsonrpc":"2.0","id":")" + id + R"(","result":{"x":1}})", other)).status,
+            202);
+  EXPECT_FALSE(answer.has_value());
+
+  EXPECT_EQ(
+      Send(Post(R"({"jsonrpc":"2.0","id":")" + id +
+                    R"(","result":{"role":"assistant","content":{"type":"text","text":"hi"}}})",
+                session))
+          .status,
+      202);
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_NE(answer->body.find(R"("text":"done")"), std::string::npos) << answer->body;
+  const std::string& rerun = backend_.jobs.back().event_json();
+  EXPECT_NE(rerun.find(R"("inputResponses":{"s":{"role":"assistant")"), std::string::npos) << rerun;
+  EXPECT_NE(rerun.find(R"("requestState":"st")"), std::string::npos) << rerun;
+}
+
+TEST_F(McpEndpointTest, InputTheClientDidNotDeclareIsAToolFailureNotARequest) {
+  backend_.handler = [](const v1::InvokeJob& job) {
+    if (job.event_json().find(R"("method":"initialize")") != std::string::npos) {
+      return TemplateLike(job);
+    }
+    return HandlerAnswer(200,
+                         R"({"jsonrpc":"2.0","id":4,"result":{"resultType":"input_required",)"
+                         R"("inputRequests":{"e":{"method":"elicitation/create","params":{}}}}})");
+  };
+  std::string session = Initialize("2025-11-25");  // declares no capabilities
+  HttpAnswer a = Send(
+      Post(R"({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x"}})", session));
+  EXPECT_TRUE(events_.empty());
+  EXPECT_NE(a.body.find(R"("code":-32603)"), std::string::npos) << a.body;
+  EXPECT_NE(a.body.find("elicitation capability"), std::string::npos) << a.body;
+}
+
 // Requests of the stateless revision (2026-07-28): no session; _meta and headers on each.
 class StatelessTest : public McpEndpointTest {
  protected:

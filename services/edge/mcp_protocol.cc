@@ -198,6 +198,71 @@ std::string JsonRpcError(std::string_view id_json, int code, std::string_view me
   return w.EndObject().EndObject().Take();
 }
 
+std::string WithParamsMeta(std::string_view request_json, std::string_view key,
+                           std::string_view value_json) {
+  auto doc = ParseJson(request_json);
+  simdjson::dom::object obj;
+  if (!doc.ok() || doc->root.get_object().get(obj) != simdjson::SUCCESS) {
+    return std::string(request_json);
+  }
+  std::string params = "{}", meta = "{}";
+  simdjson::dom::element e;
+  if (obj["params"].get(e) == simdjson::SUCCESS && e.is_object()) {
+    params = ToJson(e);
+    simdjson::dom::element m;
+    if (e["_meta"].get(m) == simdjson::SUCCESS && m.is_object()) meta = ToJson(m);
+  }
+  return WithMember(request_json, "params",
+                    WithMember(params, "_meta", WithMember(meta, key, value_json)));
+}
+
+InputRequests InputRequestsOf(std::string_view response,
+                              std::string_view client_capabilities_json) {
+  constexpr size_t kMaxInputRequests = 16;
+  InputRequests out;
+  auto doc = ParseJson(response);
+  simdjson::dom::element requests;
+  simdjson::dom::object inputs;
+  if (!doc.ok() || doc->root["result"]["inputRequests"].get(requests) != simdjson::SUCCESS ||
+      requests.get_object().get(inputs) != simdjson::SUCCESS || inputs.size() == 0) {
+    out.error = "The tool asked for input without saying what (result.inputRequests).";
+    return out;
+  }
+  if (inputs.size() > kMaxInputRequests) {
+    out.error = "The tool asked for more than 16 inputs at once.";
+    return out;
+  }
+  auto caps_doc = ParseJson(client_capabilities_json.empty() ? "{}" : client_capabilities_json);
+  for (simdjson::dom::key_value_pair field : inputs) {
+    InputRequest r;
+    r.key = std::string(field.key);
+    simdjson::dom::object request;
+    simdjson::dom::element params;
+    if (field.value.get_object().get(request) != simdjson::SUCCESS ||
+        GetString(request, "method", &r.method) != Field::kOk) {
+      out.error = "Input request \"" + r.key + "\" names no method.";
+      return out;
+    }
+    r.params_json = request["params"].get(params) == simdjson::SUCCESS ? ToJson(params) : "{}";
+    const std::string_view capability = r.method == "sampling/createMessage" ? "sampling"
+                                        : r.method == "elicitation/create"   ? "elicitation"
+                                        : r.method == "roots/list"           ? "roots"
+                                                                             : "";
+    simdjson::dom::element declared;
+    if (capability.empty()) {
+      out.error = "The tool asked the client for " + r.method + ", which cannot be asked.";
+      return out;
+    }
+    if (!caps_doc.ok() || caps_doc->root[capability].get(declared) != simdjson::SUCCESS) {
+      out.error = "The tool needs the client's " + std::string(capability) +
+                  " capability, which this session's client did not declare.";
+      return out;
+    }
+    out.requests.push_back(std::move(r));
+  }
+  return out;
+}
+
 bool IsResponseTo(std::string_view body, std::string_view id_json) {
   auto doc = ParseJson(body);
   simdjson::dom::object obj;

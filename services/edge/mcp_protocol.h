@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "toolgate/v1/toolgate.pb.h"
 
@@ -69,6 +70,27 @@ std::string TooDeepMessage();
 inline constexpr int kJsonRpcMethodNotFound = -32601;
 inline constexpr int kJsonRpcInvalidParams = -32602;
 inline constexpr int kJsonRpcInternalError = -32603;
+
+// request_json (a JSON-RPC request) with params._meta.<key> set to value_json, params and _meta
+// made when absent; unchanged when it is not an object.
+std::string WithParamsMeta(std::string_view request_json, std::string_view key,
+                           std::string_view value_json);
+
+// One input request of an input_required result (result.inputRequests): its key, method and
+// params.
+struct InputRequest {
+  std::string key;
+  std::string method;
+  std::string params_json;
+};
+struct InputRequests {
+  std::vector<InputRequest> requests;
+  std::string error;  // why they cannot be asked; empty when they can
+};
+// The input requests of response, each checked for a session-era client: a method it can be
+// asked (sampling/createMessage, elicitation/create, roots/list) whose capability (sampling,
+// elicitation, roots) client_capabilities_json declares, at most 16 of them.
+InputRequests InputRequestsOf(std::string_view response, std::string_view client_capabilities_json);
 
 // Whether body is a JSON-RPC 2.0 response (result or error) whose id equals id_json.
 bool IsResponseTo(std::string_view body, std::string_view id_json);

@@ -13,6 +13,7 @@ namespace {
 
 constexpr std::string_view kTokenPrefix = "tg1.";
 constexpr std::string_view kStatePrefix = "tgs1.";
+constexpr std::string_view kBridgePrefix = "tgb1.";
 constexpr std::string_view kStateTag = "request-state";
 // A handler's state may be large; the bound keeps a forged token from costing much to decode.
 constexpr size_t kMaxStateTokenChars = 1 << 20;
@@ -32,20 +33,25 @@ std::optional<std::string> Base64UrlDecode(std::string_view text) {
   return out;
 }
 
-// payload = endpoint \n revision \n expires_at_ms \n hex(nonce)
+// payload = endpoint \n revision \n expires_at_ms \n hex(nonce) [\n capabilities]; compact
+// JSON holds no raw line break, so the capabilities are the whole rest.
 std::string Payload(const McpSession& s) {
-  return s.endpoint + "\n" + s.revision + "\n" + std::to_string(s.expires_at_ms) + "\n" +
-         HexEncode(s.nonce);
+  std::string out = s.endpoint + "\n" + s.revision + "\n" + std::to_string(s.expires_at_ms) + "\n" +
+                    HexEncode(s.nonce);
+  if (!s.client_capabilities_json.empty()) out += "\n" + s.client_capabilities_json;
+  return out;
 }
 
 std::optional<McpSession> ParsePayload(std::string_view payload) {
-  std::string_view parts[4];
-  for (int i = 0; i < 4; ++i) {
-    size_t nl = payload.find('\n');
-    if ((nl == std::string_view::npos) != (i == 3)) return std::nullopt;
-    parts[i] = payload.substr(0, nl);
-    payload = i == 3 ? std::string_view() : payload.substr(nl + 1);
+  std::string_view parts[5];
+  int count = 0;
+  while (count < 5) {
+    size_t nl = count == 4 ? std::string_view::npos : payload.find('\n');
+    parts[count++] = payload.substr(0, nl);
+    if (nl == std::string_view::npos) break;
+    payload.remove_prefix(nl + 1);
   }
+  if (count < 4) return std::nullopt;
   McpSession s;
   s.endpoint = std::string(parts[0]);
   s.revision = std::string(parts[1]);
@@ -59,6 +65,7 @@ std::optional<McpSession> ParsePayload(std::string_view payload) {
       len != kNonceBytes) {
     return std::nullopt;
   }
+  if (count == 5) s.client_capabilities_json = std::string(parts[4]);
   return s;
 }
 
@@ -67,8 +74,13 @@ std::optional<McpSession> ParsePayload(std::string_view payload) {
 McpSessionCodec::McpSessionCodec(std::string key) : key_(std::move(key)) {}
 
 McpSession McpSessionCodec::NewSession(std::string endpoint, std::string revision, int64_t now_ms,
-                                       int64_t ttl_ms) {
-  return {std::move(endpoint), std::move(revision), now_ms + ttl_ms, RandomBytes(kNonceBytes)};
+                                       int64_t ttl_ms, std::string client_capabilities_json) {
+  if (client_capabilities_json.size() > kMaxCapabilitiesChars ||
+      client_capabilities_json.find('\n') != std::string::npos) {
+    client_capabilities_json.clear();
+  }
+  return {std::move(endpoint), std::move(revision), now_ms + ttl_ms, RandomBytes(kNonceBytes),
+          std::move(client_capabilities_json)};
 }
 
 std::string McpSessionCodec::Mac(std::string_view payload, std::string_view api_key_sha256) const {
@@ -149,6 +161,38 @@ std::optional<std::string> McpSessionCodec::OpenState(std::string_view token,
     return std::nullopt;
   }
   return std::string(rest);
+}
+
+namespace {
+std::string BridgePayload(std::string_view nonce, const McpSessionCodec::BridgeTarget& t) {
+  return "bridge\n" + HexEncode(nonce) + "\n" + t.subject + "\n" + t.input_key;
+}
+}  // namespace
+
+std::string McpSessionCodec::IssueBridgeId(std::string_view session_nonce,
+                                           const BridgeTarget& target,
+                                           std::string_view api_key_sha256) const {
+  return std::string(kBridgePrefix) + Base64UrlEncode(target.subject) + "." +
+         Base64UrlEncode(target.input_key) + "." +
+         Base64UrlEncode(Mac(BridgePayload(session_nonce, target), api_key_sha256));
+}
+
+std::optional<McpSessionCodec::BridgeTarget> McpSessionCodec::VerifyBridgeId(
+    std::string_view id, std::string_view session_nonce, std::string_view api_key_sha256) const {
+  if (id.size() > kMaxTokenChars || !id.starts_with(kBridgePrefix)) return std::nullopt;
+  id.remove_prefix(kBridgePrefix.size());
+  size_t dot1 = id.find('.');
+  size_t dot2 = dot1 == std::string_view::npos ? dot1 : id.find('.', dot1 + 1);
+  if (dot2 == std::string_view::npos) return std::nullopt;
+  auto subject = Base64UrlDecode(id.substr(0, dot1));
+  auto key = Base64UrlDecode(id.substr(dot1 + 1, dot2 - dot1 - 1));
+  auto mac = Base64UrlDecode(id.substr(dot2 + 1));
+  if (!subject || !key || !mac || mac->size() != crypto_auth_hmacsha256_BYTES) return std::nullopt;
+  BridgeTarget target{std::move(*subject), std::move(*key)};
+  if (!ConstantTimeEquals(*mac, Mac(BridgePayload(session_nonce, target), api_key_sha256))) {
+    return std::nullopt;
+  }
+  return target;
 }
 
 Result<std::string> LoadMcpSessionKey(std::string_view value, const std::string& path) {

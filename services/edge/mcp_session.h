@@ -27,6 +27,9 @@ struct McpSession {
   std::string revision;       // the protocol revision the initialize result named
   int64_t expires_at_ms = 0;  // Unix time
   std::string nonce;          // 16 random bytes; names the session on the ended list
+  // The client's capabilities as its initialize named them (compact JSON; "" when none or too
+  // long to carry): what the edge may ask the client for on the handler's behalf.
+  std::string client_capabilities_json;
 };
 
 class McpSessionCodec {
@@ -38,7 +41,10 @@ class McpSessionCodec {
 
   // A new session: a fresh nonce, expiring ttl_ms after now_ms.
   static McpSession NewSession(std::string endpoint, std::string revision, int64_t now_ms,
-                               int64_t ttl_ms);
+                               int64_t ttl_ms, std::string client_capabilities_json = {});
+  // The most capability text a session id carries; more is dropped (the session then asks the
+  // client for nothing on a handler's behalf).
+  static constexpr size_t kMaxCapabilitiesChars = 512;
   // The Mcp-Session-Id of session for the API key whose SHA-256 is api_key_sha256: visible ASCII
   // only, as the transport requires.
   std::string Issue(const McpSession& session, std::string_view api_key_sha256) const;
@@ -57,6 +63,20 @@ class McpSessionCodec {
                         std::string_view api_key_sha256) const;
   std::optional<std::string> OpenState(std::string_view token, std::string_view endpoint,
                                        std::string_view api_key_sha256, int64_t now_ms) const;
+
+  // The JSON-RPC id of a request the edge sends a session's client on a handler's behalf
+  // (2025-11-25: sampling/createMessage, elicitation/create, roots/list): "tgb1.<subject>.<input
+  // key>.<mac>", naming where the answer is awaited and which input it answers, bound to the
+  // session and the API key so that no client can send an answer anywhere else.
+  struct BridgeTarget {
+    std::string subject;
+    std::string input_key;
+  };
+  std::string IssueBridgeId(std::string_view session_nonce, const BridgeTarget& target,
+                            std::string_view api_key_sha256) const;
+  // The target of such an id, or nullopt when it is not one this session's key was given.
+  std::optional<BridgeTarget> VerifyBridgeId(std::string_view id, std::string_view session_nonce,
+                                             std::string_view api_key_sha256) const;
 
  private:
   std::string Mac(std::string_view payload, std::string_view api_key_sha256) const;

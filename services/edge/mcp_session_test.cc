@@ -99,5 +99,37 @@ TEST(McpSessionKeyTest, FromValueOrFile) {
             Status::Code::kInvalidArgument);
 }
 
+TEST(McpSessionCodecTest, ASessionCarriesTheClientsCapabilities) {
+  McpSessionCodec codec(std::string(32, 'k'));
+  McpSession s = McpSessionCodec::NewSession("workspace", "2025-11-25", 1000, 60000,
+                                             R"({"sampling":{},"elicitation":{}})");
+  auto back = codec.Verify(codec.Issue(s, "h"), "h", 2000);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->client_capabilities_json, R"({"sampling":{},"elicitation":{}})");
+  EXPECT_EQ(back->nonce, s.nonce);
+  // Too long to carry: dropped, and the session still works.
+  McpSession big = McpSessionCodec::NewSession("workspace", "2025-11-25", 1000, 60000,
+                                               "{\"x\":\"" + std::string(600, 'a') + "\"}");
+  EXPECT_EQ(big.client_capabilities_json, "");
+  auto plain = codec.Verify(codec.Issue(big, "h"), "h", 2000);
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->client_capabilities_json, "");
+}
+
+TEST(McpSessionCodecTest, BridgeIdsNameTheirTargetForTheirSessionAndKeyOnly) {
+  McpSessionCodec codec(std::string(32, 'k'));
+  const std::string nonce(16, 'n');
+  std::string id = codec.IssueBridgeId(nonce, {"_INBOX.edge.abc.7", "sampling"}, "key-hash");
+  auto target = codec.VerifyBridgeId(id, nonce, "key-hash");
+  ASSERT_TRUE(target.has_value());
+  EXPECT_EQ(target->subject, "_INBOX.edge.abc.7");
+  EXPECT_EQ(target->input_key, "sampling");
+  EXPECT_FALSE(codec.VerifyBridgeId(id, std::string(16, 'o'), "key-hash"));  // another session
+  EXPECT_FALSE(codec.VerifyBridgeId(id, nonce, "other-key"));
+  EXPECT_FALSE(codec.VerifyBridgeId(id + "x", nonce, "key-hash"));
+  EXPECT_FALSE(codec.VerifyBridgeId("tgb1.a.b", nonce, "key-hash"));
+  EXPECT_FALSE(codec.VerifyBridgeId("7", nonce, "key-hash"));
+}
+
 }  // namespace
 }  // namespace toolgate::edge

@@ -94,6 +94,18 @@ void ReplyMux::Request(const std::string& subject, const std::string& data,
   if (!s.ok()) Cancel(reply, s);
 }
 
+bool ReplyMux::Owns(const std::string& reply_subject) const {
+  return reply_subject.size() > prefix_.size() && reply_subject.starts_with(prefix_);
+}
+
+void ReplyMux::Deliver(const std::string& reply_subject, std::string data) {
+  if (!Owns(reply_subject)) return;
+  bus::Message m;
+  m.subject = reply_subject;
+  m.data = std::move(data);
+  OnReply(std::move(m));
+}
+
 void ReplyMux::OnReply(bus::Message&& m) {
   if (m.subject.size() <= prefix_.size()) return;
   uint64_t id = 0;

@@ -42,6 +42,11 @@ class ReplyMux {
   std::string Expect(int timeout_ms, Callback callback, Interim interim = {});
   // Completes the callback for reply_subject with status (e.g. when the publish failed).
   void Cancel(const std::string& reply_subject, const Status& status);
+  // Whether reply_subject is one of this mux's.
+  bool Owns(const std::string& reply_subject) const;
+  // Completes the callback for reply_subject with data as if it had arrived on the bus (an
+  // answer another replica relayed); nothing when it is not pending here.
+  void Deliver(const std::string& reply_subject, std::string data);
   // Publishes data to subject and routes the answer to callback.
   void Request(const std::string& subject, const std::string& data, const std::string& traceparent,
                int timeout_ms, Callback callback);
@@ -62,11 +67,11 @@ class ReplyMux {
   bus::Bus& bus_;
   std::string prefix_;  // "<inbox>." ; reply subjects are prefix_ + decimal id
   std::mutex mu_;
-  std::condition_variable cv_;                         // earliest deadline changed or stopping
-  uint64_t next_id_ = 1;                               // guarded by mu_
-  std::unordered_map<uint64_t, Pending> pending_;      // guarded by mu_
-  std::multimap<int64_t, uint64_t> deadlines_;         // guarded by mu_
-  bool stopping_ = false;                              // guarded by mu_
+  std::condition_variable cv_;                     // earliest deadline changed or stopping
+  uint64_t next_id_ = 1;                           // guarded by mu_
+  std::unordered_map<uint64_t, Pending> pending_;  // guarded by mu_
+  std::multimap<int64_t, uint64_t> deadlines_;     // guarded by mu_
+  bool stopping_ = false;                          // guarded by mu_
   std::thread timer_;
 };
 

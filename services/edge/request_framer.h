@@ -126,6 +126,14 @@ class ResponseCloseWatch {
   uint64_t completed() const { return completed_; }
   // A response without Content-Length was seen: nothing after it can be measured.
   bool blind() const { return blind_; }
+  // The bytes of a response the front writes itself as it goes (an event stream): counted, not
+  // read; Completed() then ends it, and the connection after it when closes.
+  void Skip(uint64_t bytes) { seen_ += bytes; }
+  void Completed(bool closes) {
+    if (blind_ || close_offset_ != 0) return;
+    ++completed_;
+    if (closes) close_offset_ = seen_;
+  }
 
  private:
   void FinishHead();

@@ -14,7 +14,11 @@ import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LoggingMessageNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema,
+  LoggingMessageNotificationSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
 
 import { startSystem, toolgate } from '../node/toolgate_system.mjs';
 
@@ -235,6 +239,28 @@ for (const [where, endpoint, prefix, uri] of [
       await client.setLoggingLevel('info');
       await client.callTool({ name: `${prefix}test_tool_with_logging`, arguments: {} });
       assert.deepEqual(logs, ['Tool execution started', 'Tool processing data', 'Tool execution completed']);
+    } finally {
+      await client.close();
+    }
+  });
+
+  // A tool that needs the client's input: the endpoint asks the client (sampling/createMessage
+  // on the response stream) and runs the tool again with its answer.
+  test(`${where}: an input round trip`, async () => {
+    const client = new Client(
+      { name: 'toolgate-sdk-test', version: '1.0.0' },
+      { capabilities: { sampling: {} } },
+    );
+    const asked = [];
+    client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+      asked.push(request.params.messages[0].content.text);
+      return { role: 'assistant', content: { type: 'text', text: 'forty-two' }, model: 'm', stopReason: 'endTurn' };
+    });
+    await client.connect(transportTo(endpoint(), { authorization: everythingKey }));
+    try {
+      const result = await client.callTool({ name: `${prefix}test_sampling`, arguments: { prompt: 'The answer?' } });
+      assert.deepEqual(asked, ['The answer?']);
+      assert.equal(text(result), 'LLM response: forty-two');
     } finally {
       await client.close();
     }

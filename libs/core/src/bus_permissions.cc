@@ -14,16 +14,18 @@ constexpr const char* kLauncherReplies = "_INBOX.launcher.>";
 std::vector<BusUser> MakeUsers() {
   return {
       // The edge decides keys and versions from its caches and sends each job to the first
-      // stage that has work for it; the invalidation broadcasts reach it like every cache.
+      // stage that has work for it; the invalidation broadcasts reach it like every cache. An MCP
+      // client's answer that reached the wrong replica is relayed to all of them.
       {"edge",
        {"tg.invoke.secrets", "tg.invoke.billing", "tg.auth.key_lookup", "tg.auth.keys_used",
         "tg.registry.function_view", "tg.auth.authenticate", "tg.auth.http", "tg.registry.http",
         "tg.secrets.http", "tg.billing.http", "tg.registry.workspace_tools",
         "tg.registry.mcp_listing", "tg.health.*", "tg.events.mcp_session_ended",
-        "tg.edge.mcp_sessions_ended", "tg.events.mcp_session_log_level"},
+        "tg.edge.mcp_sessions_ended", "tg.events.mcp_session_log_level",
+        "tg.edge.mcp_client_answers"},
        {"_INBOX.edge.>", "tg.events.mcp_session_ended", "tg.edge.mcp_sessions_ended",
-        "tg.events.mcp_session_log_level", "tg.events.key_revoked", "tg.events.function_changed",
-        "tg.events.workspace_changed"},
+        "tg.edge.mcp_client_answers", "tg.events.mcp_session_log_level", "tg.events.key_revoked",
+        "tg.events.function_changed", "tg.events.workspace_changed"},
        /*allow_responses=*/true},
       {"auth",
        {"tg.events.key_revoked", kEdgeReplies, kLauncherReplies},

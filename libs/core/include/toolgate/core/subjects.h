@@ -55,6 +55,9 @@ inline constexpr const char* kMcpSessionEndedSubject = "tg.events.mcp_session_en
 inline constexpr const char* kMcpSessionLogLevelSubject = "tg.events.mcp_session_log_level";
 // Billing -> registry (queue "registry"): the executions one settlement batch recorded.
 inline constexpr const char* kExecutionEventsSubject = "tg.events.execution";
+// An MCP client's answer to a request an edge sent it on a handler's behalf, relayed by the
+// replica that received it to every edge (McpClientAnswer); the one waiting takes it.
+inline constexpr const char* kMcpClientAnswersSubject = "tg.edge.mcp_client_answers";
 // A starting edge asks a running one for the ended MCP sessions (queue "edge").
 inline constexpr const char* kMcpSessionsEndedSubject = "tg.edge.mcp_sessions_ended";
 
