@@ -101,22 +101,34 @@ std::string McpSessionCodec::Mac(std::string_view payload, std::string_view api_
 
 std::string McpSessionCodec::Issue(const McpSession& session,
                                    std::string_view api_key_sha256) const {
-  std::string payload = Payload(session);
-  return std::string(kTokenPrefix) + Base64UrlEncode(payload) + "." +
+  return Seal(kTokenPrefix, Payload(session), api_key_sha256);
+}
+
+std::string McpSessionCodec::Seal(std::string_view prefix, std::string_view payload,
+                                  std::string_view api_key_sha256) const {
+  return std::string(prefix) + Base64UrlEncode(payload) + "." +
          Base64UrlEncode(Mac(payload, api_key_sha256));
 }
 
-std::optional<McpSession> McpSessionCodec::Verify(std::string_view token,
-                                                  std::string_view api_key_sha256,
-                                                  int64_t now_ms) const {
-  if (token.size() > kMaxTokenChars || !token.starts_with(kTokenPrefix)) return std::nullopt;
-  token.remove_prefix(kTokenPrefix.size());
+std::optional<std::string> McpSessionCodec::Unseal(std::string_view token, std::string_view prefix,
+                                                   size_t max_chars,
+                                                   std::string_view api_key_sha256) const {
+  if (token.size() > max_chars || !token.starts_with(prefix)) return std::nullopt;
+  token.remove_prefix(prefix.size());
   size_t dot = token.find('.');
   if (dot == std::string_view::npos) return std::nullopt;
   auto payload = Base64UrlDecode(token.substr(0, dot));
   auto mac = Base64UrlDecode(token.substr(dot + 1));
   if (!payload || !mac || mac->size() != crypto_auth_hmacsha256_BYTES) return std::nullopt;
   if (!ConstantTimeEquals(*mac, Mac(*payload, api_key_sha256))) return std::nullopt;
+  return payload;
+}
+
+std::optional<McpSession> McpSessionCodec::Verify(std::string_view token,
+                                                  std::string_view api_key_sha256,
+                                                  int64_t now_ms) const {
+  auto payload = Unseal(token, kTokenPrefix, kMaxTokenChars, api_key_sha256);
+  if (!payload) return std::nullopt;
   auto session = ParsePayload(*payload);
   if (!session || session->expires_at_ms <= now_ms) return std::nullopt;
   return session;
@@ -129,22 +141,15 @@ std::string McpSessionCodec::SealState(std::string_view endpoint, std::string_vi
   // hold anything, newlines included).
   std::string payload = std::string(kStateTag) + "\n" + std::string(endpoint) + "\n" +
                         std::to_string(expires_at_ms) + "\n" + std::string(state);
-  return std::string(kStatePrefix) + Base64UrlEncode(payload) + "." +
-         Base64UrlEncode(Mac(payload, api_key_sha256));
+  return Seal(kStatePrefix, payload, api_key_sha256);
 }
 
 std::optional<std::string> McpSessionCodec::OpenState(std::string_view token,
                                                       std::string_view endpoint,
                                                       std::string_view api_key_sha256,
                                                       int64_t now_ms) const {
-  if (token.size() > kMaxStateTokenChars || !token.starts_with(kStatePrefix)) return std::nullopt;
-  token.remove_prefix(kStatePrefix.size());
-  size_t dot = token.find('.');
-  if (dot == std::string_view::npos) return std::nullopt;
-  auto payload = Base64UrlDecode(token.substr(0, dot));
-  auto mac = Base64UrlDecode(token.substr(dot + 1));
-  if (!payload || !mac || mac->size() != crypto_auth_hmacsha256_BYTES) return std::nullopt;
-  if (!ConstantTimeEquals(*mac, Mac(*payload, api_key_sha256))) return std::nullopt;
+  auto payload = Unseal(token, kStatePrefix, kMaxStateTokenChars, api_key_sha256);
+  if (!payload) return std::nullopt;
   std::string_view rest = *payload;
   std::string_view parts[3];
   for (std::string_view& part : parts) {

@@ -80,6 +80,12 @@ class McpSessionCodec {
 
  private:
   std::string Mac(std::string_view payload, std::string_view api_key_sha256) const;
+  // "<prefix><payload>.<mac>" (base64url), and the payload of such a token when it is one of
+  // this key's for api_key_sha256 and at most max_chars long.
+  std::string Seal(std::string_view prefix, std::string_view payload,
+                   std::string_view api_key_sha256) const;
+  std::optional<std::string> Unseal(std::string_view token, std::string_view prefix,
+                                    size_t max_chars, std::string_view api_key_sha256) const;
 
   std::string key_;
 };

@@ -252,6 +252,18 @@ int GetEnv(lua_State* L) {
 // (runtime.h). The arguments are checked whether or not the caller wants notices, so that a
 // mistake shows in every call; the rest is skipped when nobody does, or the call's bounds are
 // spent (the sink drops it uncounted by bytes: no encoding).
+// The call's sink when it takes another notice; nullptr when there is none, or when it is full
+// (the drop counted), so that no notice is made for nothing.
+NoticeSink* SinkForNotice(Sandbox& sb) {
+  NoticeSink* sink = sb.invocation->notices;
+  if (sink == nullptr) return nullptr;
+  if (!sink->accepting()) {
+    sink->Drop();
+    return nullptr;
+  }
+  return sink;
+}
+
 int Progress(lua_State* L) {
   Sandbox& sb = SandboxOf(L);
   lua_settop(L, 3);
@@ -263,12 +275,8 @@ int Progress(lua_State* L) {
   if (!std::isfinite(progress) || (has_total && !std::isfinite(total))) {
     return luaL_error(L, "progress: progress and total must be finite numbers");
   }
-  NoticeSink* sink = sb.invocation->notices;
+  NoticeSink* sink = SinkForNotice(sb);
   if (sink == nullptr) return 0;
-  if (!sink->accepting()) {
-    sink->Drop();
-    return 0;
-  }
   Notice& n = sb.notice;
   n.kind = Notice::Kind::kProgress;
   n.progress = progress;
@@ -295,12 +303,8 @@ int Log(lua_State* L) {
   }
   size_t logger_length = 0;
   const char* logger = lua_isnil(L, 3) ? "" : luaL_checklstring(L, 3, &logger_length);
-  NoticeSink* sink = sb.invocation->notices;
+  NoticeSink* sink = SinkForNotice(sb);
   if (sink == nullptr) return 0;
-  if (!sink->accepting()) {
-    sink->Drop();
-    return 0;
-  }
   Notice& n = sb.notice;
   // Encoding stops past the largest notice the sink takes: a huge value costs no more.
   lua::EncodeStatus status =
