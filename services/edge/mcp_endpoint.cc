@@ -581,14 +581,17 @@ void McpEndpoint::RunWithAnswers(std::shared_ptr<Call> call,
   call->last_job = job;
   backend_.Invoke(
       std::move(job),
-      [this, call, round](v1::InvokeReply reply) {
-        HttpAnswer a = RenderInvokeReply(reply, call->request.request_id, Now());
-        if (reply.has_problem()) return call->respond(std::move(a));
-        HandlerAnswer(*call, reply.result(), &a);
-        if (NeedsBridge(*call, a.body)) return Bridge(call, std::move(a.body), round + 1);
-        call->respond(std::move(a));
-      },
+      [this, call, round](v1::InvokeReply reply) { AnswerRun(call, reply, round + 1); },
       std::move(notices));
+}
+
+void McpEndpoint::AnswerRun(std::shared_ptr<Call> call, const v1::InvokeReply& reply, int round) {
+  // Rendering the envelope first keeps its headers (X-Api-Key-Expires-At) and its problems.
+  HttpAnswer a = RenderInvokeReply(reply, call->request.request_id, Now());
+  if (reply.has_problem()) return call->respond(std::move(a));
+  HandlerAnswer(*call, reply.result(), &a);
+  if (NeedsBridge(*call, a.body)) return Bridge(call, std::move(a.body), round);
+  call->respond(std::move(a));
 }
 
 void McpEndpoint::DeliverClientAnswer(const Call& call) {
@@ -855,14 +858,7 @@ void McpEndpoint::WorkspaceForward(std::shared_ptr<Call> call, v1::WorkspaceTool
   NoticeSink notices = NoticesFor(call, &job);
   call->last_job = job;
   backend_.Invoke(
-      std::move(job),
-      [this, call](v1::InvokeReply answer) {
-        HttpAnswer a = RenderInvokeReply(answer, call->request.request_id, Now());
-        if (answer.has_problem()) return call->respond(std::move(a));
-        HandlerAnswer(*call, answer.result(), &a);
-        if (NeedsBridge(*call, a.body)) return Bridge(call, std::move(a.body), 1);
-        call->respond(std::move(a));
-      },
+      std::move(job), [this, call](v1::InvokeReply answer) { AnswerRun(call, answer, 1); },
       std::move(notices));
 }
 

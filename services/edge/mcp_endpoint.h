@@ -11,6 +11,8 @@
 //   - 2024-11-05 to 2025-11-25: initialize issues an Mcp-Session-Id (mcp_session.h); every later
 //     POST and DELETE must carry it (400 without, 404 when unknown, ended, expired, of another
 //     endpoint or another key). MCP-Protocol-Version, when sent, must be a supported revision.
+//     A handler that answers input_required has the edge ask the client itself (server-to-client
+//     requests on the response stream) and runs again with the answers (Bridge).
 //   - 2026-07-28: no session; every request's _meta names its revision and the client's
 //     capabilities, and its headers mirror method and name. The edge refuses a wrong envelope
 //     itself (JSON-RPC errors with HTTP 400), answers -32601 with 404, adds resultType to results
@@ -175,6 +177,9 @@ class McpEndpoint {
                       const std::vector<std::pair<std::string, std::string>>& answers,
                       const std::optional<std::string>& state, int round);
   void DeliverClientAnswer(const Call& call);
+  // The answer to a forwarded request once its handler ran: the problem, the handler's
+  // response, or (input_required on a session) Bridge's round `round`.
+  void AnswerRun(std::shared_ptr<Call> call, const v1::InvokeReply& reply, int round);
   // Remembers a session's logging/setLevel on every replica.
   void RecordLogLevel(const Call& call, const McpSession& session);
   std::string EndpointName(const McpHttpRequest& request) const;
