@@ -322,6 +322,17 @@ Status EdgeServer::Start() {
   if (!s.ok()) return s;
   s = SubscribeInvalidations(bus_, decision_caches_);
   if (!s.ok()) return s;
+  // The same events tell the workspace's MCP listeners that their lists changed.
+  s = bus_.Subscribe(core::kFunctionChangedSubject, "", [this](bus::Message&& m) {
+    v1::FunctionChanged e;
+    if (e.ParseFromString(m.data)) mcp_.FunctionChanged(e.function_id());
+  });
+  if (!s.ok()) return s;
+  s = bus_.Subscribe(core::kWorkspaceChangedSubject, "", [this](bus::Message&& m) {
+    v1::WorkspaceChanged e;
+    if (e.ParseFromString(m.data)) mcp_.WorkspaceChanged(e.org_id());
+  });
+  if (!s.ok()) return s;
   key_use_reporter_ = std::make_unique<KeyUseReporter>(bus_, key_uses_, options_.key_use_report_ms);
   try {
     // Only the front connects here; clients reach Pistache through it.

@@ -60,6 +60,7 @@ class FakeMcpBackend : public McpBackend {
     client_waits.erase(it);
     done(std::move(body));
   }
+  void After(int ms, std::function<void()> fn) override { timers.emplace_back(ms, std::move(fn)); }
   void StoreListing(const v1::McpListingSet& listing,
                     std::function<void(v1::McpListingSetReply)> done) override {
     stored_listings.push_back(listing);
@@ -79,6 +80,7 @@ class FakeMcpBackend : public McpBackend {
   std::vector<v1::HandlerNotice> notices;  // what every handler reports while it runs
   std::vector<v1::McpListingSet> stored_listings;
   std::map<std::string, std::function<void(std::optional<std::string>)>> client_waits;
+  std::vector<std::pair<int, std::function<void()>>> timers;  // After's, fired by the test
   v1::McpListingSetReply store_listing_reply;
 };
 

@@ -134,6 +134,11 @@ void McpBus::DeliverClientAnswer(const std::string& subject, std::string body) {
   if (!s.ok()) log::Warn("client answer not relayed").Str("error", s.ToString());
 }
 
+void McpBus::After(int ms, std::function<void()> fn) {
+  // The mux's deadline table is the edge's one timer: an expectation nobody answers.
+  mux_.Expect(ms, [fn = std::move(fn)](Result<bus::Message>) { fn(); });
+}
+
 void McpBus::EndSession(const v1::McpSessionEnded& ended) {
   Status s = bus_.Publish(kMcpSessionEndedSubject, ended.SerializeAsString());
   // This replica has it already; should the broadcast fail, the others accept the session

@@ -54,6 +54,7 @@ class McpBus : public McpBackend {
   std::string ExpectClientAnswer(int timeout_ms,
                                  std::function<void(std::optional<std::string>)> done) override;
   void DeliverClientAnswer(const std::string& subject, std::string body) override;
+  void After(int ms, std::function<void()> fn) override;
 
  private:
   bus::Bus& bus_;

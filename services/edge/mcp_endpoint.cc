@@ -91,9 +91,14 @@ std::string WorkspaceInstructions(const v1::Principal& principal) {
 
 // What the workspace server offers: the tools of every function, and the resources and prompts
 // of its MCP functions.
+// In the session era list changes would need a server-initiated stream, which is not offered; in
+// 2026-07-28 they come on a subscriptions/listen stream.
 constexpr std::string_view kWorkspaceCapabilities =
     R"({"tools":{"listChanged":false},"resources":{"listChanged":false},)"
     R"("prompts":{"listChanged":false},"logging":{}})";
+constexpr std::string_view kStatelessWorkspaceCapabilities =
+    R"({"tools":{"listChanged":true},"resources":{"listChanged":true},)"
+    R"("prompts":{"listChanged":true},"logging":{}})";
 
 // The methods the workspace serves from the functions it lists.
 bool IsWorkspaceListing(std::string_view method) {
@@ -165,7 +170,8 @@ McpEndpoint::McpEndpoint(McpBackend& backend, const McpSessionCodec& codec, Ende
       ended_(ended),
       log_levels_(log_levels),
       options_(std::move(options)),
-      hosts_(options_.hosts) {
+      hosts_(options_.hosts),
+      listeners_(options_.max_listeners_per_org, options_.max_listeners) {
   if (!options_.now_ms) options_.now_ms = [] { return NowMs(); };
 }
 
@@ -624,7 +630,7 @@ void McpEndpoint::WorkspaceInitialize(std::shared_ptr<Call> call, const v1::Prin
 void McpEndpoint::WorkspaceDiscover(std::shared_ptr<Call> call, const v1::Principal& principal) {
   JsonWriter w;
   w.BeginObject().Key("supportedVersions").Raw(SupportedRevisionsJson());
-  w.Key("capabilities").Raw(kWorkspaceCapabilities);
+  w.Key("capabilities").Raw(kStatelessWorkspaceCapabilities);
   w.Field("instructions", WorkspaceInstructions(principal));
   w.Key("_meta").BeginObject().Key(kMetaServerInfo).BeginObject();
   w.Field("name", "toolgate").Field("version", options_.server_version).EndObject().EndObject();
@@ -643,9 +649,17 @@ void McpEndpoint::WorkspaceRequest(std::shared_ptr<Call> call, const v1::Princip
     return WorkspaceDiscover(call, principal);
   }
   const bool forward = m.method == "resources/read" || m.method == "prompts/get";
+  const bool listen = call->stateless && m.method == "subscriptions/listen";
   if (m.method != "tools/list" && m.method != "tools/call" && !IsWorkspaceListing(m.method) &&
-      !forward) {
+      !forward && !listen) {
     return call->Error(kJsonRpcMethodNotFound, "Method not found: " + m.method);
+  }
+  if (listen) {
+    return backend_.WorkspaceTools(
+        principal.org_id(), [this, call, org = principal.org_id()](v1::WorkspaceToolsReply tools) {
+          if (tools.has_problem()) return call->Problem(tools.problem());
+          WorkspaceListen(call, std::move(tools), org);
+        });
   }
   backend_.WorkspaceTools(principal.org_id(), [this, call, forward](v1::WorkspaceToolsReply tools) {
     if (tools.has_problem()) return call->Problem(tools.problem());
@@ -795,6 +809,57 @@ void McpEndpoint::WorkspaceCall(std::shared_ptr<Call> call, v1::WorkspaceToolsRe
             std::move(a));
       },
       std::move(notices));
+}
+
+void McpEndpoint::WorkspaceListen(std::shared_ptr<Call> call, v1::WorkspaceToolsReply tools,
+                                  const std::string& org_id) {
+  const McpMessage& m = call->message;
+  if (!call->live_stream) {
+    return call->Error(kJsonRpcInternalError,
+                       "subscriptions/listen needs a response stream; send it as one whole "
+                       "request (a Content-Length body)");
+  }
+  WorkspaceListeners::Listener listener;
+  listener.org_id = org_id;
+  listener.subscription_id_json = m.id_json;
+  std::string filter = ParamJson(m, "notifications");
+  auto doc = ParseJson(filter.empty() ? "{}" : filter);
+  simdjson::dom::object wanted;
+  if (doc.ok() && doc->root.get_object().get(wanted) == simdjson::SUCCESS) {
+    GetBool(wanted, "toolsListChanged", &listener.tools);
+    GetBool(wanted, "promptsListChanged", &listener.prompts);
+    GetBool(wanted, "resourcesListChanged", &listener.resources);
+  }
+  for (const v1::WorkspaceTool& f : tools.tools()) listener.function_ids.insert(f.function_id());
+  // The acknowledgment names what is honoured: the three list changes, not resource updates.
+  JsonWriter ack;
+  ack.BeginObject()
+      .Field("jsonrpc", "2.0")
+      .Field("method", "notifications/subscriptions/acknowledged")
+      .Key("params")
+      .BeginObject()
+      .Key("_meta")
+      .BeginObject()
+      .Key("io.modelcontextprotocol/subscriptionId")
+      .Raw(m.id_json)
+      .EndObject()
+      .Key("notifications")
+      .BeginObject();
+  if (listener.tools) ack.Field("toolsListChanged", true);
+  if (listener.prompts) ack.Field("promptsListChanged", true);
+  if (listener.resources) ack.Field("resourcesListChanged", true);
+  ack.EndObject().EndObject().EndObject();
+  call->streamed.store(true);
+  call->stream(ack.Take());
+  listener.send = [call](std::string json) { call->stream(std::move(json)); };
+  listener.end = [call] {
+    JsonWriter done;
+    done.BeginObject().Field("resultType", "complete").Key("_meta").BeginObject();
+    done.Key("io.modelcontextprotocol/subscriptionId").Raw(call->message.id_json);
+    call->Answer(JsonRpcResult(call->message.id_json, done.EndObject().EndObject().str()));
+  };
+  const uint64_t id = listeners_.Add(std::move(listener));
+  backend_.After(options_.listen_lifetime_ms, [this, id] { listeners_.End(id); });
 }
 
 void McpEndpoint::WorkspaceCatalog(std::shared_ptr<Call> call, v1::WorkspaceToolsReply reply) {

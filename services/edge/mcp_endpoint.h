@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "mcp_host_guard.h"
+#include "mcp_listeners.h"
 #include "mcp_protocol.h"
 #include "mcp_session.h"
 #include "mcp_stateless.h"
@@ -76,6 +77,8 @@ class McpBackend {
                                          std::function<void(std::optional<std::string>)> done) = 0;
   // Delivers a client's answer to the replica waiting on subject.
   virtual void DeliverClientAnswer(const std::string& subject, std::string body) = 0;
+  // Runs fn once after ms (on the bus's timer thread).
+  virtual void After(int ms, std::function<void()> fn) = 0;
   // tg.registry.mcp_listing: keeps an MCP version's listing with the version.
   virtual void StoreListing(const v1::McpListingSet& listing,
                             std::function<void(v1::McpListingSetReply)> done) = 0;
@@ -111,8 +114,13 @@ class McpEndpoint {
     // How long a session's client has to answer a request sent on a handler's behalf (an
     // elicitation may wait for a person).
     int client_answer_timeout_ms = 5 * 60 * 1000;
-    std::string server_version;       // serverInfo.version of the workspace server
-    McpHostGuard::Options hosts;      // which Host and Origin headers are served
+    std::string server_version;   // serverInfo.version of the workspace server
+    McpHostGuard::Options hosts;  // which Host and Origin headers are served
+    // subscriptions/listen on the workspace: how long a stream lasts before it ends gracefully
+    // (the client listens again), and how many are open per organization and in all.
+    int listen_lifetime_ms = 30 * 60 * 1000;
+    size_t max_listeners_per_org = 32;
+    size_t max_listeners = 10000;
     std::function<int64_t()> now_ms;  // Unix milliseconds; defaults to the system clock
   };
   using Respond = std::function<void(HttpAnswer)>;
@@ -123,6 +131,11 @@ class McpEndpoint {
   // Every argument must outlive the endpoint.
   McpEndpoint(McpBackend& backend, const McpSessionCodec& codec, EndedSessions& ended,
               SessionLogLevels& log_levels, Options options);
+
+  // A function or an organization's workspace changed (the registry's events): the workspace's
+  // listeners that it concerns hear of it.
+  void FunctionChanged(const std::string& function_id) { listeners_.FunctionChanged(function_id); }
+  void WorkspaceChanged(const std::string& org_id) { listeners_.WorkspaceChanged(org_id); }
 
   // Answers request through respond, exactly once (possibly before returning). When stream is
   // given, the handler's progress and log notices that the client asked for (a progressToken,
@@ -150,6 +163,9 @@ class McpEndpoint {
   void WorkspaceRequest(std::shared_ptr<Call> call, const v1::Principal& principal);
   void WorkspaceInitialize(std::shared_ptr<Call> call, const v1::Principal& principal);
   void WorkspaceDiscover(std::shared_ptr<Call> call, const v1::Principal& principal);
+  // subscriptions/listen: the acknowledgment, then list changes until the lifetime is up.
+  void WorkspaceListen(std::shared_ptr<Call> call, v1::WorkspaceToolsReply tools,
+                       const std::string& org_id);
   void WorkspaceList(std::shared_ptr<Call> call, v1::WorkspaceToolsReply tools);
   void WorkspaceCall(std::shared_ptr<Call> call, v1::WorkspaceToolsReply tools);
   // resources/list, resources/templates/list, prompts/list: from the MCP functions' listings.
@@ -197,6 +213,7 @@ class McpEndpoint {
   SessionLogLevels& log_levels_;
   Options options_;
   McpHostGuard hosts_;
+  WorkspaceListeners listeners_;
 };
 
 }  // namespace toolgate::edge

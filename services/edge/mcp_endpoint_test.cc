@@ -959,5 +959,43 @@ TEST_F(StatelessTest, TheLogLevelComesWithEachRequest) {
   EXPECT_EQ(backend_.jobs.size(), runs);
 }
 
+TEST_F(StatelessTest, TheWorkspaceStreamsListChangesToItsListeners) {
+  v1::WorkspaceTool* echo = backend_.tools.add_tools();
+  echo->set_function_id("11111111-0000-4000-8000-000000000001");
+  echo->set_name("Echo");
+  McpHttpRequest listen = Request("subscriptions/listen",
+                                  R"("notifications":{"toolsListChanged":true,)"
+                                  R"("resourceSubscriptions":["test://x"]})",
+                                  std::nullopt, 9);
+  listen.workspace = true;
+  std::optional<HttpAnswer> answer;
+  std::vector<std::string> events;
+  endpoint_->Handle(
+      std::move(listen), [&answer](HttpAnswer a) { answer = std::move(a); },
+      [&events](std::string json) { events.push_back(std::move(json)); });
+  ASSERT_FALSE(answer.has_value());  // the stream stays open
+  // The acknowledgment first, naming what is honoured (not resource updates).
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0], R"({"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged",)"
+                       R"("params":{"_meta":{"io.modelcontextprotocol/subscriptionId":9},)"
+                       R"("notifications":{"toolsListChanged":true}}})");
+
+  endpoint_->FunctionChanged("22222222-0000-4000-8000-000000000002");  // not in its workspace
+  EXPECT_EQ(events.size(), 1u);
+  endpoint_->FunctionChanged("11111111-0000-4000-8000-000000000001");
+  endpoint_->WorkspaceChanged("org-1");
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[1], WorkspaceListeners::ListChanged("tools", "9"));
+
+  // Its lifetime up, it ends with the listen request's answer.
+  ASSERT_EQ(backend_.timers.size(), 1u);
+  backend_.timers[0].second();
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->body, R"({"jsonrpc":"2.0","id":9,"result":{"resultType":"complete",)"
+                          R"("_meta":{"io.modelcontextprotocol/subscriptionId":9}}})");
+  endpoint_->WorkspaceChanged("org-1");
+  EXPECT_EQ(events.size(), 3u);  // nothing after the end
+}
+
 }  // namespace
 }  // namespace toolgate::edge

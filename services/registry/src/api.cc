@@ -189,6 +189,8 @@ v1::HttpResponse RegistryApi::PublishVersion(const core::Request& r) {
   }
   if (!inserted.ok()) return core::Unavailable(inserted.status());
   AnnounceFunction(owned->id);
+  // The owner's workspace lists the function from its first version on (its listeners hear).
+  AnnounceWorkspace(owned->org_id, owned->id);
   log::Info("version published")
       .Str("function_id", owned->id)
       .Str("version", draft.version)
