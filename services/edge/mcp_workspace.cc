@@ -133,6 +133,10 @@ std::string FunctionToolJson(const v1::WorkspaceTool& function, std::string_view
   if (!function.output_schema_json().empty()) {
     w.Key("outputSchema").Raw(function.output_schema_json());
   }
+  if (!function.icon_url().empty()) {
+    w.Key("icons").BeginArray().BeginObject().Field("src", function.icon_url()).EndObject();
+    w.EndArray();
+  }
   return w.EndObject().Take();
 }
 

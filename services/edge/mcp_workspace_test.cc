@@ -173,6 +173,10 @@ TEST(ToolsListTest, AnOutputSchemaIsOfferedAndHeldTo) {
       R"({"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]})";
   f.set_output_schema_json(schema);
   EXPECT_NE(FunctionToolJson(f, "sum").find(R"("outputSchema":)" + schema), std::string::npos);
+  EXPECT_EQ(FunctionToolJson(f, "sum").find("icons"), std::string::npos);  // it has none
+  f.set_icon_url("https://example.com/sum.png");
+  EXPECT_NE(FunctionToolJson(f, "sum").find(R"("icons":[{"src":"https://example.com/sum.png"}])"),
+            std::string::npos);
 
   EXPECT_EQ(ToolCallResult(200, R"({"sum":3})", schema),
             R"({"content":[{"type":"text","text":"{\"sum\":3}"}],"structuredContent":{"sum":3},)"

@@ -553,7 +553,8 @@ TEST(WorkspaceOutputSchema, ResultsFollowTheSchemaOrAreToolErrors) {
   const std::string key = org.CreateKey(R"(["invoke","manage"])");
   const std::string schema =
       R"({"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]})";
-  const std::string adder = org.CreateFunction("Adder");
+  const std::string adder =
+      org.CreateFunction("Adder", R"("icon_url":"https://example.com/adder.png")");
   auto published =
       org.PublishLua(adder, "1.0.0", "function service_handler(e) return {sum = e.a + e.b} end",
                      R"("output_schema":)" + schema);
@@ -572,6 +573,8 @@ TEST(WorkspaceOutputSchema, ResultsFollowTheSchemaOrAreToolErrors) {
   ASSERT_EQ(mcp.Initialize("2025-11-25").status, 200);
   auto list = mcp.Request("2", "tools/list");
   EXPECT_EQ(Member(list.body, "/result/tools/0/outputSchema"), schema) << list.body;
+  // The function's icon comes with its tool.
+  EXPECT_EQ(Member(list.body, "/result/tools/0/icons/0/src"), R"("https://example.com/adder.png")");
 
   auto sum = mcp.CallTool("adder", R"({"a":2,"b":3})");
   EXPECT_EQ(Member(sum.body, "/result/structuredContent/sum"), "5") << sum.body;

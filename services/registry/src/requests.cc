@@ -244,6 +244,8 @@ std::optional<std::string> ReadBundleBytes(FieldReader& in, const BundleCheck& b
 
 }  // namespace
 
+constexpr size_t kMaxIconUrlChars = 2048;
+
 std::variant<v1::Problem, FunctionFields> ParseFunctionFields(std::string_view body,
                                                               bool creating) {
   simdjson::dom::object object;
@@ -261,8 +263,15 @@ std::variant<v1::Problem, FunctionFields> ParseFunctionFields(std::string_view b
   f.visibility = in.OneOf("visibility", creating, {"public", "private"});
   f.price_micro_usd = in.Int("price_micro_usd", creating, 0, kMaxPriceMicroUsd);
   f.mcp = in.Bool("mcp");
+  f.icon_url = in.String("icon_url", false, 0, kMaxIconUrlChars);
+  if (f.icon_url && !f.icon_url->empty() &&
+      (!f.icon_url->starts_with("https://") || f.icon_url->size() <= 8 ||
+       f.icon_url->find_first_of(" \t\r\n\"<>") != std::string::npos)) {
+    in.AddError("icon_url", "must be an https:// URL of an image, or \"\" for none");
+  }
   if (!in.ok()) return in.problem();
   if (creating) {
+    if (!f.icon_url) f.icon_url = "";
     if (!f.overview) f.overview = "";
     if (!f.sector) f.sector = "";
     if (!f.tags) f.tags.emplace();

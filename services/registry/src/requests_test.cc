@@ -448,6 +448,7 @@ TEST(FunctionFields, CreateFillsDefaults) {
   EXPECT_EQ(*f.sector, "");
   EXPECT_TRUE(f.tags->empty());
   EXPECT_FALSE(*f.mcp);
+  EXPECT_EQ(*f.icon_url, "");
 }
 
 TEST(FunctionFields, PatchTakesOnlyWhatIsPresentAndValidatesIt) {
@@ -461,11 +462,22 @@ TEST(FunctionFields, PatchTakesOnlyWhatIsPresentAndValidatesIt) {
 
   for (const char* bad :
        {R"({"price_micro_usd": -1})", R"({"price_micro_usd": 1.5})", R"({"visibility": "all"})",
-        R"({"name": ""})", R"({"tags": ["a", "a"]})", R"({"tags": [""]})", R"({"mcp": "yes"})"}) {
+        R"({"name": ""})", R"({"tags": ["a", "a"]})", R"({"tags": [""]})", R"({"mcp": "yes"})",
+        R"({"icon_url": "http://example.com/i.png"})", R"({"icon_url": "javascript:void"})",
+        R"({"icon_url": "https://"})", R"({"icon_url": "https://a b"})", R"({"icon_url": 7})"}) {
     auto result = ParseFunctionFields(bad, false);
     ASSERT_TRUE(std::holds_alternative<v1::Problem>(result)) << bad;
     EXPECT_EQ(std::get<v1::Problem>(result).status(), 422) << bad;
   }
+}
+
+TEST(FunctionFields, AnIconIsAnHttpsUrlOrNone) {
+  auto set = ParseFunctionFields(R"({"icon_url": "https://example.com/icon.png"})", false);
+  ASSERT_TRUE(std::holds_alternative<FunctionFields>(set));
+  EXPECT_EQ(*std::get<FunctionFields>(set).icon_url, "https://example.com/icon.png");
+  auto cleared = ParseFunctionFields(R"({"icon_url": ""})", false);
+  ASSERT_TRUE(std::holds_alternative<FunctionFields>(cleared));
+  EXPECT_EQ(*std::get<FunctionFields>(cleared).icon_url, "");
 }
 
 TEST(FunctionFields, NameLimitCountsCharactersNotBytes) {

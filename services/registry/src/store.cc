@@ -22,7 +22,7 @@ constexpr const char* kFunctionColumns =
     "id::text, org_id, org_name, name, description, overview, category, sector, "
     "array_to_json(tags)::text, visibility, price_micro_usd, mcp, executions, rating_sum, "
     "rating_count, floor(extract(epoch FROM created_at) * 1000)::bigint, "
-    "floor(extract(epoch FROM updated_at) * 1000)::bigint";
+    "floor(extract(epoch FROM updated_at) * 1000)::bigint, icon_url";
 
 FunctionRecord ReadFunction(const pg::Rows& rows, int r) {
   FunctionRecord f;
@@ -43,6 +43,7 @@ FunctionRecord ReadFunction(const pg::Rows& rows, int r) {
   f.rating_count = rows.Int(r, 14);
   f.created_at_ms = rows.Int(r, 15);
   f.updated_at_ms = rows.Int(r, 16);
+  f.icon_url = rows.Str(r, 17);
   return f;
 }
 
@@ -105,14 +106,14 @@ Result<FunctionRecord> RegistryStore::CreateFunction(const FunctionFields& f,
                                                      const v1::Principal& owner) {
   auto rows = pool_.Exec(
       std::string("INSERT INTO registry.functions (id, org_id, org_name, name, description, "
-                  "overview, category, sector, tags, visibility, price_micro_usd, mcp) "
+                  "overview, category, sector, tags, visibility, price_micro_usd, mcp, icon_url) "
                   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, "
-                  "ARRAY(SELECT jsonb_array_elements_text($9::jsonb)), $10, $11, $12) "
+                  "ARRAY(SELECT jsonb_array_elements_text($9::jsonb)), $10, $11, $12, $13) "
                   "RETURNING ") +
           kFunctionColumns,
       {NewUuid(), owner.org_id(), owner.org_name(), *f.name, *f.description, *f.overview,
        *f.category, *f.sector, ToJsonArray(*f.tags), *f.visibility,
-       std::to_string(*f.price_micro_usd), *f.mcp ? "true" : "false"});
+       std::to_string(*f.price_micro_usd), *f.mcp ? "true" : "false", *f.icon_url});
   if (!rows.ok()) return rows.status();
   return ReadFunction(*rows, 0);
 }
@@ -142,11 +143,12 @@ Result<FunctionRecord> RegistryStore::UpdateFunction(const std::string& id,
                   "  ELSE ARRAY(SELECT jsonb_array_elements_text($8::jsonb)) END, "
                   "visibility = COALESCE($9, visibility), "
                   "price_micro_usd = COALESCE($10::bigint, price_micro_usd), "
-                  "mcp = COALESCE($11::boolean, mcp), updated_at = now() "
+                  "mcp = COALESCE($11::boolean, mcp), icon_url = COALESCE($12, icon_url), "
+                  "updated_at = now() "
                   "WHERE id = $1 AND org_id = $2 RETURNING ") +
           kFunctionColumns,
       {id, org_id, Opt(f.name), Opt(f.description), Opt(f.overview), Opt(f.category), Opt(f.sector),
-       tags, Opt(f.visibility), price, mcp});
+       tags, Opt(f.visibility), price, mcp, Opt(f.icon_url)});
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return Status::NotFound("no such function");
   return ReadFunction(*rows, 0);

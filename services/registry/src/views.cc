@@ -119,7 +119,8 @@ std::string FunctionDetailJson(const FunctionRecord& f, const std::vector<Versio
   w.Field("visibility", f.visibility)
       .Field("price_micro_usd", latest ? latest->price_micro_usd : f.price_micro_usd)
       .Field("default_price_micro_usd", f.price_micro_usd)
-      .Field("mcp", f.mcp);
+      .Field("mcp", f.mcp)
+      .Field("icon_url", f.icon_url);
   Organization(w, f.org_id, f.org_name);
   w.Key("versions").BeginArray();
   for (const auto& v : versions) {

@@ -21,7 +21,7 @@ constexpr const char* kWorkspaceToolsSql =
     "  array_to_json(v.declared_keys)::text, COALESCE(b.env_keys, ''),"
     "  v.mcp_listing IS NOT NULL, (v.mcp_listing->'tools')::text,"
     "  (v.mcp_listing->'resources')::text, (v.mcp_listing->'resource_templates')::text,"
-    "  (v.mcp_listing->'prompts')::text, COALESCE(v.output_schema::text, '') "
+    "  (v.mcp_listing->'prompts')::text, COALESCE(v.output_schema::text, ''), f.icon_url "
     "FROM listed l JOIN registry.functions f ON f.id = l.id "
     "LEFT JOIN registry.workspace_env_keys b ON b.org_id = $1 AND b.function_id = f.id "
     "JOIN LATERAL (SELECT version, input_schema, declared_keys, mcp_listing, output_schema"
@@ -47,6 +47,7 @@ Result<std::vector<v1::WorkspaceTool>> LoadWorkspaceTools(pg::Pool& pool,
     t.set_input_schema_json(rows->Str(r, 5));
     t.set_env_keys(rows->Str(r, 7));
     t.set_output_schema_json(rows->Str(r, 13));
+    t.set_icon_url(rows->Str(r, 14));
     if (rows->Bool(r, 8)) {
       // Written whole by StoreMcpListing, so each of the four keys is there; mutable_listing()
       // sets has_listing(), which tells the edge to list from it.

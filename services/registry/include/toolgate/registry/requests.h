@@ -37,6 +37,7 @@ struct FunctionFields {
   std::optional<std::string> visibility;  // "public" | "private"
   std::optional<int64_t> price_micro_usd;
   std::optional<bool> mcp;
+  std::optional<std::string> icon_url;  // an https:// URL, or "" for none
 };
 
 // creating: name, description, category, visibility and price_micro_usd are required, and the

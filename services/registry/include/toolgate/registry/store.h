@@ -33,6 +33,7 @@ struct FunctionRecord {
   std::string visibility;
   int64_t price_micro_usd = 0;
   bool mcp = false;
+  std::string icon_url;  // "" when it has none
   int64_t executions = 0;
   int64_t rating_sum = 0;  // stars of every rating
   int64_t rating_count = 0;
