@@ -110,6 +110,12 @@ bool IsWorkspaceListing(std::string_view method) {
 // when the organization adds, removes or publishes a function.
 constexpr int64_t kWorkspaceListTtlMs = 60 * 1000;
 
+// Whether a handler's answer can be an input_required result at all: a substring test that
+// spares every other answer a parse.
+bool MayAskForInput(std::string_view response) {
+  return response.find("\"input_required\"") != std::string_view::npos;
+}
+
 }  // namespace
 
 struct McpEndpoint::Call {
@@ -397,7 +403,11 @@ void McpEndpoint::HandleStateless(std::shared_ptr<Call> call) {
 
 std::string McpEndpoint::StatelessResponse(const Call& call, std::string response) const {
   response = WithResultType(std::move(response));
-  if (NestedString(response, "result", "resultType") != "input_required") return response;
+  // Most answers are complete: no second parse for them.
+  if (!MayAskForInput(response) ||
+      NestedString(response, "result", "resultType") != "input_required") {
+    return response;
+  }
   auto state = NestedString(response, "result", "requestState");
   if (!state) return response;
   std::string sealed = codec_.SealState(EndpointName(call.request), *state,
@@ -500,7 +510,7 @@ std::string McpEndpoint::ForHandler(const Call& call, std::string event) const {
 }
 
 bool McpEndpoint::NeedsBridge(const Call& call, std::string_view response) const {
-  return !call.stateless && call.session.has_value() &&
+  return !call.stateless && call.session.has_value() && MayAskForInput(response) &&
          NestedString(response, "result", "resultType") == "input_required";
 }
 
