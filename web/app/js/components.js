@@ -217,3 +217,40 @@ export function emptyState(...content) {
 export function setPageTitle(title) {
   document.title = title ? `${title} · Toolgate` : 'Toolgate';
 }
+
+// An https:// URL from the API as a URL, else null: http, javascript:, data: and anything that
+// does not parse never become a link or an image.
+export function httpsUrl(value) {
+  if (typeof value !== 'string') return null;
+  try {
+    const url = new URL(value);
+    return url.protocol === 'https:' ? url : null;
+  } catch {
+    return null;
+  }
+}
+
+// A connected app's logo: its logo_uri when that is https (loaded without a Referer, so the
+// app's host does not learn which page showed it), else, or once the image fails to load, the
+// first letter of its name in a square.
+export function clientLogo(client, { small = false } = {}) {
+  const name = client?.name || 'App';
+  const cls = `client-logo${small ? ' small' : ''}`;
+  const placeholder = () => h('span', { class: `${cls} placeholder`, aria: { hidden: 'true' } },
+    Array.from(name.trim())[0]?.toUpperCase() || '?');
+  const url = httpsUrl(client?.logo_uri);
+  if (!url) return placeholder();
+  const px = small ? '24' : '48';
+  const img = h('img', { class: cls, src: url.href, alt: `${name} logo`, width: px, height: px, referrerpolicy: 'no-referrer', decoding: 'async' });
+  img.addEventListener('error', () => img.replaceWith(placeholder()), { once: true });
+  return img;
+}
+
+// What an OAuth grant or request reaches: one tool (a version or its latest) or the workspace.
+export function endpointText(endpoint) {
+  if (endpoint?.kind === 'function') {
+    const name = endpoint.function_name || endpoint.function_id || 'one tool';
+    return endpoint.version ? `${name} ${endpoint.version}` : `${name} (latest version)`;
+  }
+  return 'Your whole workspace';
+}

@@ -7,6 +7,7 @@ import { day, daysUntil } from './format.js';
 import { errorNotice } from './forms.js';
 import { chromeChanged, navigate, onChromeChange, requireLogin, session, setRouter } from './state.js';
 import * as auth from './pages/auth.js';
+import * as connect from './pages/connect.js';
 import * as executions from './pages/executions.js';
 import * as marketplace from './pages/marketplace.js';
 import * as myTools from './pages/my_tools.js';
@@ -20,6 +21,7 @@ const ROUTES = [
   [/^\/login$/, auth.renderLogin, false],
   [/^\/signup$/, auth.renderSignup, false],
   [/^\/tools\/([^/]+)$/, tool.render, false],
+  [/^\/connect$/, connect.render, true],
   [/^\/my-tools$/, myTools.render, true],
   [/^\/publish$/, publish.renderCreate, true],
   [/^\/publish\/([^/]+)$/, publish.renderVersion, true],
@@ -27,6 +29,7 @@ const ROUTES = [
   [/^\/settings(?:\/keys)?$/, settings.renderKeys, true],
   [/^\/settings\/secrets$/, settings.renderSecrets, true],
   [/^\/settings\/billing$/, settings.renderBilling, true],
+  [/^\/settings\/apps$/, settings.renderApps, true],
   [/^\/executions$/, executions.render, true],
 ];
 

@@ -7,9 +7,32 @@ import { setPageTitle } from '../components.js';
 import { chromeChanged, navigate, session } from '../state.js';
 
 // Where to go after signing in: ?next= when it is a path of this app, else the marketplace.
+// Only a path that starts with one "/" counts: "//host", "/\host" (browsers read "\" as "/"),
+// "https://host" and anything that resolves to another origin are ignored, so a link to the
+// login page can never send someone off the site.
 function nextPath(query) {
-  const next = query.get('next') || '/';
-  return next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/login') && !next.startsWith('/signup') ? next : '/';
+  const next = query.get('next') || '';
+  if (!next.startsWith('/') || next.startsWith('//') || /[\\\u0000-\u001f\u007f]/.test(next)) return '/';
+  let url;
+  try {
+    url = new URL(next, window.location.origin);
+  } catch {
+    return '/';
+  }
+  if (url.origin !== window.location.origin || url.pathname.startsWith('/login') || url.pathname.startsWith('/signup')) return '/';
+  return url.pathname + url.search + url.hash;
+}
+
+// The ?next= to hand on to the other of login and signup ('' without one).
+function nextQuery(query) {
+  return nextPath(query) === '/' ? '' : `?next=${encodeURIComponent(nextPath(query))}`;
+}
+
+// A word on why the visitor is asked to sign in, when they come to connect an app.
+function connectNote(query) {
+  return nextPath(query).startsWith('/connect?')
+    ? h('p', { class: 'notice warn', data: { note: 'connect' } }, 'An app asks to connect to your Toolgate account. Sign in first; you then see what it asks for and decide.')
+    : null;
 }
 
 async function signedIn(answer, query) {
@@ -37,12 +60,12 @@ export async function renderLogin(container, { query }) {
       }
     });
   });
-  const signupHref = `/signup${query.get('next') ? `?next=${encodeURIComponent(query.get('next'))}` : ''}`;
   replace(container, h('div', { class: 'narrow' },
     h('h1', {}, 'Log in'),
     session.me ? h('p', { class: 'notice ok' }, `You are signed in as ${session.me.user.email}.`) : null,
+    connectNote(query),
     form,
-    h('p', {}, 'New to Toolgate? ', h('a', { href: signupHref }, 'Create an account'))));
+    h('p', {}, 'New to Toolgate? ', h('a', { href: `/signup${nextQuery(query)}` }, 'Create an account'))));
   email.focus();
 }
 
@@ -72,7 +95,8 @@ export async function renderSignup(container, { query }) {
   });
   replace(container, h('div', { class: 'narrow' },
     h('h1', {}, 'Create your account'),
+    connectNote(query),
     form,
-    h('p', {}, 'Already have an account? ', h('a', { href: '/login' }, 'Log in'))));
+    h('p', {}, 'Already have an account? ', h('a', { href: `/login${nextQuery(query)}` }, 'Log in'))));
   organization.focus();
 }

@@ -1,5 +1,6 @@
 // Executions: the organization's runs with status, summary and cost, and in each run's detail
-// the time every stage of the chain held it; the owner of a tool also sees each run's logs.
+// the time every stage of the chain held it; the owner of a tool also sees each run's logs. A run
+// made by a connected app (an OAuth client) carries the app's name.
 
 import { api, query as qs } from '../api.js';
 import { h, replace, table } from '../dom.js';
@@ -24,6 +25,12 @@ function hopsTable(hops) {
       h('td', {}, h('code', {}, hop.name)),
       h('td', { class: 'num' }, `+${ms(hop.start_unix_us - first)}`),
       h('td', { class: 'num' }, ms(hop.duration_us)))));
+}
+
+// "via Claude" beside a run that a connected app made; null for any other run.
+function clientBadge(clientName) {
+  if (!clientName) return null;
+  return h('span', { class: 'badge accent', title: `Called by the connected app ${clientName}`, data: { client: clientName } }, `via ${clientName}`);
 }
 
 function statusBadge(code) {
@@ -57,6 +64,7 @@ export async function render(container, { query }) {
         h('dl', { class: 'facts' },
           h('dt', {}, 'Execution ID'), h('dd', {}, h('code', {}, x.execution_id)),
           h('dt', {}, 'Trace ID'), h('dd', {}, x.trace_id ? h('code', {}, x.trace_id) : '—'),
+          x.client_name || e.client_name ? [h('dt', {}, 'Connected app'), h('dd', {}, x.client_name || e.client_name)] : null,
           h('dt', {}, 'Cost'), h('dd', {}, `compute ${usd(x.cost?.compute_micro_usd)} + function ${usd(x.cost?.function_micro_usd)} = ${usd(x.cost?.total_micro_usd)}`)),
         h('h3', {}, 'Stages'), hopsTable(x.hops),
         'logs' in x
@@ -71,7 +79,7 @@ export async function render(container, { query }) {
     const details = h('button', { type: 'button', class: 'small', aria: { expanded: 'false', controls: `x-${e.execution_id}`, label: `Details of execution ${e.execution_id}` } }, 'Details');
     const tr = h('tr', { data: { executionId: e.execution_id } },
       h('td', {}, when(e.created_at)),
-      h('td', {}, functionLink(e.function_id)),
+      h('td', {}, h('span', { class: 'tool-cell' }, functionLink(e.function_id), clientBadge(e.client_name))),
       h('td', {}, e.version),
       h('td', {}, statusBadge(e.status_code)),
       h('td', { class: 'num' }, `${e.runtime_ms} ms`),
@@ -101,7 +109,7 @@ export async function render(container, { query }) {
 
   replace(container,
     h('h1', {}, 'Executions'),
-    h('p', { class: 'muted' }, 'Every run by your organization, newest first: status, runtime, memory, compute type and cost.'),
+    h('p', { class: 'muted' }, 'Every run by your organization, newest first: status, runtime, memory, compute type and cost. A run a connected app made says which, such as “via Claude”.'),
     functionId ? h('p', {}, 'Showing one tool: ', functionLink(functionId), ' · ', h('a', { href: '/executions' }, 'Show all')) : null,
     listBox, more);
   await load(false);

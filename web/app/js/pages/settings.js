@@ -1,10 +1,11 @@
-// Settings: API keys, secrets and billing of the signed-in user's organization.
+// Settings: API keys, secrets, billing and connected apps (OAuth grants) of the signed-in
+// user's organization.
 
 import { api, idempotencyKey, listAll } from '../api.js';
 import { field, h, replace, table, toast, uid } from '../dom.js';
 import { dateInputValue, day, parseUsd, usd, when } from '../format.js';
 import { busy, clearErrors, errorNotice, fieldError, showProblem, skeleton } from '../forms.js';
-import { copyButton, emptyState, setPageTitle } from '../components.js';
+import { clientLogo, copyButton, emptyState, endpointText, setPageTitle } from '../components.js';
 import { functionLink } from '../names.js';
 import { chromeChanged, session } from '../state.js';
 
@@ -15,7 +16,8 @@ function frame(container, current, title, ...content) {
     h('h1', {}, 'Settings'),
     h('p', { class: 'muted' }, `Organization ${session.me.organization.name}`),
     h('nav', { class: 'subnav', aria: { label: 'Settings' } },
-      link('/settings/keys', 'API Keys'), link('/settings/secrets', 'Secrets'), link('/settings/billing', 'Billing')),
+      link('/settings/keys', 'API Keys'), link('/settings/secrets', 'Secrets'), link('/settings/billing', 'Billing'),
+      link('/settings/apps', 'Connected apps')),
     h('h2', {}, title),
     content);
 }
@@ -307,4 +309,53 @@ export async function renderBilling(container) {
     h('p', { class: 'small muted' }, 'Every top-up, charge and revenue entry. A charge is compute cost plus, for another organization’s tool, its function cost.'),
     ledgerBox, more);
   await Promise.all([loadBalance(), loadLedger(false), loadRevenue()]);
+}
+
+// The apps (MCP clients) someone allowed to use Toolgate over OAuth, each with what it reaches,
+// who pays, and what it has used; revoking one stops its tokens at once.
+export async function renderApps(container) {
+  const listBox = h('div', {}, skeleton('Loading connected apps', 3));
+  const headers = ['App', 'Access', 'Scopes', 'Bills to', { label: 'Cap', num: true }, 'Connected', 'Last used',
+    { label: 'Calls', num: true }, { label: 'Spent', num: true }, 'Status', 'Actions'];
+
+  const row = (g) => {
+    const client = g.client || {};
+    const name = client.name || 'An unnamed app';
+    const endpoint = g.endpoint || {};
+    return h('tr', { data: { grantId: g.grant_id } },
+      h('td', {}, h('span', { class: 'client-cell' }, clientLogo(client, { small: true }),
+        h('span', {}, h('span', { class: 'client-name' }, name), h('br'), h('span', { class: 'small muted' }, client.redirect_host || '')))),
+      h('td', {}, endpoint.kind === 'function' && endpoint.function_id
+        ? h('a', { href: `/tools/${encodeURIComponent(endpoint.function_id)}` }, endpointText(endpoint))
+        : endpointText(endpoint)),
+      h('td', {}, (g.scopes || []).map((scope, i) => [i ? ', ' : '', h('code', {}, scope)])),
+      h('td', {}, g.organization?.name || '—'),
+      h('td', { class: 'num' }, g.spending_cap_micro_usd === null || g.spending_cap_micro_usd === undefined ? 'No cap' : usd(g.spending_cap_micro_usd)),
+      h('td', {}, when(g.created_at)),
+      h('td', {}, g.last_used_at ? when(g.last_used_at) : 'never'),
+      h('td', { class: 'num' }, Number(g.calls || 0).toLocaleString('en-US')),
+      h('td', { class: 'num' }, usd(g.spent_micro_usd)),
+      h('td', {}, h('span', { class: `badge ${STATUS_BADGE[g.status] || ''}` }, g.status)),
+      h('td', {}, g.status !== 'active' ? '—'
+        : confirmButton('Revoke', `Revoke ${name}`, 'Confirm revoke', async () => {
+          await api('DELETE', `/oauth/grants/${encodeURIComponent(g.grant_id)}`);
+          toast(`${name} is disconnected: its access is revoked.`);
+          await loadList();
+        })));
+  };
+
+  async function loadList() {
+    try {
+      const grants = (await api('GET', '/oauth/grants')).items || [];
+      replace(listBox, grants.length ? table('Connected apps', headers, grants.map(row))
+        : emptyState('No connected apps. When an MCP client such as Claude, ChatGPT or VS Code asks to use Toolgate and you approve, it is listed here.'));
+    } catch (error) {
+      replace(listBox, errorNotice(error, () => { replace(listBox, skeleton('Loading', 3)); loadList(); }));
+    }
+  }
+
+  frame(container, '/settings/apps', 'Connected apps',
+    h('p', {}, 'Apps you allowed to use Toolgate on your behalf. Their calls are charged to the organization you chose, up to its cap. Revoke an app to stop it at once; connect it again from the app when you need it.'),
+    listBox);
+  await loadList();
 }
