@@ -3,6 +3,7 @@
 #include "toolgate/auth/authenticator.h"
 #include "toolgate/auth/housekeeper.h"
 #include "toolgate/auth/http_api.h"
+#include "toolgate/auth/oauth_api.h"
 #include "toolgate/base/flags.h"
 #include "toolgate/core/admin_server.h"
 #include "toolgate/core/http.h"
@@ -28,6 +29,16 @@ int main(int argc, char** argv) {
   flags.Define("login-backoff-max-ms", "900000", "the longest lock");
   flags.Define("login-window-ms", "3600000",
                "a subject's count starts over this long after its last counted attempt");
+  flags.Define("public-url", "",
+               "the system's public URL (https://mcp.example.com): the OAuth issuer and the "
+               "origin of every MCP resource; empty: http:// and the Host of each request");
+  flags.Define("oauth-metadata-allow-cidr", "",
+               "networks (comma-separated CIDRs) where client metadata documents may be fetched "
+               "although they are not public addresses");
+  flags.Define("oauth-metadata-ca-file", "",
+               "an extra CA bundle to verify client metadata documents' servers with");
+  flags.Define("oauth-clients-file", "",
+               "a JSON file of the operator's pre-registered OAuth clients (docs/oauth.md)");
   flags.Parse(argc, argv);
   auto bus = core::StartService("auth", flags);
 
@@ -60,8 +71,29 @@ int main(int argc, char** argv) {
   }
   auth::SignInThrottle throttle(pool, policy);
   auth::HttpApi http(accounts, keys, directory, throttle);
+  auth::OAuthStore oauth_store(pool);
+  auth::ClientMetadataOptions metadata_options;
+  for (const auto& text : flags.GetList("oauth-metadata-allow-cidr")) {
+    auto cidr = core::Cidr::Parse(text);
+    if (!cidr.ok()) core::Die("auth", "bad --oauth-metadata-allow-cidr", cidr.status().ToString());
+    metadata_options.allowed_cidrs.push_back(*cidr);
+  }
+  metadata_options.ca_file = flags.Get("oauth-metadata-ca-file");
+  auth::ClientMetadataFetcher metadata(metadata_options);
+  if (std::string file = flags.Get("oauth-clients-file"); !file.empty()) {
+    auto clients = auth::LoadPreRegisteredClients(file);
+    if (!clients.ok()) core::Die("auth", "bad --oauth-clients-file", clients.status().ToString());
+    for (const auto& client : *clients) {
+      if (Status s = oauth_store.UpsertPreRegisteredClient(client); !s.ok()) {
+        core::Die("auth", "cannot store a pre-registered client", s.ToString());
+      }
+    }
+  }
+  auth::OAuthApi oauth(oauth_store, metadata, directory, *bus,
+                       auth::OAuthOptions{.public_url = flags.Get("public-url")});
   core::Router router;
   http.Register(router);
+  oauth.Register(router);
   auth::Authenticator authenticator(directory, accounts, usage);
   // Declared after everything it uses, so it stops (and writes the last batch) first.
   auth::Housekeeper housekeeper(keys, accounts, cache, usage, throttle);

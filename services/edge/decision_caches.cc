@@ -53,7 +53,10 @@ std::optional<CachedKey> DecisionCaches::Key(const std::string& key_sha256) {
 
 void DecisionCaches::PutKey(const std::string& key_sha256, CachedKey entry,
                             uint64_t generation_at_ask) {
-  const int64_t ttl = entry.record ? options_.positive_ttl_ms : options_.negative_ttl_ms;
+  int64_t ttl = entry.record ? options_.positive_ttl_ms : options_.negative_ttl_ms;
+  if (entry.record && entry.record->is_oauth_token()) {
+    ttl = std::min(ttl, options_.oauth_token_ttl_ms);
+  }
   keys_.Put(key_sha256, std::move(entry), ExpiryOf(ttl), generation_at_ask);
 }
 

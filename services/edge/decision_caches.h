@@ -43,6 +43,9 @@ struct DecisionCacheOptions {
   int64_t positive_ttl_ms = 30'000;
   int64_t negative_ttl_ms = 5'000;
   int64_t settle_ms = 500;  // longer than the broadcast's delivery skew between replicas
+  // An OAuth access token's record lives at most this long whatever positive_ttl_ms says: its
+  // revocation reaches every edge within this bound even if the broadcast is lost.
+  int64_t oauth_token_ttl_ms = 4'000;
 };
 
 // What auth said of a key hash; record nullopt: no key has it.

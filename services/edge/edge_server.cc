@@ -11,6 +11,7 @@
 #include "invoke_body.h"
 #include "mcp_protocol.h"
 #include "mcp_stateless.h"
+#include "oauth_resource.h"
 #include "render.h"
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json.h"
@@ -99,7 +100,7 @@ std::string PercentDecode(std::string_view s) {
 std::string OwnerOf(const std::vector<std::string>& segments) {
   if (segments.empty()) return {};
   const std::string& head = segments[0];
-  if (head == "auth" || head == "me" || head == "api-keys") return "auth";
+  if (head == "auth" || head == "me" || head == "api-keys" || head == "oauth") return "auth";
   if (head == "secrets") return "secrets";
   if (head == "functions" || head == "workspace" || head == "marketplace" || head == "favorites") {
     return "registry";
@@ -307,6 +308,9 @@ EdgeServer::EdgeServer(bus::Bus& bus, EdgeOptions options)
           [this](v1::InvokeJob job, std::function<void(v1::InvokeReply)> done, NoticeSink notices) {
             DispatchInvoke(std::move(job), std::move(done), std::move(notices));
           },
+          [this](const std::string& key_sha256, InvokeDecider::CredentialDone done) {
+            decider_.Credential(key_sha256, std::move(done));
+          },
           mcp_ended_, mcp_log_levels_, options_.management_timeout_ms),
       mcp_(mcp_bus_, mcp_codec_, mcp_ended_, mcp_log_levels_, McpOptions(options_)),
       mcp_listings_(mcp_bus_) {}
@@ -438,6 +442,9 @@ void EdgeServer::OnRequest(const Http::Request& request, Http::ResponseWriter wr
   if (path == "/healthz" && method == Http::Method::Get) return HandleHealth(shared, request_id);
   if (!segments.empty() && segments[0] == "mcp") {
     return HandleMcp(request, shared, request_id, segments);
+  }
+  if (!segments.empty() && (segments[0] == ".well-known" || segments[0] == "oauth")) {
+    return HandleOAuth(request, shared, request_id, segments, client);
   }
   if (segments.size() < 2 || segments[0] != "api" || segments[1] != "v1") {
     if (method == Http::Method::Get || method == Http::Method::Head) {
@@ -680,6 +687,7 @@ void EdgeServer::McpFromFront(FrontRequest request, FrontRespond respond, FrontR
   r.api_key = ApiKeyFrom(head.Value("authorization"));
   r.origin = head.Value("origin");
   r.host = head.Value("host");
+  r.public_base = PublicBase(options_.public_url, r.host);
   r.accept = optional("accept");
   r.content_type = optional("content-type");
   r.session_id = optional("mcp-session-id");
@@ -721,6 +729,7 @@ void EdgeServer::HandleMcp(const Http::Request& request, Writer writer,
   r.api_key = ApiKeyFrom(HeaderValue(request, "Authorization"));
   r.origin = HeaderValue(request, "Origin");
   r.host = HeaderValue(request, "Host");
+  r.public_base = PublicBase(options_.public_url, r.host);
   r.accept = OptionalHeader(request, "Accept");
   r.content_type = OptionalHeader(request, "Content-Type");
   r.session_id = OptionalHeader(request, "Mcp-Session-Id");
@@ -735,6 +744,96 @@ void EdgeServer::HandleMcp(const Http::Request& request, Writer writer,
   mcp_.Handle(
       std::move(r), [responder, span](HttpAnswer answer) { responder->Answer(std::move(answer)); },
       [responder](std::string json) { responder->Event(json); }, /*live=*/false);
+}
+
+void EdgeServer::HandleOAuth(const Http::Request& request, Writer writer,
+                             const std::string& request_id,
+                             const std::vector<std::string>& segments, const std::string& client) {
+  const std::string& path = request.resource();
+  const Http::Method method = request.method();
+  const std::string base = PublicBase(options_.public_url, HeaderValue(request, "Host"));
+  // Discovery, registration, the token and revocation endpoints are called from browser-based
+  // clients too (RFC 8414 §3, RFC 9728 §3): any origin may read them. None takes a cookie, so
+  // CORS gives a page nothing a script elsewhere could not get. /oauth/authorize is a browser
+  // navigation and gets no CORS.
+  const bool cross_origin = !(segments.size() == 2 && segments[1] == "authorize");
+  auto with_cors = [cross_origin](HttpAnswer a) {
+    if (cross_origin) {
+      a.headers.emplace_back("Access-Control-Allow-Origin", "*");
+      a.headers.emplace_back("Access-Control-Expose-Headers", "WWW-Authenticate");
+    }
+    return a;
+  };
+  if (method == Http::Method::Options && cross_origin) {
+    HttpAnswer a;
+    a.status = 204;
+    a.content_type.clear();
+    a.headers.emplace_back("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+    a.headers.emplace_back("Access-Control-Allow-Headers",
+                           "Authorization, Content-Type, MCP-Protocol-Version");
+    a.headers.emplace_back("Access-Control-Max-Age", "86400");
+    return Send(*writer, with_cors(std::move(a)), request_id);
+  }
+  std::string auth_path;
+  if (segments[0] == ".well-known") {
+    if (method != Http::Method::Get && method != Http::Method::Head) {
+      return SendProblem(*writer, "method_not_allowed", "Metadata is read with GET.", request_id);
+    }
+    if (auto endpoint = EndpointOfMetadataPath(path)) {
+      HttpAnswer a;
+      a.body = ProtectedResourceMetadata(base, *endpoint);
+      a.headers.emplace_back("Cache-Control", "max-age=3600");
+      return Send(*writer, with_cors(std::move(a)), request_id);
+    }
+    if (path == "/.well-known/oauth-authorization-server" ||
+        path == "/.well-known/openid-configuration") {
+      auth_path = "/oauth/metadata";
+    }
+  } else if (segments.size() == 2 && (segments[1] == "authorize" || segments[1] == "token" ||
+                                      segments[1] == "register" || segments[1] == "revoke")) {
+    auth_path = path;
+  }
+  if (auth_path.empty()) {
+    return SendProblem(*writer, "not_found", "No such route.", request_id);
+  }
+  constexpr size_t kMaxOAuthBody = 64 * 1024;
+  if (request.body().size() > kMaxOAuthBody) {
+    return SendProblem(*writer, "payload_too_large", "The request body is too large.", request_id);
+  }
+  auto http = std::make_shared<v1::HttpRequest>();
+  http->set_method(Http::methodString(method));
+  http->set_path(auth_path);
+  http->set_request_id(request_id);
+  http->set_body(request.body());
+  for (auto it = request.query().parameters_begin(); it != request.query().parameters_end(); ++it) {
+    (*http->mutable_query())[PercentDecode(it->first)] = PercentDecode(it->second);
+  }
+  for (const char* name : {"Content-Type", "Origin", "Accept", "Host"}) {
+    if (HasHeader(request, name)) {
+      std::string lower = name;
+      for (char& c : lower) c = static_cast<char>(std::tolower(c));
+      (*http->mutable_headers())[lower] = HeaderValue(request, name);
+    }
+  }
+  // The token and revocation endpoints authenticate confidential clients with Basic credentials.
+  if (auth_path == "/oauth/token" || auth_path == "/oauth/revoke") {
+    if (HasHeader(request, "Authorization")) {
+      (*http->mutable_headers())["authorization"] = HeaderValue(request, "Authorization");
+    }
+  }
+  (*http->mutable_headers())[std::string(core::kClientAddressHeader)] = client;
+  // The issuer and resource origin auth answers with: the edge's public URL, or its Host.
+  (*http->mutable_headers())[std::string(core::kPublicBaseHeader)] = base;
+  mux_.Request(
+      core::HttpSubject("auth"), http->SerializeAsString(), "", options_.management_timeout_ms,
+      [writer, request_id, with_cors](Result<bus::Message> answer) {
+        if (!answer.ok()) return SendBusFailure(*writer, answer.status(), request_id);
+        v1::HttpResponse response;
+        if (!response.ParseFromString(answer->data)) {
+          return SendProblem(*writer, "internal_error", "Malformed answer on the bus.", request_id);
+        }
+        Send(*writer, with_cors(RenderHttpResponse(response, request_id)), request_id);
+      });
 }
 
 bool EdgeServer::ListAfterPublish(const v1::HttpRequest& http, const v1::HttpResponse& response,

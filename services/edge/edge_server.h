@@ -72,6 +72,10 @@ struct EdgeOptions {
   // The names clients reach this system by ("mcp.example.com" or "mcp.example.com:443"): the
   // Host headers the MCP endpoints serve besides the loopback names (mcp_host_guard.h).
   std::vector<std::string> public_hosts;
+  // The system's public URL ("https://mcp.example.com"): the origin of every MCP endpoint's
+  // canonical resource URL and of the OAuth issuer (oauth_resource.h). Empty: "http://" + the
+  // request's Host.
+  std::string public_url;
   // What invocations are counted under (invoke_metrics.h).
   InvokeMetricsOptions metrics;
   // The bounds and TTLs of the key and version decision caches (decision_caches.h).
@@ -133,6 +137,12 @@ class EdgeServer {
                         const McpListingFiller::Publisher& publisher, Writer writer);
   void HandleMcp(const Pistache::Http::Request& request, Writer writer,
                  const std::string& request_id, const std::vector<std::string>& segments);
+  // /.well-known/oauth-protected-resource[/mcp...] (answered here, oauth_resource.h), the
+  // authorization server's metadata and /oauth/{authorize,token,register,revoke} (forwarded to
+  // auth, docs/oauth.md).
+  void HandleOAuth(const Pistache::Http::Request& request, Writer writer,
+                   const std::string& request_id, const std::vector<std::string>& segments,
+                   const std::string& client);
   // An MCP POST the front took whole: answered by the front, an event stream as it comes.
   void McpFromFront(FrontRequest request, FrontRespond respond, FrontRespond part,
                     const std::string& request_id, const std::vector<std::string>& segments);

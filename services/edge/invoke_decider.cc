@@ -126,14 +126,48 @@ void InvokeDecider::Decide(v1::InvokeJob job, Done done) {
   });
 }
 
+void InvokeDecider::Credential(const std::string& key_sha256, CredentialDone done) {
+  DropAllIfReconnected();
+  auto verdict = [this](const CachedKey& key, CredentialDone& done) {
+    const core::KeyRecord* record = key.record ? &*key.record : nullptr;
+    v1::AuthenticateReply reply;
+    const int64_t now_ms = clocks_.wall_ms();
+    if (auto problem = core::CheckKey(record, now_ms)) {
+      *reply.mutable_problem() = std::move(*problem);
+    } else {
+      if (!record->is_oauth_token()) uses_.Record(record->key_id, now_ms);
+      *reply.mutable_principal() = core::PrincipalForKey(*record);
+    }
+    done(std::move(reply));
+  };
+  if (auto cached = caches_.Key(key_sha256)) return verdict(*cached, done);
+  const uint64_t generation = caches_.key_generation();
+  source_.LookupKey(key_sha256, [this, generation, key_sha256, verdict, done = std::move(done)](
+                                    Result<v1::KeyLookupReply> answer) mutable {
+    v1::AuthenticateReply reply;
+    if (!answer.ok()) {
+      *reply.mutable_problem() = BusFailureProblem(answer.status());
+      return done(std::move(reply));
+    }
+    if (answer->has_problem()) {
+      *reply.mutable_problem() = answer->problem();
+      return done(std::move(reply));
+    }
+    CachedKey key = CachedKeyOf(*answer);
+    caches_.PutKey(key_sha256, key, generation);
+    verdict(key, done);
+  });
+}
+
 void InvokeDecider::DecideKey(v1::InvokeJob job, const CachedKey& key, Done done) {
   const core::KeyRecord* record = key.record ? &*key.record : nullptr;
   const int64_t now_ms = clocks_.wall_ms();
-  if (auto problem = core::CheckKeyForInvoke(record, now_ms)) {
+  if (auto problem = core::CheckKeyForInvoke(record, now_ms, job.audience())) {
     return done(std::move(job),
                 Refusal(std::move(*problem), record != nullptr ? record->expires_at_ms : 0));
   }
-  uses_.Record(record->key_id, now_ms);
+  // An OAuth token's use shows in its grant's executions; only API keys have a last_used_at.
+  if (!record->is_oauth_token()) uses_.Record(record->key_id, now_ms);
   *job.mutable_principal() = core::PrincipalForKey(*record);
   DecideFunction(std::move(job), std::move(done));
 }

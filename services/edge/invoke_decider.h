@@ -68,6 +68,13 @@ class InvokeDecider {
   using Done = std::function<void(v1::InvokeJob, InvokeVerdict)>;
   void Decide(v1::InvokeJob job, Done done);
 
+  // The verdict on a presented credential (an API key's or an OAuth access token's hash) for
+  // an MCP request, from the key cache like Decide's (core::CheckKey: known, not revoked, not
+  // expired): the principal, or the problem. Scope and a token's binding are the endpoint's to
+  // check. done runs exactly once, inline when cached.
+  using CredentialDone = std::function<void(v1::AuthenticateReply)>;
+  void Credential(const std::string& key_sha256, CredentialDone done);
+
  private:
   void DecideKey(v1::InvokeJob job, const CachedKey& key, Done done);
   void DecideFunction(v1::InvokeJob job, Done done);

@@ -55,6 +55,10 @@ int main(int argc, char** argv) {
                "comma-separated names clients reach this system by (\"mcp.example.com\", or "
                "with a port): the Host headers MCP endpoints serve besides localhost; empty on a "
                "non-loopback --host serves any Host");
+  flags.Define("public-url", "",
+               "the system's public URL (https://mcp.example.com): the origin of each MCP "
+               "endpoint's canonical resource URL and of the OAuth issuer; empty: http:// and "
+               "the request's Host");
   flags.Define("mcp-session-ttl-s", "86400", "lifetime of an MCP session, in seconds");
   flags.Define("metrics-function-labels", "false",
                "label invocation metrics with function id and version (the tenants' names, on "
@@ -99,6 +103,7 @@ int main(int argc, char** argv) {
   options.version = TOOLGATE_VERSION;
   options.app_origins = flags.GetList("app-origins");
   options.public_hosts = flags.GetList("public-hosts");
+  options.public_url = flags.Get("public-url");
   options.metrics.function_labels = flags.GetBool("metrics-function-labels");
   if (flags.GetInt("metrics-max-functions") < 1) {
     core::Die("toolgate-edge", "bad --metrics-max-functions", "it must be at least 1");

@@ -42,11 +42,12 @@ v1::Problem BusFailureProblem(const Status& status) {
   }
 }
 
-McpBus::McpBus(bus::Bus& bus, ReplyMux& mux, Dispatch dispatch, EndedSessions& ended,
-               SessionLogLevels& log_levels, int timeout_ms)
+McpBus::McpBus(bus::Bus& bus, ReplyMux& mux, Dispatch dispatch, Credentials credentials,
+               EndedSessions& ended, SessionLogLevels& log_levels, int timeout_ms)
     : bus_(bus),
       mux_(mux),
       dispatch_(std::move(dispatch)),
+      credentials_(std::move(credentials)),
       ended_(ended),
       log_levels_(log_levels),
       timeout_ms_(timeout_ms) {}
@@ -96,10 +97,7 @@ void McpBus::Invoke(v1::InvokeJob job, std::function<void(v1::InvokeReply)> done
 
 void McpBus::Authenticate(std::string api_key_sha256,
                           std::function<void(v1::AuthenticateReply)> done) {
-  v1::AuthenticateRequest request;
-  request.set_api_key_sha256(std::move(api_key_sha256));
-  mux_.Request(core::kAuthenticateSubject, request.SerializeAsString(), "", timeout_ms_,
-               Parsed(std::move(done)));
+  credentials_(api_key_sha256, std::move(done));
 }
 
 void McpBus::WorkspaceTools(std::string org_id, std::function<void(v1::WorkspaceToolsReply)> done) {

@@ -30,11 +30,15 @@ class McpBus : public McpBackend {
   // Sends an InvokeJob along the chain and reports its final reply (the edge's own dispatch).
   using Dispatch =
       std::function<void(v1::InvokeJob, std::function<void(v1::InvokeReply)>, NoticeSink)>;
+  // Decides a presented credential from the edge's key cache (InvokeDecider::Credential), so an
+  // MCP request costs no round trip to auth when its key or token is cached.
+  using Credentials =
+      std::function<void(const std::string&, std::function<void(v1::AuthenticateReply)>)>;
 
   // Every reference must outlive this object. timeout_ms bounds the authenticate and registry
   // round trips.
-  McpBus(bus::Bus& bus, ReplyMux& mux, Dispatch dispatch, EndedSessions& ended,
-         SessionLogLevels& log_levels, int timeout_ms);
+  McpBus(bus::Bus& bus, ReplyMux& mux, Dispatch dispatch, Credentials credentials,
+         EndedSessions& ended, SessionLogLevels& log_levels, int timeout_ms);
 
   // Copies the ended sessions of a running replica (none is fine: then no session has ended
   // that any replica remembers), then subscribes to both subjects. Call once, after the mux
@@ -60,6 +64,7 @@ class McpBus : public McpBackend {
   bus::Bus& bus_;
   ReplyMux& mux_;
   Dispatch dispatch_;
+  Credentials credentials_;
   EndedSessions& ended_;
   SessionLogLevels& log_levels_;
   int timeout_ms_;

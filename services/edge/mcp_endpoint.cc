@@ -8,12 +8,14 @@
 #include "browser_session.h"
 #include "mcp_notices.h"
 #include "mcp_workspace.h"
+#include "oauth_resource.h"
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/strings.h"
 #include "toolgate/base/time.h"
+#include "toolgate/core/key_decision.h"
 #include "toolgate/core/problem.h"
 
 namespace toolgate::edge {
@@ -134,8 +136,17 @@ struct McpEndpoint::Call {
     respond_to_client(std::move(a));
   }
 
+  // A 401 or an OAuth token's 403 carries WWW-Authenticate, so an OAuth client finds the
+  // authorization server from it (RFC 9728 §5.1, RFC 6750 §3).
   void Problem(const v1::Problem& problem) const {
-    respond(RenderProblem(problem, request.request_id));
+    HttpAnswer a = RenderProblem(problem, request.request_id);
+    if (problem.status() == 401 ||
+        (problem.code() == "insufficient_scope" && core::IsOAuthAccessToken(request.api_key))) {
+      a.headers.emplace_back(
+          "WWW-Authenticate",
+          BearerChallenge(request.public_base, EndpointPathOf(request), problem.code()));
+    }
+    respond(std::move(a));
   }
   // A JSON-RPC response of the edge's own (in a, which may carry headers already); a stateless
   // one with resultType and its status.
@@ -162,6 +173,10 @@ struct McpEndpoint::Call {
   std::optional<McpSession> session;      // a session-era request's, once checked
   std::optional<v1::InvokeJob> last_job;  // the handler's last run, to run again with input
   std::string key_sha256;
+  // What sessions, bridge ids and sealed request states are bound to: the key's hash, or for an
+  // OAuth token its grant (the client refreshes tokens within one session).
+  std::string binding;
+  std::vector<std::string> token_scopes;  // an OAuth token's; empty for an API key
   McpMessage message;
   std::string revision;  // the session's, or for initialize the one negotiated
   bool stateless = false;
@@ -221,7 +236,27 @@ void McpEndpoint::Handle(McpHttpRequest request, Respond respond, StreamEvent st
                           "\"Bearer <key>\")."));
   }
   call->key_sha256 = Sha256(r.api_key);
-  if (r.method == "DELETE") return HandleDelete(std::move(call));
+  call->binding = call->key_sha256;
+  if (!core::IsOAuthAccessToken(r.api_key)) return Admit(std::move(call));
+  backend_.Authenticate(call->key_sha256, [this, call](v1::AuthenticateReply reply) {
+    if (reply.has_problem()) return call->Problem(reply.problem());
+    const v1::Principal& p = reply.principal();
+    const std::string at = EndpointPathOf(call->request);
+    if (p.grant_id().empty() || !core::ResourceCovers(p.resource_path(), at)) {
+      return call->Problem(core::MakeProblem(
+          "invalid_token",
+          "This access token was issued for " +
+              (p.resource_path().empty() ? std::string("another endpoint") : p.resource_path()) +
+              ", not " + at + "; authorize this endpoint to get a token for it."));
+    }
+    call->binding = Sha256("oauth-grant:" + p.grant_id());
+    call->token_scopes.assign(p.scopes().begin(), p.scopes().end());
+    Admit(call);
+  });
+}
+
+void McpEndpoint::Admit(std::shared_ptr<Call> call) {
+  if (call->request.method == "DELETE") return HandleDelete(std::move(call));
   HandlePost(std::move(call));
 }
 
@@ -234,7 +269,7 @@ std::optional<McpSession> McpEndpoint::CheckSession(Call& call) {
         "session first."));
     return std::nullopt;
   }
-  auto session = codec_.Verify(*r.session_id, call.key_sha256, Now());
+  auto session = codec_.Verify(*r.session_id, call.binding, Now());
   if (!session || session->endpoint != EndpointName(r) || ended_.Contains(session->nonce)) {
     call.Problem(TransportProblem(
         404, "mcp_session_not_found", "MCP session not found",
@@ -253,7 +288,9 @@ void McpEndpoint::Authenticate(std::shared_ptr<Call> call,
                                            next = std::move(next)](v1::AuthenticateReply reply) {
     if (reply.has_problem()) return call->Problem(reply.problem());
     const auto& scopes = reply.principal().scopes();
-    if (std::find(scopes.begin(), scopes.end(), "invoke") == scopes.end()) {
+    // An OAuth token's binding and scopes were checked as the request arrived (Handle).
+    if (reply.principal().grant_id().empty() &&
+        std::find(scopes.begin(), scopes.end(), "invoke") == scopes.end()) {
       return call->Problem(core::MakeProblem(
           "insufficient_scope", "This API key lacks the invoke scope; create one that has it."));
     }
@@ -284,6 +321,15 @@ void McpEndpoint::HandlePost(std::shared_ptr<Call> call) {
   if (auto* problem = std::get_if<v1::Problem>(&parsed)) return call->Problem(*problem);
   call->message = std::move(std::get<McpMessage>(parsed));
   const McpMessage& m = call->message;
+  if (!call->token_scopes.empty() && m.kind == McpMessage::Kind::kRequest) {
+    const std::string_view needed = core::McpScopeFor(m.method);
+    if (!core::HasScope(call->token_scopes, needed)) {
+      return call->Problem(core::MakeProblem("insufficient_scope",
+                                             "This access token lacks the " + std::string(needed) +
+                                                 " scope that " + m.method +
+                                                 " needs; authorize again with it."));
+    }
+  }
   call->meta = ReadRequestMeta(m);
   if (IsStatelessRequest(call->meta, r.protocol_version, r.session_id.has_value())) {
     call->stateless = true;
@@ -381,7 +427,7 @@ void McpEndpoint::HandleStateless(std::shared_ptr<Call> call) {
     // this key, and the handler gets back exactly what it handed out.
     auto sealed = NestedString(call->handler_body, "params", "requestState");
     auto state =
-        sealed ? codec_.OpenState(*sealed, EndpointName(r), call->key_sha256, Now()) : std::nullopt;
+        sealed ? codec_.OpenState(*sealed, EndpointName(r), call->binding, Now()) : std::nullopt;
     if (!state) {
       return refuse({400, JsonRpcError(m.id_json, kJsonRpcInvalidParams,
                                        "Invalid params: requestState was not issued by this "
@@ -411,7 +457,7 @@ std::string McpEndpoint::StatelessResponse(const Call& call, std::string respons
   auto state = NestedString(response, "result", "requestState");
   if (!state) return response;
   std::string sealed = codec_.SealState(EndpointName(call.request), *state,
-                                        Now() + options_.request_state_ttl_ms, call.key_sha256);
+                                        Now() + options_.request_state_ttl_ms, call.binding);
   return WithNestedMember(response, "result", "requestState", JsonWriter::Quote(sealed));
 }
 
@@ -460,6 +506,8 @@ v1::InvokeJob McpEndpoint::NewJob(const Call& call, std::string function_id, std
   job.set_body_check(v1::BODY_OK);
   job.set_event_json(std::move(event_json));
   job.set_traceparent(call.request.traceparent);
+  // Where the call came in: an OAuth token is accepted only at the endpoint it is bound to.
+  job.set_audience(EndpointPathOf(call.request));
   return job;
 }
 
@@ -492,7 +540,7 @@ void McpEndpoint::FunctionRequest(std::shared_ptr<Call> call) {
             McpSession session = McpSessionCodec::NewSession(
                 EndpointName(call->request), std::move(revision), Now(), options_.session_ttl_ms,
                 ParamJson(call->message, "capabilities"));
-            a.headers.emplace_back("Mcp-Session-Id", codec_.Issue(session, call->key_sha256));
+            a.headers.emplace_back("Mcp-Session-Id", codec_.Issue(session, call->binding));
           }
         }
         call->respond(std::move(a));
@@ -570,7 +618,7 @@ void McpEndpoint::Bridge(std::shared_ptr<Call> call, std::string response, int r
     request.BeginObject()
         .Field("jsonrpc", "2.0")
         .Field("id",
-               codec_.IssueBridgeId(call->session->nonce, {subject, input.key}, call->key_sha256))
+               codec_.IssueBridgeId(call->session->nonce, {subject, input.key}, call->binding))
         .Field("method", input.method)
         .Key("params")
         .Raw(input.params_json)
@@ -614,7 +662,7 @@ void McpEndpoint::DeliverClientAnswer(const Call& call) {
   auto doc = ParseJson(call.message.id_json);
   std::string_view id;
   if (!call.session || !doc.ok() || doc->root.get_string().get(id) != simdjson::SUCCESS) return;
-  auto target = codec_.VerifyBridgeId(id, call.session->nonce, call.key_sha256);
+  auto target = codec_.VerifyBridgeId(id, call.session->nonce, call.binding);
   if (target) backend_.DeliverClientAnswer(target->subject, call.request.body);
 }
 
@@ -633,7 +681,7 @@ void McpEndpoint::WorkspaceInitialize(std::shared_ptr<Call> call, const v1::Prin
   McpSession session =
       McpSessionCodec::NewSession("workspace", call->revision, Now(), options_.session_ttl_ms,
                                   ParamJson(call->message, "capabilities"));
-  a.headers.emplace_back("Mcp-Session-Id", codec_.Issue(session, call->key_sha256));
+  a.headers.emplace_back("Mcp-Session-Id", codec_.Issue(session, call->binding));
   call->respond(std::move(a));
 }
 

@@ -91,6 +91,9 @@ struct McpHttpRequest {
   std::string function_id;
   std::string version;  // empty: the latest published version
   std::string api_key;  // from Authorization, without a "Bearer " prefix; empty when absent
+  // The system's public URL ("https://mcp.example.com"): where the endpoint's protected
+  // resource metadata is, for the WWW-Authenticate of a 401 or 403 (oauth_resource.h).
+  std::string public_base;
   std::string origin;   // empty when absent
   std::string host;     // the Host header
   std::optional<std::string> accept;
@@ -155,6 +158,9 @@ class McpEndpoint {
   // The session of a non-initialize POST or a DELETE; answers and returns nullopt when missing
   // or unknown.
   std::optional<McpSession> CheckSession(Call& call);
+  // After the request's checks: an OAuth token is decided first (its grant binds the session,
+  // which outlives each token), then DELETE or POST.
+  void Admit(std::shared_ptr<Call> call);
   // Authenticates the key and checks its invoke scope: calls next with the principal, or answers
   // the problem instead.
   void Authenticate(std::shared_ptr<Call> call, std::function<void(const v1::Principal&)> next);

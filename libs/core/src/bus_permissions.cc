@@ -10,6 +10,8 @@ namespace {
 constexpr const char* kEdgeReplies = "_INBOX.edge.>";
 // Every service answers the launcher's health requests.
 constexpr const char* kLauncherReplies = "_INBOX.launcher.>";
+// The registry and billing answer auth's requests (OAuth consent and grants).
+constexpr const char* kAuthReplies = "_INBOX.auth.>";
 
 std::vector<BusUser> MakeUsers() {
   return {
@@ -27,12 +29,16 @@ std::vector<BusUser> MakeUsers() {
         "tg.edge.mcp_client_answers", "tg.events.mcp_session_log_level", "tg.events.key_revoked",
         "tg.events.function_changed", "tg.events.workspace_changed"},
        /*allow_responses=*/true},
+      // Auth asks the registry whether an OAuth client may be granted a function's endpoint, and
+      // billing what its grants have spent.
       {"auth",
-       {"tg.events.key_revoked", kEdgeReplies, kLauncherReplies},
+       {"tg.events.key_revoked", "tg.registry.function_view", "tg.billing.grant_usage",
+        kEdgeReplies, kLauncherReplies},
        {"tg.auth.key_lookup", "tg.auth.keys_used", "tg.auth.authenticate", "tg.auth.http",
         "tg.health.auth", "tg.events.key_revoked", "_INBOX.auth.>"}},
       {"registry",
        {"tg.events.function_changed", "tg.events.workspace_changed", kEdgeReplies, kLauncherReplies,
+        kAuthReplies,
         // Code for the executors' cache misses: replies of their main connection's requests
         // (<prefix>.<nuid>.<n>), never the settler's inbox (<prefix>.settle.<nuid>.…).
         "_INBOX.executor.*.*"},
@@ -47,9 +53,10 @@ std::vector<BusUser> MakeUsers() {
       // Billing answers the edge, sends jobs to the executor pools and the settlement acks to
       // the executors' inboxes.
       {"billing",
-       {"tg.exec.*.*", "tg.events.execution", kEdgeReplies, kLauncherReplies,
+       {"tg.exec.*.*", "tg.events.execution", kEdgeReplies, kLauncherReplies, kAuthReplies,
         "_INBOX.executor.settle.>"},
        {"tg.invoke.billing", "tg.billing.settle.*", "tg.billing.unserved.*", "tg.billing.http",
+        "tg.billing.grant_usage",
         "tg.health.billing", "_INBOX.billing.>"}},
       // The executor sends results to billing and its dispatch notices to the edge; it reads its
       // own inbox (settlement acks under .settle, code replies) but cannot write to it.

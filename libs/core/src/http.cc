@@ -97,6 +97,11 @@ v1::HttpResponse Router::Dispatch(const v1::HttpRequest& request) const {
         return ProblemResponse("not_authenticated",
                                "Sign in, or send an API key with the manage scope.");
       }
+      if (!request.principal().grant_id().empty()) {
+        return ProblemResponse("invalid_token",
+                               "OAuth access tokens are accepted only at the MCP endpoint they "
+                               "were issued for.");
+      }
       if (!request.principal().key_id().empty() && !HasScope(request.principal(), "manage")) {
         return ProblemResponse("insufficient_scope",
                                "This API key lacks the manage scope; create one that has it.");

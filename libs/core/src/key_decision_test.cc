@@ -11,7 +11,51 @@ const int64_t kNow = *ParseRfc3339("2027-01-01T12:00:00.250Z");
 constexpr int64_t kDayMs = 24LL * 3600 * 1000;
 
 KeyRecord Record(std::vector<std::string> scopes) {
-  return KeyRecord{"key-1", "org-1", "Acme", "user-1", std::move(scopes), kNow + kDayMs, false};
+  KeyRecord r;
+  r.key_id = "key-1";
+  r.org_id = "org-1";
+  r.org_name = "Acme";
+  r.user_id = "user-1";
+  r.scopes = std::move(scopes);
+  r.expires_at_ms = kNow + kDayMs;
+  return r;
+}
+
+KeyRecord Token(std::string resource_path, std::vector<std::string> scopes) {
+  KeyRecord r = Record(std::move(scopes));
+  r.key_id.clear();
+  r.grant_id = "grant-1";
+  r.client_name = "Claude";
+  r.resource_path = std::move(resource_path);
+  return r;
+}
+
+TEST(KeyDecision, ATokenServesOnlyTheEndpointItIsBoundTo) {
+  const std::string a = "/mcp/functions/0f8fad5b-d9cb-469f-a165-70867728950e";
+  KeyRecord t = Token(a, {"mcp:read", "mcp:invoke"});
+  EXPECT_EQ(CheckKeyForInvoke(&t, kNow, a), std::nullopt);
+  EXPECT_EQ(CheckKeyForInvoke(&t, kNow, a + "/1.0.0"), std::nullopt);
+  EXPECT_EQ(CheckKeyForInvoke(&t, kNow, "/mcp")->code(), "invalid_token");
+  EXPECT_EQ(
+      CheckKeyForInvoke(&t, kNow, "/mcp/functions/1f8fad5b-d9cb-469f-a165-70867728950e")->code(),
+      "invalid_token");
+  EXPECT_EQ(CheckKeyForInvoke(&t, kNow, "")->code(), "invalid_token");  // the REST route
+  EXPECT_EQ(CheckKeyForInvoke(&t, kNow, a + "x")->code(), "invalid_token");
+  EXPECT_EQ(CheckKeyForInvoke(&t, kNow, a + "/1.0.0/x")->code(), "invalid_token");
+  KeyRecord versioned = Token(a + "/1.0.0", {"mcp:invoke"});
+  EXPECT_EQ(CheckKeyForInvoke(&versioned, kNow, a)->code(), "invalid_token");
+  KeyRecord workspace = Token("/mcp", {"mcp:invoke"});
+  EXPECT_EQ(CheckKeyForInvoke(&workspace, kNow, "/mcp"), std::nullopt);
+  EXPECT_EQ(CheckKeyForInvoke(&workspace, kNow, a)->code(), "invalid_token");
+  KeyRecord revoked = Token(a, {"mcp:invoke"});
+  revoked.revoked = true;
+  EXPECT_EQ(CheckKey(&revoked, kNow)->code(), "invalid_token");
+  KeyRecord none = Token(a, {"invoke"});
+  EXPECT_EQ(CheckKeyForInvoke(&none, kNow, a)->code(), "insufficient_scope");
+  EXPECT_EQ(McpScopeFor("tools/call"), "mcp:invoke");
+  EXPECT_EQ(McpScopeFor("tools/list"), "mcp:read");
+  EXPECT_TRUE(IsOAuthAccessToken("tgo_abc"));
+  EXPECT_FALSE(IsOAuthAccessToken("tg_abc"));
 }
 
 TEST(KeyDecision, CheckKeyVerdicts) {

@@ -36,6 +36,13 @@ v1::AuthenticateReply Authenticator::ForKey(const std::string& key_sha256) {
   const KeyRecord* record = found->has_value() ? &**found : nullptr;
   int64_t now_ms = NowMs();
   if (auto problem = CheckKey(record, now_ms)) return Rejected(std::move(*problem));
+  if (record->is_oauth_token()) {
+    // A token is bound to an MCP endpoint (the edge decides those calls itself); it never
+    // authenticates a management request.
+    return Rejected(core::MakeProblem("invalid_token",
+                                      "OAuth access tokens are accepted only at the MCP endpoint "
+                                      "they were issued for."));
+  }
   usage_.Record(record->key_id, now_ms);
   v1::AuthenticateReply reply;
   *reply.mutable_principal() = PrincipalForKey(*record);

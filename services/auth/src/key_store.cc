@@ -70,12 +70,22 @@ std::optional<Position> ParsePosition(std::string_view text) {
 }  // namespace
 
 Result<std::optional<KeyRecord>> KeyStore::FindByHash(std::string_view key_sha256) {
+  // An API key, or an OAuth access token (docs/oauth.md): both are presented the same way and
+  // looked up by their hash; a token carries its grant's organization, scopes and binding.
   auto rows = pool_.Exec(
       "SELECT k.id::text, k.org_id::text, o.name, coalesce(k.user_id::text, ''), "
       "array_to_string(k.scopes, ','), floor(extract(epoch FROM k.expires_at) * 1000)::bigint, "
-      "k.revoked_at IS NOT NULL "
+      "k.revoked_at IS NOT NULL, '', '', '', 0::bigint "
       "FROM auth.api_keys k JOIN auth.organizations o ON o.id = k.org_id "
-      "WHERE k.key_sha256 = decode($1, 'hex')",
+      "WHERE k.key_sha256 = decode($1, 'hex') "
+      "UNION ALL "
+      "SELECT '', g.org_id::text, o.name, g.user_id::text, array_to_string(g.scopes, ','), "
+      "floor(extract(epoch FROM t.expires_at) * 1000)::bigint, "
+      "t.revoked_at IS NOT NULL OR g.revoked_at IS NOT NULL, g.id::text, g.client_name, "
+      "g.resource_path, coalesce(g.cap_micro_usd, 0) "
+      "FROM auth.oauth_tokens t JOIN auth.oauth_grants g ON g.id = t.grant_id "
+      "JOIN auth.organizations o ON o.id = g.org_id "
+      "WHERE t.token_sha256 = decode($1, 'hex') AND t.kind = 'access'",
       {HexEncode(key_sha256)});
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return std::optional<KeyRecord>();
@@ -87,6 +97,10 @@ Result<std::optional<KeyRecord>> KeyStore::FindByHash(std::string_view key_sha25
   r.scopes = SplitScopes(rows->Str(0, 4));
   r.expires_at_ms = rows->Int(0, 5);
   r.revoked = rows->Bool(0, 6);
+  r.grant_id = rows->Str(0, 7);
+  r.client_name = rows->Str(0, 8);
+  r.resource_path = rows->Str(0, 9);
+  r.grant_cap_micro_usd = rows->Int(0, 10);
   return std::optional<KeyRecord>(std::move(r));
 }
 

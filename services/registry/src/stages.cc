@@ -74,6 +74,7 @@ v1::FunctionViewReply ViewFunction(FunctionCache& functions, const std::string& 
   view->set_org_id(f->org_id);
   view->set_is_public(f->is_public);
   view->set_mcp(f->mcp);
+  view->set_name(f->name);
   for (const PublishedVersion& v : f->versions) {
     v1::VersionView* out = view->add_versions();
     out->set_version(v.version);

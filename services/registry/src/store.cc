@@ -503,7 +503,7 @@ Result<std::optional<CachedFunction>> RegistryStore::LoadFunction(const std::str
       "SELECT f.id::text, f.org_id, f.visibility, f.price_micro_usd, f.mcp, v.version, "
       "v.runtime, v.compute_type, v.timeout_ms, v.memory_mb, "
       "array_to_json(v.declared_keys)::text, v.input_schema::text, v.price_micro_usd, "
-      "array_to_json(v.egress)::text, v.bundle_digest, v.handler "
+      "array_to_json(v.egress)::text, v.bundle_digest, v.handler, f.name "
       "FROM registry.functions f LEFT JOIN registry.versions v ON v.function_id = f.id "
       "WHERE f.id = $1",
       {function_id});
@@ -515,6 +515,7 @@ Result<std::optional<CachedFunction>> RegistryStore::LoadFunction(const std::str
   f.is_public = rows->Str(0, 2) == "public";
   f.price_micro_usd = rows->Int(0, 3);
   f.mcp = rows->Bool(0, 4);
+  f.name = rows->Str(0, 16);
   for (int r = 0; r < rows->size(); ++r) {
     if (rows->IsNull(r, 5)) continue;  // no version published yet
     PublishedVersion v;

@@ -35,6 +35,7 @@ struct PublishedVersion {
 struct CachedFunction {
   std::string function_id;  // lower-case UUID
   std::string org_id;       // the owner
+  std::string name;         // as its owner named it
   bool is_public = false;
   int64_t price_micro_usd = 0;
   bool mcp = false;

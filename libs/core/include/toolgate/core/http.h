@@ -21,6 +21,9 @@ namespace toolgate::core {
 // address: the TCP peer, or what trusted proxies reported (services/edge/http_front.h). Only
 // the edge sets it; the headers a client sends are copied under other names.
 inline constexpr std::string_view kClientAddressHeader = "x-toolgate-client-address";
+// The system's public URL as the edge knows it (its --public-url, else "http://" + Host): the
+// OAuth issuer and the origin of MCP resources. Only the edge sets it.
+inline constexpr std::string_view kPublicBaseHeader = "x-toolgate-public-base";
 
 struct Request {
   const v1::HttpRequest& http;

@@ -16,6 +16,10 @@ namespace toolgate::core {
 
 inline constexpr std::string_view kScopeInvoke = "invoke";
 inline constexpr std::string_view kScopeManage = "manage";
+// The scopes of OAuth access tokens (docs/oauth.md): discovering an MCP endpoint's tools,
+// resources and prompts, and calling them.
+inline constexpr std::string_view kScopeMcpRead = "mcp:read";
+inline constexpr std::string_view kScopeMcpInvoke = "mcp:invoke";
 
 // What auth knows about one API key.
 struct KeyRecord {
@@ -26,6 +30,14 @@ struct KeyRecord {
   std::vector<std::string> scopes;
   int64_t expires_at_ms = 0;
   bool revoked = false;
+  // Set for an OAuth access token (key_id is empty then): its grant, the client's name, the
+  // MCP endpoint path it is bound to and the grant's spending cap (0: none).
+  std::string grant_id;
+  std::string client_name;
+  std::string resource_path;
+  int64_t grant_cap_micro_usd = 0;
+
+  bool is_oauth_token() const { return !grant_id.empty(); }
 };
 
 bool HasScope(const std::vector<std::string>& scopes, std::string_view scope);
@@ -34,8 +46,25 @@ bool HasScope(const std::vector<std::string>& scopes, std::string_view scope);
 // else the 401 problem (invalid_api_key, api_key_revoked, api_key_expired). Expiry is judged
 // against now_ms, so a cached record of a key that has since expired is refused at once.
 std::optional<v1::Problem> CheckKey(const KeyRecord* record, int64_t now_ms);
-// CheckKey, then 403 insufficient_scope for a key without the invoke scope.
-std::optional<v1::Problem> CheckKeyForInvoke(const KeyRecord* record, int64_t now_ms);
+// CheckKey, then for an API key 403 insufficient_scope without the invoke scope; for an OAuth
+// access token 401 invalid_token unless its resource covers audience (the MCP endpoint path the
+// call came through: "" for the REST invoke route, which takes no tokens), and 403
+// insufficient_scope without an mcp scope.
+std::optional<v1::Problem> CheckKeyForInvoke(const KeyRecord* record, int64_t now_ms,
+                                             std::string_view audience = {});
+
+// Whether a token bound to the MCP endpoint path resource_path may be used at the endpoint path
+// audience: the same endpoint, or a version endpoint of the function endpoint it names
+// ("/mcp/functions/a" covers "/mcp/functions/a/1.0.0"; "/mcp" covers only "/mcp"). Function ids
+// compare without regard to case.
+bool ResourceCovers(std::string_view resource_path, std::string_view audience);
+
+// The scope an OAuth token needs for a JSON-RPC method of an MCP endpoint: mcp:invoke for what
+// runs a tool's work (tools/call, prompts/get, resources/read, completion/complete), mcp:read
+// for the rest (initialize, the lists, ping, ...).
+std::string_view McpScopeFor(std::string_view method);
+// Whether a credential is an OAuth access token by its form ("tgo_..."); API keys are "tg_...".
+bool IsOAuthAccessToken(std::string_view credential);
 
 // The principal of an accepted key (its expiry included, for X-Api-Key-Expires-At).
 v1::Principal PrincipalForKey(const KeyRecord& record);

@@ -44,6 +44,8 @@ inline constexpr const char* kCodeSubject = "tg.registry.code";  // CodeRequest 
 inline constexpr const char* kWorkspaceToolsSubject = "tg.registry.workspace_tools";
 // McpListingSet -> McpListingSetReply: the edge stores an MCP version's listing.
 inline constexpr const char* kMcpListingSubject = "tg.registry.mcp_listing";
+// GrantUsageRequest -> GrantUsageReply: auth asks billing what OAuth grants have spent.
+inline constexpr const char* kGrantUsageSubject = "tg.billing.grant_usage";
 
 // Broadcasts (no queue group) that invalidate cached decisions on every replica.
 inline constexpr const char* kKeyRevokedSubject = "tg.events.key_revoked";  // KeyRevoked
