@@ -4,6 +4,7 @@
 //
 //   const system = await startSystem('toolgate-mcp-sdk-');
 //   const manage = await system.signUp('Org');          // the API with a member's session
+//   const { redirectTo } = await system.consent(manage, authorizeUrl);  // an OAuth approval
 //   ...
 //   await system.stop();
 import assert from 'node:assert/strict';
@@ -56,19 +57,19 @@ export async function startSystem(prefix, { extraEnv = {} } = {}) {
   const baseUrl = await waitForSystem(dataDir, launcher, 180_000);
 
   // The management API with the session cookie of a new member of a new organization.
+  // The function has the member's email, password and session cookie as properties, for a
+  // browser that signs in as them.
   async function signUp(organization) {
+    const email = `node-${Date.now()}-${Math.random().toString(16).slice(2)}@example.com`;
+    const password = 'correct horse battery';
     const response = await fetch(`${baseUrl}/api/v1/auth/signup`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        email: `node-${Date.now()}-${Math.random().toString(16).slice(2)}@example.com`,
-        password: 'correct horse battery',
-        organization,
-      }),
+      body: JSON.stringify({ email, password, organization }),
     });
     assert.equal(response.status, 201, await response.clone().text());
     const cookie = response.headers.get('set-cookie').split(';')[0];
-    return async (method, urlPath, body) => {
+    const manage = async (method, urlPath, body) => {
       const r = await fetch(`${baseUrl}/api/v1${urlPath}`, {
         method,
         // The edge refuses cookie-signed changes without the CSRF header.
@@ -79,6 +80,39 @@ export async function startSystem(prefix, { extraEnv = {} } = {}) {
       assert.ok(r.status < 300, `${method} ${urlPath}: ${r.status} ${text}`);
       return text ? JSON.parse(text) : null;
     };
+    return Object.assign(manage, { email, password, cookie });
+  }
+
+  // An OAuth authorization request answered as a member would on the consent page, through the
+  // API with `manage`'s session: follows `authorizeUrl` (/oauth/authorize?...) to the consent
+  // page's address (/connect?request=<id>), reads the request, and approves it for the member's
+  // organization (or denies it). Resolves with the request id, the request as the consent page
+  // sees it, and the address the answer sends the browser to (the client's redirect_uri with
+  // code or error, state and iss).
+  async function consent(manage, authorizeUrl, { approve = true, spendingCapMicroUsd = null } = {}) {
+    const authorize = await fetch(authorizeUrl, { redirect: 'manual' });
+    const location = authorize.headers.get('location');
+    assert.ok(authorize.status === 302 || authorize.status === 303,
+      `${authorizeUrl}: ${authorize.status} ${await authorize.text()}`);
+    const consentPage = new URL(location, baseUrl);
+    assert.equal(consentPage.origin, baseUrl, `the consent page is the web app's: ${location}`);
+    assert.equal(consentPage.pathname, '/connect', location);
+    const requestId = consentPage.searchParams.get('request');
+    assert.ok(requestId, location);
+    const answerPath = `/oauth/requests/${encodeURIComponent(requestId)}`;
+    const request = await manage('GET', answerPath);
+    let answer;
+    if (approve) {
+      const me = await manage('GET', '/me');
+      answer = await manage('POST', `${answerPath}/approve`, {
+        organization_id: me.organization.id,
+        spending_cap_micro_usd: spendingCapMicroUsd,
+      });
+    } else {
+      answer = await manage('POST', `${answerPath}/deny`);
+    }
+    assert.ok(answer?.redirect_to, JSON.stringify(answer));
+    return { requestId, request, redirectTo: answer.redirect_to };
   }
 
   // `toolgate publish DIR` with an API key of the `manage` scope; the new function's id.
@@ -97,5 +131,5 @@ export async function startSystem(prefix, { extraEnv = {} } = {}) {
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 
-  return { baseUrl, dataDir, signUp, publish, stop };
+  return { baseUrl, dataDir, signUp, consent, publish, stop };
 }
