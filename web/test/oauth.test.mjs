@@ -347,24 +347,33 @@ describe('connecting an app over OAuth, in Chromium', { timeout: 540000 }, () =>
     await shot('04-request-not-found');
   });
 
-  step('a request for a tool the organization cannot use shows why (403)', async () => {
-    // Another organization's private tool.
-    const other = await system.signUp('Private Tools Org');
-    const tool = await other('POST', '/functions', { name: 'Private thing', description: 'Not for others.', category: 'Testing', visibility: 'private', price_micro_usd: 0 });
-    await other('POST', `/functions/${tool.function_id}/versions`, {
-      version: '1.0.0', runtime: 'lua', compute_type: 'CPU', input_schema: { type: 'object' },
-      code: 'function service_handler(event, context) return {statusCode = 200, body = {}} end',
-    });
-    const shown = apiResponse('GET', '/oauth/requests/');
-    await openConsent(authorizeUrl(client.client_id, { resource: `${base}/mcp/functions/${tool.function_id}` }));
-    const answer = await shown;
-    assert.equal(answer.status(), 403, await answer.text());
-    const problem = await answer.json();
-    const notice = page.getByRole('alert');
-    await notice.waitFor();
-    if (problem.detail) await notice.getByText(problem.detail).waitFor();
-    assert.equal(await page.locator('main button').count(), 0);
-    await shot('05-request-forbidden');
+  step('a request for a tool the organization cannot use shows why, with no buttons', async () => {
+    // Another organization's tools: a public one that is no MCP server (403), and a private one,
+    // which does not exist for anyone else (404, and not "request no longer valid").
+    const other = await system.signUp('Other Tools Org');
+    const tools = {};
+    for (const visibility of ['public', 'private']) {
+      const tool = await other('POST', '/functions', { name: `Other ${visibility} thing`, description: 'Not an MCP server.', category: 'Testing', visibility, price_micro_usd: 0 });
+      await other('POST', `/functions/${tool.function_id}/versions`, {
+        version: '1.0.0', runtime: 'lua', compute_type: 'CPU', input_schema: { type: 'object' },
+        code: 'function service_handler(event, context) return {statusCode = 200, body = {}} end',
+      });
+      tools[visibility] = tool.function_id;
+    }
+    for (const [visibility, status] of [['public', 403], ['private', 404]]) {
+      const shown = apiResponse('GET', '/oauth/requests/');
+      await openConsent(authorizeUrl(client.client_id, { resource: `${base}/mcp/functions/${tools[visibility]}` }));
+      const answer = await shown;
+      assert.equal(answer.status(), status, await answer.text());
+      const problem = await answer.json();
+      assert.notEqual(problem.code, 'oauth_request_not_found');
+      const notice = page.getByRole('alert');
+      await notice.getByText(problem.title).waitFor();
+      if (problem.detail) await notice.getByText(problem.detail).waitFor();
+      assert.equal(await page.getByText('This connection request is no longer valid').count(), 0);
+      assert.equal(await page.locator('main button').count(), 0);
+      await shot(`05-request-${visibility}-tool`);
+    }
   });
 
   step('Connected apps lists the grant; Revoke stops its token', async () => {

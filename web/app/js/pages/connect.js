@@ -37,8 +37,10 @@ function answerTarget(redirectTo, redirectUri) {
 }
 
 // A load error as the person deciding reads it: what happened and what to do, with no buttons.
+// Any other problem (a tool the organization cannot use, one that does not exist) keeps the
+// API's own title and detail, which say why.
 function loadProblem(error) {
-  if (error.status === 404) {
+  if (error.code === 'oauth_request_not_found') {
     return {
       title: 'This connection request is no longer valid',
       detail: 'It has expired, was already answered, or never existed. Go back to the app and connect again.',

@@ -325,16 +325,17 @@ export async function renderApps(container) {
     return h('tr', { data: { grantId: g.grant_id } },
       h('td', {}, h('span', { class: 'client-cell' }, clientLogo(client, { small: true }),
         h('span', {}, h('span', { class: 'client-name' }, name), h('br'), h('span', { class: 'small muted' }, client.redirect_host || '')))),
-      h('td', {}, endpoint.kind === 'function' && endpoint.function_id
-        ? h('a', { href: `/tools/${encodeURIComponent(endpoint.function_id)}` }, endpointText(endpoint))
-        : endpointText(endpoint)),
+      h('td', {}, endpoint.kind !== 'function' || !endpoint.function_id ? endpointText(endpoint)
+        : endpoint.function_name ? h('a', { href: `/tools/${encodeURIComponent(endpoint.function_id)}` }, endpointText(endpoint))
+          : [functionLink(endpoint.function_id), ' ', endpoint.version || '(latest version)']),
       h('td', {}, (g.scopes || []).map((scope, i) => [i ? ', ' : '', h('code', {}, scope)])),
       h('td', {}, g.organization?.name || '—'),
       h('td', { class: 'num' }, g.spending_cap_micro_usd === null || g.spending_cap_micro_usd === undefined ? 'No cap' : usd(g.spending_cap_micro_usd)),
       h('td', {}, when(g.created_at)),
       h('td', {}, g.last_used_at ? when(g.last_used_at) : 'never'),
-      h('td', { class: 'num' }, Number(g.calls || 0).toLocaleString('en-US')),
-      h('td', { class: 'num' }, usd(g.spent_micro_usd)),
+      // null: billing did not say this time.
+      h('td', { class: 'num' }, g.calls === null || g.calls === undefined ? '—' : Number(g.calls).toLocaleString('en-US')),
+      h('td', { class: 'num' }, g.spent_micro_usd === null || g.spent_micro_usd === undefined ? '—' : usd(g.spent_micro_usd)),
       h('td', {}, h('span', { class: `badge ${STATUS_BADGE[g.status] || ''}` }, g.status)),
       h('td', {}, g.status !== 'active' ? '—'
         : confirmButton('Revoke', `Revoke ${name}`, 'Confirm revoke', async () => {
