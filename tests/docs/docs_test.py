@@ -98,7 +98,7 @@ class ApiDescription(unittest.TestCase):
         self.assertEqual([s["url"] for s in self.spec["servers"]], ["/"])
         for path, item in self.spec["paths"].items():
             self.assertNotIn("servers", item, path)
-            self.assertTrue(path.startswith(("/api/v1/", "/mcp", "/healthz")), path)
+            self.assertTrue(path.startswith(("/api/v1/", "/mcp", "/healthz", "/oauth/", "/.well-known/")), path)
 
     def test_no_operation_answers_only_default(self):
         for name, _, op in self.operations():
