@@ -1,6 +1,6 @@
 // toolgate-billing: balances and holds in Redis, the ledger in PostgreSQL, settlement of
 // executions and the billing routes. `toolgate-billing reconcile [--dry-run]` repairs Redis
-// balances from the ledger and exits.
+// balances and OAuth grants' budgets from the ledger and exits.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -46,7 +46,10 @@ int RunReconcile(const Flags& flags, const billing::Config& config) {
     std::fprintf(stderr, "billing reconcile: %s\n", report.status().ToString().c_str());
     return 1;
   }
-  return report->repaired == report->differences ? 0 : 1;
+  return report->repaired + report->budgets_repaired ==
+                 report->differences + report->budget_differences
+             ? 0
+             : 1;
 }
 
 }  // namespace
@@ -54,8 +57,9 @@ int RunReconcile(const Flags& flags, const billing::Config& config) {
 int main(int argc, char** argv) {
   Flags flags("toolgate-billing",
               "Balances, holds, the ledger and settlement of executions.\n"
-              "Commands: none runs the service; `reconcile [--dry-run]` sets Redis balances to\n"
-              "the ledger's sums and exits 0 when they agree (or were repaired), else 1.");
+              "Commands: none runs the service; `reconcile [--dry-run]` sets Redis balances and\n"
+              "OAuth grants' budgets to the ledger's sums and exits 0 when they agree (or were\n"
+              "repaired), else 1.");
   core::DefineCommonFlags(flags);
   core::DefinePostgresFlags(flags);
   core::DefineRedisFlags(flags);

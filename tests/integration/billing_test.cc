@@ -283,6 +283,8 @@ TEST_F(BillingTest, SettlementTablesKeepOnlyTheIndexesTheirQueriesUse) {
   std::vector<std::string> indexes;
   for (int i = 0; i < rows->size(); ++i) indexes.push_back(rows->Str(i, 0));
   const std::vector<std::string> expected = {
+      "executions: CREATE INDEX executions_grant ON billing.executions USING btree (grant_id) "
+      "INCLUDE (org_id, charged, total_micro_usd, created_at) WHERE (grant_id IS NOT NULL)",
       "executions: CREATE INDEX executions_org ON billing.executions USING btree (org_id, seq "
       "DESC) INCLUDE (charged, total_micro_usd)",
       "executions: CREATE INDEX executions_org_function ON billing.executions USING btree "
@@ -383,9 +385,10 @@ TEST(BillingSchemaTest, ChargesWrittenBeforeOneRowPerCallStillCountOnce) {
   }
   auto pool = SystemPostgres(*g_system, database);
   const auto& steps = BillingMigrations();
-  ASSERT_EQ(steps.size(), 5u) << "name the step this test stands before";
+  // The schema as it stood before step 005 (charges in executions).
+  ASSERT_GE(steps.size(), 5u);
   ASSERT_TRUE(
-      pg::Migrate(*pool, "billing", std::vector<std::string_view>(steps.begin(), steps.end() - 1))
+      pg::Migrate(*pool, "billing", std::vector<std::string_view>(steps.begin(), steps.begin() + 4))
           .ok());
   for (const char* sql : {
            "INSERT INTO billing.ledger (org_id, type, amount_micro_usd) VALUES ('org_l', "

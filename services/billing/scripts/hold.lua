@@ -1,27 +1,32 @@
 -- Holds a batch of executions' charges, in order. Each hold is the contract's atomic step:
 -- per-key rate, per-organization concurrency, the organization's allowance of uncharged timeouts
--- (prelude.lua; release.lua spends it), then available = balance - reserved >= amount;
--- held: reserved += amount, in flight += 1, and the hold is recorded. One script per batch, so
+-- (prelude.lua; release.lua spends it), then each of the hold's budgets (a cap of its own beside
+-- the balance, such as an OAuth grant's: reserved + spent + amount <= cap), then available =
+-- balance - reserved >= amount; held: reserved += amount, in flight += 1, each budget's reserved
+-- += amount, and the hold is recorded with the keys of its budgets. One script per batch, so
 -- Redis parses, looks up and replies to one command however many calls the batch carries. What
 -- is per organization or per key (the balance, the count in flight, the token bucket, the
 -- allowance of uncharged timeouts, which only release.lua writes) is read once and written once
--- per batch, and the new holds join the due list in one ZADD: the script runs as one instant, so
+-- per batch (so is each budget), and the new holds join the due list in one ZADD: the script runs as one instant, so
 -- nothing else can read or change them in between.
 --
 -- Money is never a Lua number where it could lose a digit: amounts stay decimal strings handed
 -- to INCRBY/DECRBY and compared as strings (less, in prelude.lua); a reply of INCRBY is used as
 -- a number only below 2^53, where a double is exact.
 --
--- KEYS: tg:holds, then per hold: bal res conc rl hold tmo
+-- KEYS: tg:holds, then per hold: bal res conc rl hold tmo, then the key of each of its budgets
 -- ARGV: burst concurrency timeout_allowance_ms, then per hold: execution_id amount rate
---       expiry_ms org detail (rate 0: no rate limit; timeout_allowance_ms 0: no allowance
---       checked; detail: the rest of the record, opaque here)
+--       expiry_ms org detail budgets, then the cap of each of its budgets (rate 0: no rate limit;
+--       timeout_allowance_ms 0: no allowance checked; detail: the rest of the record, opaque
+--       here; budgets: how many; a cap of 0: counted, not capped)
 -- Returns one array per hold: {0} held, {1} already held, {2} balance not loaded,
 -- {3, retry_after_s} rate limited, {4, retry_after_s} concurrency limit,
--- {5, balance, reserved} insufficient balance, {6, retry_after_s} timeout allowance spent.
+-- {5, balance, reserved} insufficient balance, {6, retry_after_s} timeout allowance spent,
+-- {7, i} its i-th budget not loaded, {8, i, cap, used} its i-th budget cannot take the amount
+-- (used: reserved + spent).
 --
--- Runs after prelude.lua (EXACT, less, now_us, timeout_allowance_left, timeout_retry_after_s,
--- call_in_runs, each_item).
+-- Runs after prelude.lua (EXACT, less, plus, now_us, timeout_allowance_left,
+-- timeout_retry_after_s, call_in_runs, each_listed_item).
 
 local burst, limit, timeout_allowance = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local now -- microseconds, read once
@@ -74,13 +79,55 @@ local function bucket_of(rate_key)
   return b
 end
 
-local function hold(k, a)
+-- Per budget key: what is reserved (with what this batch added) and spent, as decimal strings;
+-- spent is false until the budget is loaded. Reserved is written back at the end.
+local budgets, budget_order = {}, {}
+
+-- A count that is below 0 can only be a fault (a hand edit): as nothing, so that it never makes
+-- room under a cap.
+local function at_least_zero(text)
+  if not text or string.sub(text, 1, 1) == '-' then return '0' end
+  return text
+end
+
+local function budget_of(key)
+  local b = budgets[key]
+  if not b then
+    local stored = redis.call('HMGET', key, 'reserved', 'spent')
+    b = {key = key, reserved = at_least_zero(stored[1]), spent = stored[2], added = '0'}
+    if b.spent then b.spent = at_least_zero(b.spent) end
+    budgets[key] = b
+    budget_order[#budget_order + 1] = b
+  end
+  return b
+end
+
+-- The first of the n budgets at KEYS[k] (caps at ARGV[a]) that cannot take amount, as the
+-- refusal to answer; nil when each can.
+local function over_a_cap(k, a, n, amount)
+  for i = 1, n do
+    local b, cap = budget_of(KEYS[k + i - 1]), ARGV[a + i - 1]
+    if cap ~= '0' then
+      local used = plus(b.reserved, b.spent)
+      if less(cap, plus(used, amount)) then return {8, i, cap, used} end
+    end
+  end
+  return nil
+end
+
+local function hold(k, a, n)
   local bal_key, res_key, conc_key, rate_key, hold_key, tmo_key =
     KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
   local amount, rate = ARGV[a + 1], tonumber(ARGV[a + 2])
+  -- The hold's budgets: keys from KEYS[k + 6], caps from ARGV[a + 7].
+  local bk, ba = k + 6, a + 7
   if redis.call('EXISTS', hold_key) == 1 then return {1} end
   local o = org_of(bal_key, conc_key, tmo_key)
   if not o.bal then return {2} end
+  -- Before any token is taken: the call comes back once the budget is loaded.
+  for i = 1, n do
+    if not budget_of(KEYS[bk + i - 1]).spent then return {7, i} end
+  end
   if rate > 0 then
     local b = bucket_of(rate_key)
     if now > b.at then
@@ -95,6 +142,8 @@ local function hold(k, a)
   if timeout_allowance > 0 and timeout_left(o) <= 0 then
     return {6, timeout_retry_after_s(o.tmo_left, timeout_allowance)}
   end
+  local capped = over_a_cap(bk, ba, n, amount)
+  if capped then return capped end
   local reserved = redis.call('INCRBY', res_key, amount)
   local reserved_text = math.abs(reserved) <= EXACT and string.format('%.0f', reserved)
                         or redis.call('GET', res_key)
@@ -103,16 +152,26 @@ local function hold(k, a)
     return {5, o.bal, redis.call('GET', res_key) or '0'}
   end
   o.added = o.added + 1
+  local keys = {}
+  for i = 1, n do
+    local b = budget_of(KEYS[bk + i - 1])
+    b.reserved, b.added = plus(b.reserved, amount), plus(b.added, amount)
+    keys[i] = b.key
+  end
   redis.call('HSET', hold_key, 'state', 'held', 'org', ARGV[a + 4], 'amount', amount,
              'detail', ARGV[a + 5])
+  if n > 0 then redis.call('HSET', hold_key, 'budgets', table.concat(keys, ' ')) end
   due[#due + 1] = ARGV[a + 3]
   due[#due + 1] = ARGV[a]
   return {0}
 end
 
-local out, err = each_item('hold', 1, 6, 3, 6, hold)
+local out, err = each_listed_item('hold', 1, 6, 3, 7, hold)
 if not out then return err end
 call_in_runs('ZADD', KEYS[1], due)
+for _, b in ipairs(budget_order) do
+  if b.added ~= '0' then redis.call('HINCRBY', b.key, 'reserved', b.added) end
+end
 for _, o in ipairs(org_order) do
   if o.added > 0 then redis.call('INCRBY', o.conc_key, o.added) end
 end

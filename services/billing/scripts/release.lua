@@ -1,5 +1,5 @@
 -- Releases a batch of holds, in order: each hold's amount returns to the available balance and
--- it ends as an execution in flight. A release with a tombstone TTL leaves the hold as a
+-- to each budget the hold lists, and it ends as an execution in flight. A release with a tombstone TTL leaves the hold as a
 -- tombstone for that long (a charge that still arrives then moves the balances alone); TTL 0
 -- deletes it. A release that ends a call which ran past its timeout (408, not charged) spends
 -- that sandbox time from its organization's allowance (prelude.lua), in the same step: a result
@@ -13,8 +13,8 @@
 -- of the organization's allowance, 0 already released or gone, -1 the hold belongs to another
 -- organization (nothing changed).
 --
--- Runs after prelude.lua (EXACT, less, now_us, timeout_allowance_left, call_in_runs,
--- each_item).
+-- Runs after prelude.lua (EXACT, less, plus, budget_keys, budget_loaded, move_budget,
+-- apply_budget_moves, now_us, timeout_allowance_left, call_in_runs, each_item).
 
 local timeout_allowance = tonumber(ARGV[1])
 local now -- microseconds, read once
@@ -38,7 +38,7 @@ end
 local function release(k, a)
   local hold_key, res_key, conc_key, tmo_key = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
   local ttl, timeout_ms = ARGV[a + 2], tonumber(ARGV[a + 3])
-  local h = redis.call('HMGET', hold_key, 'state', 'org', 'amount')
+  local h = redis.call('HMGET', hold_key, 'state', 'org', 'amount', 'budgets')
   if not h[1] then return 0 end
   if h[2] ~= ARGV[a + 1] then return -1 end
   local held = h[1] == 'held'
@@ -46,6 +46,9 @@ local function release(k, a)
     redis.call('DECRBY', res_key, h[3])
     redis.call('DECR', conc_key)
     redis.call('ZREM', KEYS[1], ARGV[a])
+    for _, key in ipairs(budget_keys(h[4])) do
+      if budget_loaded(key) then move_budget(key, 'reserved', h[3], '-') end
+    end
   end
   if ttl == '0' then
     redis.call('DEL', hold_key)
@@ -60,6 +63,7 @@ end
 
 local out, err = each_item('release', 1, 4, 1, 4, release)
 if not out then return err end
+apply_budget_moves()
 -- Each allowance as spent now, kept until it would have refilled: an absent key is full.
 for _, a in ipairs(allowance_order) do
   redis.call('HSET', a.key, 'ms', a.left, 'at', now)

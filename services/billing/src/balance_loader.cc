@@ -16,4 +16,12 @@ Status LoadBalances(BalanceStore& balances, LedgerStore& ledger,
   return Status::Ok();
 }
 
+Status LoadBudget(BalanceStore& balances, LedgerStore& ledger, const Budget& budget) {
+  auto spent = ledger.BudgetSpent(budget);
+  if (!spent.ok()) return spent.status();
+  // HSETNX keeps whichever load came first (both are the ledger's sum).
+  auto loaded = balances.LoadBudget(budget, *spent);
+  return loaded.ok() ? Status::Ok() : loaded.status();
+}
+
 }  // namespace toolgate::billing

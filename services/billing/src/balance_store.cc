@@ -38,6 +38,15 @@ std::string HoldKey(const std::string& execution_id) {
 std::string TimeoutAllowanceKey(const std::string& org) {
   return "tg:tmo:" + org;
 }
+
+constexpr std::string_view kGrantBudgetPrefix = "tg:budget:grant:";
+
+// The budget a key names (without its cap, which is not stored); nullopt for another key.
+std::optional<Budget> BudgetOfKey(std::string_view key) {
+  if (key.substr(0, kGrantBudgetPrefix.size()) != kGrantBudgetPrefix) return std::nullopt;
+  return Budget{BudgetKind::kGrant, std::string(key.substr(kGrantBudgetPrefix.size())), 0};
+}
+
 // The scripts count the allowance in milliseconds.
 std::string TimeoutAllowanceMs(const Limits& limits) {
   return std::to_string(limits.uncharged_timeout_s_per_hour * 1000);
@@ -82,6 +91,13 @@ redis.call('SET', KEYS[1], ARGV[2])
 return 1
 )lua");
 
+// KEYS: budget ; ARGV: expected value (of spent)
+const redis::Script kRepairBudgetScript(R"lua(
+if redis.call('HGET', KEYS[1], 'spent') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'spent', ARGV[2])
+return 1
+)lua");
+
 std::optional<int64_t> ToInt(const std::string& text) {
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -101,6 +117,14 @@ std::optional<int64_t> IntOf(const redis::Reply& r) {
 }
 
 }  // namespace
+
+std::string BudgetKey(const Budget& budget) {
+  switch (budget.kind) {
+    case BudgetKind::kGrant:
+      return std::string(kGrantBudgetPrefix) + budget.id;
+  }
+  return {};
+}
 
 BalanceStore::BalanceStore(redis::Client& redis, Limits limits) : redis_(redis), limits_(limits) {}
 
@@ -146,7 +170,8 @@ Result<std::vector<redis::Reply>> ItemsOf(Result<redis::Reply> reply, size_t cou
   return std::move(reply->elements);
 }
 
-Result<HoldOutcome> HoldOutcomeOf(const redis::Reply& reply) {
+// budgets: how many the hold listed.
+Result<HoldOutcome> HoldOutcomeOf(const redis::Reply& reply, int64_t budgets) {
   const auto& e = reply.elements;
   if (reply.type != redis::Reply::Type::kArray || e.empty() || !IntOf(e[0])) {
     return Unexpected("hold");
@@ -175,6 +200,22 @@ Result<HoldOutcome> HoldOutcomeOf(const redis::Reply& reply) {
       if (e.size() < 3 || !IntOf(e[1]) || !IntOf(e[2])) return Unexpected("hold");
       out.verdict = HoldVerdict::kInsufficientBalance;
       out.available_micro_usd = *IntOf(e[1]) - *IntOf(e[2]);
+      return out;
+    }
+    case 7:
+    case 8: {
+      // The budget's position counts from 1 in the script.
+      if (e.size() < 2 || !IntOf(e[1]) || *IntOf(e[1]) < 1 || *IntOf(e[1]) > budgets) {
+        return Unexpected("hold");
+      }
+      out.budget = static_cast<size_t>(*IntOf(e[1]) - 1);
+      if (*IntOf(e[0]) == 7) {
+        out.verdict = HoldVerdict::kBudgetNotLoaded;
+        return out;
+      }
+      if (e.size() < 4 || !IntOf(e[3])) return Unexpected("hold");
+      out.verdict = HoldVerdict::kBudgetExceeded;
+      out.budget_used_micro_usd = *IntOf(e[3]);
       return out;
     }
   }
@@ -208,16 +249,20 @@ Result<bool> WhetherReleased(Result<ReleaseOutcome> outcome) {
 Result<HoldOutcome> CountHold(Result<HoldOutcome> outcome) {
   static auto& family = metrics::Registry::Global().Counter(
       "toolgate_billing_holds_total",
-      "Hold attempts by outcome: held, already_held, not_loaded, rate_limited, "
-      "concurrency_limit, timeout_budget_exhausted, insufficient_balance or error.",
+      "Hold attempts by outcome: held, already_held, not_loaded (a balance or a budget), "
+      "rate_limited, concurrency_limit, timeout_budget_exhausted, insufficient_balance, "
+      "budget_exceeded or error.",
       {"outcome"});
+  // By HoldVerdict, in its order.
   static metrics::Counter* by_verdict[] = {&family.With({"held"}),
                                            &family.With({"already_held"}),
                                            &family.With({"not_loaded"}),
                                            &family.With({"rate_limited"}),
                                            &family.With({"concurrency_limit"}),
                                            &family.With({"timeout_budget_exhausted"}),
-                                           &family.With({"insufficient_balance"})};
+                                           &family.With({"insufficient_balance"}),
+                                           &family.With({"not_loaded"}),
+                                           &family.With({"budget_exceeded"})};
   static auto& error = family.With({"error"});
   if (!outcome.ok()) {
     error.Inc();
@@ -275,8 +320,8 @@ std::vector<Result<HoldOutcome>> BalanceStore::HoldMany(
   std::vector<std::string> args{std::to_string(limits_.rate_burst),
                                 std::to_string(limits_.concurrency_per_org),
                                 TimeoutAllowanceMs(limits_)};
-  keys.reserve(1 + holds.size() * 6);
-  args.reserve(3 + holds.size() * 6);
+  keys.reserve(1 + holds.size() * 7);
+  args.reserve(3 + holds.size() * 8);
   const std::string rate = std::to_string(limits_.rate_per_key_per_s);
   for (const HoldRecord* h : holds) {
     const HoldRecord& hold = *h;
@@ -293,12 +338,18 @@ std::vector<Result<HoldOutcome>> BalanceStore::HoldMany(
     args.push_back(std::to_string(hold.expiry_ms));
     args.push_back(hold.org_id);
     args.push_back(DetailOf(hold));
+    args.push_back(std::to_string(hold.budgets.size()));
+    for (const Budget& budget : hold.budgets) {
+      keys.push_back(BudgetKey(budget));
+      args.push_back(std::to_string(std::max<int64_t>(0, budget.cap_micro_usd)));
+    }
   }
   auto items = ItemsOf(redis_.Eval(kHoldScript, keys, args), holds.size(), "hold");
   out.reserve(holds.size());
   for (size_t i = 0; i < holds.size(); ++i) {
-    out.push_back(
-        CountHold(items.ok() ? HoldOutcomeOf((*items)[i]) : Result<HoldOutcome>(items.status())));
+    const auto budgets = static_cast<int64_t>(holds[i]->budgets.size());
+    out.push_back(CountHold(items.ok() ? HoldOutcomeOf((*items)[i], budgets)
+                                       : Result<HoldOutcome>(items.status())));
   }
   return out;
 }
@@ -408,6 +459,15 @@ Result<std::optional<HoldRecord>> BalanceStore::GetHold(const std::string& execu
     if (field == "org") h.org_id = value;
     if (field == "amount") h.amount_micro_usd = ToInt(value).value_or(0);
     if (field == "detail" && !ReadDetail(value, h)) return Unexpected("HGETALL (hold detail)");
+    if (field == "budgets") {
+      for (size_t at = 0; at < value.size();) {
+        size_t end = std::min(value.find(' ', at), value.size());
+        auto budget = BudgetOfKey(std::string_view(value).substr(at, end - at));
+        if (!budget) return Unexpected("HGETALL (hold budgets)");
+        h.budgets.push_back(std::move(*budget));
+        at = end + 1;
+      }
+    }
     // A hold written before the record's detail was one field kept each in a field of its own.
     if (field == "owner") h.owner_org_id = value;
     if (field == "key_id") h.key_id = value;
@@ -500,6 +560,38 @@ Result<bool> BalanceStore::Repair(const std::string& org_id, int64_t expected, i
                            {std::to_string(expected), std::to_string(value)});
   if (!reply.ok()) return reply.status();
   if (reply->type != redis::Reply::Type::kInteger) return Unexpected("repair");
+  return reply->integer == 1;
+}
+
+Result<bool> BalanceStore::LoadBudget(const Budget& budget, int64_t ledger_spent) {
+  auto reply = redis_.Command({"HSETNX", BudgetKey(budget), "spent", std::to_string(ledger_spent)});
+  if (!reply.ok()) return reply.status();
+  if (reply->type != redis::Reply::Type::kInteger) return Unexpected("HSETNX");
+  return reply->integer == 1;
+}
+
+Result<BudgetView> BalanceStore::ReadBudget(const Budget& budget) {
+  auto reply = redis_.Command({"HMGET", BudgetKey(budget), "spent", "reserved"});
+  if (!reply.ok()) return reply.status();
+  if (reply->type != redis::Reply::Type::kArray || reply->elements.size() != 2) {
+    return Unexpected("HMGET");
+  }
+  BudgetView view;
+  if (reply->elements[0].type == redis::Reply::Type::kString) {
+    view.spent_micro_usd = ToInt(reply->elements[0].str);
+    if (!view.spent_micro_usd) return Unexpected("HMGET");
+  }
+  if (reply->elements[1].type == redis::Reply::Type::kString) {
+    view.reserved_micro_usd = ToInt(reply->elements[1].str).value_or(0);
+  }
+  return view;
+}
+
+Result<bool> BalanceStore::RepairBudget(const Budget& budget, int64_t expected, int64_t value) {
+  auto reply = redis_.Eval(kRepairBudgetScript, {BudgetKey(budget)},
+                           {std::to_string(expected), std::to_string(value)});
+  if (!reply.ok()) return reply.status();
+  if (reply->type != redis::Reply::Type::kInteger) return Unexpected("repair budget");
   return reply->integer == 1;
 }
 

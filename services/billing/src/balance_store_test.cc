@@ -857,5 +857,274 @@ TEST_F(BalanceStoreTest, AmountsBeyondDoublePrecisionStayExact) {
   EXPECT_EQ(Int("tg:bal:org-a"), 2);
 }
 
+// OAuth grants' budgets (tg:budget:grant:<id>): a cap of their own, held atomically with the
+// balance.
+class GrantBudgetTest : public BalanceStoreTest {
+ protected:
+  static constexpr const char* kGrant = "5f0c2b7e-9a41-4d3c-8e2b-1a0f4c3d2e1f";
+  static constexpr const char* kBudgetKey = "tg:budget:grant:5f0c2b7e-9a41-4d3c-8e2b-1a0f4c3d2e1f";
+
+  static Budget Grant(int64_t cap) { return Budget{BudgetKind::kGrant, kGrant, cap}; }
+
+  HoldRecord GrantHoldOf(const std::string& execution_id, int64_t amount, int64_t cap) {
+    HoldRecord h = HoldOf(execution_id, amount);
+    h.budgets = {Grant(cap)};
+    return h;
+  }
+
+  // A field of the grant's budget, exactly as Redis keeps it ("" when absent).
+  std::string BudgetField(const std::string& field) {
+    auto r = client_->Command({"HGET", kBudgetKey, field});
+    EXPECT_TRUE(r.ok());
+    return r.ok() && r->type == redis::Reply::Type::kString ? r->str : "";
+  }
+  int64_t Reserved() { return std::stoll("0" + BudgetField("reserved")); }
+  int64_t Spent() { return std::stoll("0" + BudgetField("spent")); }
+};
+
+TEST_F(GrantBudgetTest, AHoldWaitsForItsGrantsBudgetToBeLoaded) {
+  limits_.rate_per_key_per_s = 1;
+  limits_.rate_burst = 1;
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  auto outcome = store.Hold(GrantHoldOf("e1", 10, 100));
+  ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+  EXPECT_EQ(outcome->verdict, HoldVerdict::kBudgetNotLoaded);
+  EXPECT_EQ(outcome->budget, 0u);
+  EXPECT_EQ(Int("tg:res:org-a"), 0);
+  EXPECT_EQ(Int("tg:conc:org-a"), 0);
+  EXPECT_EQ(client_->Command({"EXISTS", kBudgetKey})->integer, 0);
+
+  auto loaded = store.LoadBudget(Grant(100), 70);
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_TRUE(*loaded);
+  EXPECT_FALSE(*store.LoadBudget(Grant(100), 5));  // the first load stands
+  // The refusal took no token of the key's bucket (burst 1): the call comes back and is held.
+  EXPECT_EQ(VerdictOf(store, GrantHoldOf("e1", 10, 100)), HoldVerdict::kHeld);
+  auto view = store.ReadBudget(Grant(100));
+  ASSERT_TRUE(view.ok());
+  EXPECT_EQ(view->spent_micro_usd, 70);
+  EXPECT_EQ(view->reserved_micro_usd, 10);
+}
+
+// 60 calls at once against a cap that covers 25 of them: exactly 25 are held, and at no moment
+// does what the grant holds and spent pass its cap.
+TEST_F(GrantBudgetTest, ConcurrentHoldsNeverPassTheGrantsCap) {
+  constexpr int kThreads = 60;
+  constexpr int64_t kAmount = 1'000'000'007;  // large, odd amounts: no room for rounding
+  constexpr int64_t kCap = 26 * kAmount - 1;  // 25 holds, and not quite a 26th
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 100 * kAmount).ok());
+  ASSERT_TRUE(store.LoadBudget(Grant(kCap), 0).ok());
+
+  std::atomic<bool> done{false};
+  std::atomic<int> over_cap{0};
+  std::thread watcher([&] {
+    while (!done.load()) {
+      auto view = store.ReadBudget(Grant(kCap));
+      if (view.ok() && view->reserved_micro_usd + view->spent_micro_usd.value_or(0) > kCap) {
+        ++over_cap;
+      }
+    }
+  });
+  std::atomic<int> held{0}, capped{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  std::vector<HoldVerdict> verdicts(kThreads, HoldVerdict::kBalanceNotLoaded);
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      while (!go.load()) std::this_thread::yield();
+      auto outcome = store.Hold(GrantHoldOf("e" + std::to_string(i), kAmount, kCap));
+      if (!outcome.ok()) return;
+      verdicts[i] = outcome->verdict;
+      if (outcome->verdict == HoldVerdict::kHeld) ++held;
+      if (outcome->verdict == HoldVerdict::kBudgetExceeded) ++capped;
+    });
+  }
+  go = true;
+  for (auto& t : threads) t.join();
+  done = true;
+  watcher.join();
+
+  EXPECT_EQ(held.load(), 25);
+  EXPECT_EQ(capped.load(), 35);
+  EXPECT_EQ(over_cap.load(), 0);
+  EXPECT_EQ(Reserved(), 25 * kAmount);
+  EXPECT_EQ(Spent(), 0);
+  // The balance holds exactly the calls the grant let through.
+  EXPECT_EQ(Int("tg:res:org-a"), 25 * kAmount);
+  EXPECT_EQ(Int("tg:conc:org-a"), 25);
+
+  // Each charge is below its hold: spent becomes what was charged, and nothing stays reserved.
+  std::vector<SettleStep> steps;
+  int64_t charged = 0;
+  for (int i = 0; i < kThreads; ++i) {
+    if (verdicts[i] != HoldVerdict::kHeld) continue;
+    int64_t total = kAmount - 1000 - i;
+    charged += total;
+    steps.push_back({"e" + std::to_string(i), "org-a", "org-a", total, 0});
+  }
+  for (const auto& c : store.SettleMany(steps)) ASSERT_TRUE(c.ok() && *c);
+  EXPECT_EQ(Spent(), charged);
+  EXPECT_EQ(Reserved(), 0);
+  EXPECT_EQ(Int("tg:res:org-a"), 0);
+  EXPECT_EQ(Int("tg:bal:org-a"), 100 * kAmount - charged);
+}
+
+TEST_F(GrantBudgetTest, ACaptureBelowTheHoldFreesTheRestOfTheCap) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_TRUE(store.LoadBudget(Grant(100), 0).ok());
+  ASSERT_EQ(VerdictOf(store, GrantHoldOf("e1", 60, 100)), HoldVerdict::kHeld);
+  auto refused = store.Hold(GrantHoldOf("e2", 60, 100));
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->verdict, HoldVerdict::kBudgetExceeded);
+  EXPECT_EQ(refused->budget, 0u);
+  EXPECT_EQ(refused->budget_used_micro_usd, 60);
+
+  ASSERT_TRUE(*store.Settle({"e1", "org-a", "org-b", 25, 0}));
+  EXPECT_EQ(Spent(), 25);
+  EXPECT_EQ(Reserved(), 0);
+  EXPECT_EQ(VerdictOf(store, GrantHoldOf("e2", 60, 100)), HoldVerdict::kHeld);  // 85 of 100
+  auto over = store.Hold(GrantHoldOf("e3", 16, 100));
+  ASSERT_TRUE(over.ok());
+  EXPECT_EQ(over->verdict, HoldVerdict::kBudgetExceeded);
+  EXPECT_EQ(over->budget_used_micro_usd, 85);
+  EXPECT_EQ(VerdictOf(store, GrantHoldOf("e3", 15, 100)), HoldVerdict::kHeld);  // exactly 100
+  // A cap raised since (it travels with each call) counts what was spent under the old one.
+  EXPECT_EQ(VerdictOf(store, GrantHoldOf("e4", 20, 120)), HoldVerdict::kHeld);
+  EXPECT_EQ(Reserved(), 95);
+  EXPECT_EQ(Spent(), 25);
+}
+
+TEST_F(GrantBudgetTest, AHoldRefusedByTheCapHoldsNothing) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_TRUE(store.LoadBudget(Grant(50), 45).ok());
+  // In one batch, in order: the grant's call over its cap is refused, one that fits is held, and
+  // a call of the same organization without the grant is not concerned.
+  auto outcomes =
+      store.HoldMany({GrantHoldOf("over", 10, 50), GrantHoldOf("fits", 5, 50), HoldOf("key", 500)});
+  ASSERT_EQ(outcomes.size(), 3u);
+  for (const auto& o : outcomes) ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(outcomes[0]->verdict, HoldVerdict::kBudgetExceeded);
+  EXPECT_EQ(outcomes[1]->verdict, HoldVerdict::kHeld);
+  EXPECT_EQ(outcomes[2]->verdict, HoldVerdict::kHeld);
+  EXPECT_FALSE(store.GetHold("over")->has_value());
+  EXPECT_EQ(Int("tg:res:org-a"), 505);
+  EXPECT_EQ(Int("tg:conc:org-a"), 2);
+  EXPECT_EQ(Reserved(), 5);
+  EXPECT_EQ(Spent(), 45);
+  EXPECT_EQ(store.DueHolds(INT64_MAX, 10)->size(), 2u);
+  // The balance is checked after the cap and refuses for itself: the grant holds nothing then.
+  auto poor = store.Hold(GrantHoldOf("poor", 600, 0));
+  ASSERT_TRUE(poor.ok());
+  EXPECT_EQ(poor->verdict, HoldVerdict::kInsufficientBalance);
+  EXPECT_EQ(Reserved(), 5);
+}
+
+TEST_F(GrantBudgetTest, ReleaseReturnsTheGrantsReservation) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_TRUE(store.LoadBudget(Grant(100), 10).ok());
+  HoldRecord e1 = GrantHoldOf("e1", 40, 100), e2 = GrantHoldOf("e2", 30, 100),
+             e3 = GrantHoldOf("e3", 20, 100);
+  for (const HoldRecord* h : {&e1, &e2, &e3}) ASSERT_EQ(VerdictOf(store, *h), HoldVerdict::kHeld);
+  EXPECT_EQ(Reserved(), 90);
+  // An executor that never got the job, a failed batch undone, a handler that did not run.
+  EXPECT_TRUE(*store.Release("e1", "org-a", ReleaseMode::kDelete));
+  EXPECT_TRUE(*store.ReleaseMany({&e2})[0]);
+  EXPECT_TRUE(store.ReleaseUnrun({{"e3", "org-a", 0}})[0]->released);
+  EXPECT_EQ(Reserved(), 0);
+  EXPECT_EQ(Spent(), 10);
+  // Released once: again changes nothing.
+  EXPECT_FALSE(*store.Release("e1", "org-a", ReleaseMode::kDelete));
+  EXPECT_EQ(Reserved(), 0);
+  EXPECT_EQ(VerdictOf(store, GrantHoldOf("e4", 90, 100)), HoldVerdict::kHeld);
+}
+
+TEST_F(GrantBudgetTest, ALateChargeAfterTheReaperReleasedIsSpentOnce) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_TRUE(store.LoadBudget(Grant(500), 0).ok());
+  ASSERT_EQ(VerdictOf(store, GrantHoldOf("e1", 100, 500)), HoldVerdict::kHeld);
+  EXPECT_TRUE(*store.Release("e1", "org-a", ReleaseMode::kKeepTombstone));
+  EXPECT_EQ(Reserved(), 0);
+  auto tombstone = store.GetHold("e1");
+  ASSERT_TRUE(tombstone.ok() && tombstone->has_value());
+  ASSERT_EQ((*tombstone)->budgets.size(), 1u);
+  EXPECT_EQ((*tombstone)->budgets[0].id, kGrant);
+
+  EXPECT_TRUE(*store.Settle({"e1", "org-a", "org-a", 40, 0}));
+  EXPECT_FALSE(*store.Settle({"e1", "org-a", "org-a", 40, 0}));
+  EXPECT_EQ(Spent(), 40);
+  EXPECT_EQ(Reserved(), 0);  // released already: not taken twice
+  EXPECT_EQ(Int("tg:bal:org-a"), 960);
+}
+
+TEST_F(GrantBudgetTest, AGrantWithoutACapIsCountedAllTheSame) {
+  BalanceStore store = Store();
+  const int64_t big = (int64_t{1} << 53) + 1;
+  ASSERT_TRUE(store.Load("org-a", 4 * big).ok());
+  ASSERT_TRUE(store.LoadBudget(Grant(0), 0).ok());
+  ASSERT_EQ(VerdictOf(store, GrantHoldOf("e1", big, 0)), HoldVerdict::kHeld);
+  ASSERT_EQ(VerdictOf(store, GrantHoldOf("e2", big, 0)), HoldVerdict::kHeld);
+  EXPECT_EQ(BudgetField("reserved"), std::to_string(2 * big));
+  ASSERT_TRUE(*store.Settle({"e1", "org-a", "org-a", big, 0}));
+  ASSERT_TRUE(*store.Settle({"e2", "org-a", "org-a", big - 2, 0}));
+  EXPECT_EQ(BudgetField("spent"), std::to_string(2 * big - 2));
+  EXPECT_EQ(BudgetField("reserved"), "0");
+  // A cap set now counts what the grant spent before it.
+  auto capped = store.Hold(GrantHoldOf("e3", 3, 2 * big));
+  ASSERT_TRUE(capped.ok());
+  EXPECT_EQ(capped->verdict, HoldVerdict::kBudgetExceeded);
+  EXPECT_EQ(capped->budget_used_micro_usd, 2 * big - 2);
+  EXPECT_EQ(VerdictOf(store, GrantHoldOf("e3", 2, 2 * big)), HoldVerdict::kHeld);
+}
+
+TEST_F(GrantBudgetTest, CapsStayExactBeyondDoublePrecision) {
+  BalanceStore store = Store();
+  const int64_t big = (int64_t{1} << 53) + 1;  // not representable as a double
+  ASSERT_TRUE(store.Load("org-a", 4 * big).ok());
+  ASSERT_TRUE(store.LoadBudget(Grant(2 * big), big - 1).ok());
+  // big - 1 spent and big + 1 held reach the cap exactly; one more micro-USD does not fit.
+  ASSERT_EQ(VerdictOf(store, GrantHoldOf("e1", big + 1, 2 * big)), HoldVerdict::kHeld);
+  auto over = store.Hold(GrantHoldOf("e2", 1, 2 * big));
+  ASSERT_TRUE(over.ok());
+  EXPECT_EQ(over->verdict, HoldVerdict::kBudgetExceeded);
+  EXPECT_EQ(over->budget_used_micro_usd, 2 * big);
+  EXPECT_EQ(BudgetField("reserved"), std::to_string(big + 1));
+}
+
+TEST_F(GrantBudgetTest, ABatchCountsEachHoldAgainstWhatTheOnesBeforeItReserved) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_TRUE(store.LoadBudget(Grant(100), 0).ok());
+  std::vector<HoldRecord> holds;
+  for (int i = 0; i < 12; ++i) holds.push_back(GrantHoldOf("e" + std::to_string(i), 9, 100));
+  int held = 0;
+  for (const auto& o : store.HoldMany(holds)) held += o->verdict == HoldVerdict::kHeld;
+  EXPECT_EQ(held, 11);
+  EXPECT_EQ(Reserved(), 99);
+  std::vector<SettleStep> steps;
+  for (int i = 0; i < 11; ++i) steps.push_back({"e" + std::to_string(i), "org-a", "org-a", i, 0});
+  for (const auto& c : store.SettleMany(steps)) ASSERT_TRUE(c.ok() && *c);
+  EXPECT_EQ(Spent(), 55);
+  EXPECT_EQ(Reserved(), 0);
+}
+
+TEST_F(GrantBudgetTest, ABudgetRepairIsACompareAndSet) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.LoadBudget(Grant(0), 10).ok());
+  EXPECT_FALSE(*store.RepairBudget(Grant(0), 11, 99));
+  EXPECT_EQ(Spent(), 10);
+  EXPECT_TRUE(*store.RepairBudget(Grant(0), 10, 99));
+  EXPECT_EQ(Spent(), 99);
+  auto absent =
+      store.ReadBudget(Budget{BudgetKind::kGrant, "0b9d7c1e-8f3a-4e55-9d2a-6c1b2e3f4a5b"});
+  ASSERT_TRUE(absent.ok());
+  EXPECT_FALSE(absent->spent_micro_usd.has_value());
+}
+
 }  // namespace
 }  // namespace toolgate::billing

@@ -1,5 +1,6 @@
 #include "toolgate/billing/billing_service.h"
 
+#include "toolgate/billing/grant_usage.h"
 #include "toolgate/core/subjects.h"
 
 namespace toolgate::billing {
@@ -32,6 +33,8 @@ Status BillingService::Start() {
     s = service_.HandleInline(core::kBillingStageSubject, "billing",
                               [this](bus::Message&& m) { stage_.Handle(std::move(m)); });
   }
+  // On the worker pool: it reads PostgreSQL.
+  if (s.ok()) s = ServeGrantUsage(service_, ledger_);
   if (s.ok()) s = core::ServeHttp(service_, router_);
   if (s.ok()) reaper_.Start();
   if (s.ok()) reconcile_watch_.Start();

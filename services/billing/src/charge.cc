@@ -1,7 +1,9 @@
 #include "toolgate/billing/charge.h"
 
 #include <algorithm>
+#include <cctype>
 
+#include "toolgate/base/crypto.h"
 #include "toolgate/base/json_writer.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/core/runtime_names.h"
@@ -166,6 +168,8 @@ Settlement SettlementFor(const core::Rates& rates, const v1::ExecutionResult& re
   e.egress_json = EgressJson(result);
   e.egress_bytes = result.egress_bytes();
   e.hops_json = HopsJson(job);
+  e.grant_id = GrantIdOf(job.principal());
+  if (!e.grant_id.empty()) e.client_name = SanitizeText(job.principal().client_name());
   if (result.handler_ran()) {
     e.status_code = result.status_code();
     e.charge = ChargeFor(rates, job, result.runtime_ms(), result.cpu_ms());
@@ -174,6 +178,13 @@ Settlement SettlementFor(const core::Rates& rates, const v1::ExecutionResult& re
     e.status_code = result.has_problem() ? result.problem().status() : 502;
   }
   return s;
+}
+
+std::string GrantIdOf(const v1::Principal& principal) {
+  if (!IsUuid(principal.grant_id())) return {};
+  std::string id = principal.grant_id();
+  for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return id;
 }
 
 v1::InvokeReply ReplyFor(const v1::ExecutionResult& result, const Charge& charge) {

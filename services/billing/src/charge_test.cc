@@ -171,6 +171,29 @@ TEST(ChargeTest, SettlementOfARunRecordsTheChargeAndTheExecution) {
   EXPECT_EQ(e.logs, "Traceback ...");
 }
 
+TEST(ChargeTest, SettlementRemembersTheGrantACallWasMadeWith) {
+  v1::InvokeJob job = Job("org-a", "org-b", 5000);
+  Settlement with_key = SettlementFor(kRates, Ran(job, 10));
+  EXPECT_EQ(with_key.execution.grant_id, "");
+  EXPECT_EQ(with_key.execution.client_name, "");
+
+  job.mutable_principal()->set_grant_id("5F0C2B7E-9A41-4D3C-8E2B-1A0F4C3D2E1F");
+  job.mutable_principal()->set_client_name("Claude\xff");
+  Settlement with_grant = SettlementFor(kRates, Ran(job, 10));
+  EXPECT_EQ(with_grant.execution.grant_id, "5f0c2b7e-9a41-4d3c-8e2b-1a0f4c3d2e1f");
+  EXPECT_EQ(with_grant.execution.client_name, "Claude\xEF\xBF\xBD");  // as PostgreSQL takes text
+  // The budget and the ledger key a grant alike; a call refused before running records it too.
+  v1::ExecutionResult timed_out;
+  *timed_out.mutable_job() = job;
+  EXPECT_EQ(SettlementFor(kRates, timed_out).execution.grant_id, with_grant.execution.grant_id);
+
+  // An id that is not a UUID is never written to the uuid column (the hold refuses such calls).
+  job.mutable_principal()->set_grant_id("not-a-grant");
+  Settlement malformed = SettlementFor(kRates, Ran(job, 10));
+  EXPECT_EQ(malformed.execution.grant_id, "");
+  EXPECT_EQ(malformed.execution.client_name, "");
+}
+
 TEST(ChargeTest, SettlementRecordsEgressRequestsWithoutPathsAndTheReplyTheirBytes) {
   v1::InvokeJob job = Job("org-a", "org-b", 5000);
   v1::ExecutionResult r = Ran(job, 1000);

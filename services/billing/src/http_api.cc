@@ -93,6 +93,14 @@ std::string ExecutionJson(const ExecutionItem& item, bool with_logs) {
       .EndObject();
   w.FieldOrNull("trace_id", r.trace_id).Field("created_at", FormatRfc3339(item.created_ms));
   w.Field("egress_bytes", r.egress_bytes);
+  // The connected app (OAuth client) the call was made through; null for an API key or a
+  // session.
+  w.Key("client_name");
+  if (r.grant_id.empty()) {
+    w.Null();
+  } else {
+    w.String(r.client_name);
+  }
   if (with_logs) {
     w.Field("logs", r.logs);
     w.Key("egress").Raw(r.egress_json);

@@ -16,9 +16,23 @@
 namespace toolgate::billing {
 namespace {
 
-// A balance that is not loaded is loaded and the hold tried again; more than one retry means
-// something keeps removing it.
-constexpr int kHoldAttempts = 3;
+// A balance or a budget that is not loaded is loaded and the hold tried again: once for the
+// balance, once per budget, and once more to hold; more means something keeps removing them.
+size_t HoldAttempts(const HoldRecord& hold) {
+  return 2 + hold.budgets.size();
+}
+
+v1::Problem BudgetProblem(const Budget& budget) {
+  switch (budget.kind) {
+    case BudgetKind::kGrant:
+      return core::MakeProblem("grant_cap_exceeded",
+                               "This connected app's spending cap of " +
+                                   FormatUsd(budget.cap_micro_usd) +
+                                   " is used up; raise or remove the cap in Settings → Connected "
+                                   "apps. Nothing was charged.");
+  }
+  return core::MakeProblem("internal_error", "The invocation could not be billed.");
+}
 
 v1::Problem Unavailable() {
   return core::MakeProblem("service_unavailable",
@@ -27,7 +41,25 @@ v1::Problem Unavailable() {
 
 }  // namespace
 
-std::optional<v1::Problem> ProblemFor(const HoldOutcome& outcome, int64_t hold_micro_usd,
+std::string FormatUsd(int64_t micro_usd) {
+  std::string sign = micro_usd < 0 ? "-" : "";
+  // Unsigned, so that the most negative amount has a magnitude too.
+  uint64_t magnitude =
+      micro_usd < 0 ? 0 - static_cast<uint64_t>(micro_usd) : static_cast<uint64_t>(micro_usd);
+  std::string fraction = std::to_string(magnitude % 1'000'000);
+  fraction.insert(0, 6 - fraction.size(), '0');
+  while (fraction.size() > 2 && fraction.back() == '0') fraction.pop_back();
+  return sign + "$" + std::to_string(magnitude / 1'000'000) + "." + fraction;
+}
+
+std::vector<Budget> BudgetsFor(const v1::Principal& principal) {
+  std::string grant = GrantIdOf(principal);
+  if (grant.empty()) return {};
+  return {Budget{BudgetKind::kGrant, std::move(grant),
+                 std::max<int64_t>(0, principal.grant_cap_micro_usd())}};
+}
+
+std::optional<v1::Problem> ProblemFor(const HoldOutcome& outcome, const HoldRecord& hold,
                                       const Limits& limits) {
   v1::Problem p;
   switch (outcome.verdict) {
@@ -35,7 +67,11 @@ std::optional<v1::Problem> ProblemFor(const HoldOutcome& outcome, int64_t hold_m
     case HoldVerdict::kAlreadyHeld:
       return std::nullopt;
     case HoldVerdict::kBalanceNotLoaded:
+    case HoldVerdict::kBudgetNotLoaded:
       return Unavailable();
+    case HoldVerdict::kBudgetExceeded:
+      if (outcome.budget >= hold.budgets.size()) return Unavailable();
+      return BudgetProblem(hold.budgets[outcome.budget]);
     case HoldVerdict::kRateLimited:
       p = core::MakeProblem("rate_limited",
                             "This API key sent more than " +
@@ -64,7 +100,7 @@ std::optional<v1::Problem> ProblemFor(const HoldOutcome& outcome, int64_t hold_m
     case HoldVerdict::kInsufficientBalance:
       return core::MakeProblem(
           "insufficient_balance",
-          "This call needs " + std::to_string(hold_micro_usd) +
+          "This call needs " + std::to_string(hold.amount_micro_usd) +
               " micro-USD available and your organization has " +
               std::to_string(outcome.available_micro_usd) +
               "; nothing was charged. Top up with POST /api/v1/billing/top-ups.");
@@ -103,6 +139,15 @@ void InvokeStage::Handle(bus::Message&& message) {
     out.Send();
     return;
   }
+  // A grant id billing cannot key a budget by would let the call past the grant's cap.
+  if (!job.principal().grant_id().empty() && GrantIdOf(job.principal()).empty()) {
+    log::Error("invoke job with a grant id that is not a UUID").Str("request_id", job.request_id());
+    auto out = stage_.NewOutbox();
+    out.Reject(call->in,
+               core::MakeProblem("internal_error", "The invocation could not be billed."));
+    out.Send();
+    return;
+  }
   call->exec_subject = std::move(*exec_subject);
 
   HoldRecord& hold = call->hold;
@@ -118,6 +163,7 @@ void InvokeStage::Handle(bus::Message&& message) {
   hold.compute_type = std::string(core::ComputeTypeName(job.function().compute_type()));
   hold.created_ms = NowMs();
   hold.expiry_ms = hold.created_ms + job.function().timeout_ms() + config_.hold_grace_ms;
+  hold.budgets = BudgetsFor(job.principal());
 
   // Kept to answer with, should the queue refuse the call (it is stopping).
   const std::string edge_reply = call->in.reply;
@@ -157,9 +203,11 @@ void InvokeStage::HoldBatch(std::vector<CallPtr> batch) {
       out.Reject(batch[i]->in, Unavailable());
       continue;
     }
-    if (outcomes[i]->verdict == HoldVerdict::kBalanceNotLoaded) {
-      // Rare (the organization's first call since Redis lost or never had its balance): the
-      // load reads PostgreSQL, so it runs on the pool rather than stalling this batch's peers.
+    if (outcomes[i]->verdict == HoldVerdict::kBalanceNotLoaded ||
+        outcomes[i]->verdict == HoldVerdict::kBudgetNotLoaded) {
+      // Rare (the organization's first call since Redis lost or never had its balance, a grant's
+      // first call): the load reads PostgreSQL, so it runs on the pool rather than stalling
+      // this batch's peers.
       std::shared_ptr<Call> call = std::move(batch[i]);
       pool_.Submit([this, call] {
         auto alone = stage_.NewOutbox();
@@ -189,7 +237,7 @@ void InvokeStage::Proceed(Call& call, const Result<HoldOutcome>& outcome,
     log::Warn("duplicate invoke job ignored").Str("execution_id", job.execution_id());
     return;
   }
-  if (auto problem = ProblemFor(*outcome, hold.amount_micro_usd, config_.limits)) {
+  if (auto problem = ProblemFor(*outcome, hold, config_.limits)) {
     out.Reject(call.in, std::move(*problem));
     return;
   }
@@ -204,13 +252,17 @@ void InvokeStage::Proceed(Call& call, const Result<HoldOutcome>& outcome,
 }
 
 Result<HoldOutcome> InvokeStage::PlaceHold(const HoldRecord& hold) {
-  for (int attempt = 0;; ++attempt) {
+  for (size_t attempt = 1;; ++attempt) {
     auto outcome = balances_.Hold(hold);
-    if (!outcome.ok() || outcome->verdict != HoldVerdict::kBalanceNotLoaded ||
-        attempt + 1 == kHoldAttempts) {
+    if (!outcome.ok() || attempt == HoldAttempts(hold)) return outcome;
+    Status loaded;
+    if (outcome->verdict == HoldVerdict::kBalanceNotLoaded) {
+      loaded = LoadBalances(balances_, ledger_, {hold.org_id});
+    } else if (outcome->verdict == HoldVerdict::kBudgetNotLoaded) {
+      loaded = LoadBudget(balances_, ledger_, hold.budgets[outcome->budget]);
+    } else {
       return outcome;
     }
-    Status loaded = LoadBalances(balances_, ledger_, {hold.org_id});
     if (!loaded.ok()) return loaded;
   }
 }

@@ -7,23 +7,30 @@ namespace {
 
 const Limits kLimits;
 
+HoldRecord HoldOf(int64_t amount, std::vector<Budget> budgets = {}) {
+  HoldRecord hold;
+  hold.amount_micro_usd = amount;
+  hold.budgets = std::move(budgets);
+  return hold;
+}
+
 TEST(InvokeStageTest, RefusedHoldsBecomeTheContractsProblems) {
   HoldOutcome rate{HoldVerdict::kRateLimited, 2, 0};
-  auto p = ProblemFor(rate, 63, kLimits);
+  auto p = ProblemFor(rate, HoldOf(63), kLimits);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->status(), 429);
   EXPECT_EQ(p->code(), "rate_limited");
   EXPECT_EQ(p->retry_after_s(), 2);
 
   HoldOutcome busy{HoldVerdict::kConcurrencyLimit, 1, 0};
-  p = ProblemFor(busy, 63, kLimits);
+  p = ProblemFor(busy, HoldOf(63), kLimits);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->status(), 429);
   EXPECT_EQ(p->code(), "concurrency_limit");
   EXPECT_EQ(p->retry_after_s(), 1);
 
   HoldOutcome spent{HoldVerdict::kTimeoutBudgetExhausted, 1800, 0};
-  p = ProblemFor(spent, 63, kLimits);
+  p = ProblemFor(spent, HoldOf(63), kLimits);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->status(), 429);
   EXPECT_EQ(p->code(), "timeout_budget_exhausted");
@@ -31,7 +38,7 @@ TEST(InvokeStageTest, RefusedHoldsBecomeTheContractsProblems) {
   EXPECT_NE(p->detail().find("3600 sandbox seconds per hour"), std::string::npos) << p->detail();
 
   HoldOutcome poor{HoldVerdict::kInsufficientBalance, 0, 40};
-  p = ProblemFor(poor, 63, kLimits);
+  p = ProblemFor(poor, HoldOf(63), kLimits);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->status(), 402);
   EXPECT_EQ(p->code(), "insufficient_balance");
@@ -41,8 +48,78 @@ TEST(InvokeStageTest, RefusedHoldsBecomeTheContractsProblems) {
 }
 
 TEST(InvokeStageTest, AcceptedHoldsHaveNoProblem) {
-  EXPECT_FALSE(ProblemFor({HoldVerdict::kHeld, 0, 0}, 63, kLimits));
-  EXPECT_FALSE(ProblemFor({HoldVerdict::kAlreadyHeld, 0, 0}, 63, kLimits));
+  EXPECT_FALSE(ProblemFor({HoldVerdict::kHeld, 0, 0}, HoldOf(63), kLimits));
+  EXPECT_FALSE(ProblemFor({HoldVerdict::kAlreadyHeld, 0, 0}, HoldOf(63), kLimits));
+}
+
+TEST(InvokeStageTest, AGrantsUsedUpCapIsA402ThatNamesTheCap) {
+  const Budget grant{BudgetKind::kGrant, "5f0c2b7e-9a41-4d3c-8e2b-1a0f4c3d2e1f", 2'500'000};
+  HoldOutcome capped;
+  capped.verdict = HoldVerdict::kBudgetExceeded;
+  capped.budget = 0;
+  capped.budget_used_micro_usd = 2'499'990;
+  auto p = ProblemFor(capped, HoldOf(63, {grant}), kLimits);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->status(), 402);
+  EXPECT_EQ(p->code(), "grant_cap_exceeded");
+  EXPECT_EQ(p->retry_after_s(), 0);
+  EXPECT_EQ(p->detail(),
+            "This connected app's spending cap of $2.50 is used up; raise or remove the cap in "
+            "Settings → Connected apps. Nothing was charged.");
+  // A budget the hold does not have is a fault, never a refusal naming some other cap.
+  capped.budget = 1;
+  p = ProblemFor(capped, HoldOf(63, {grant}), kLimits);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->code(), "service_unavailable");
+}
+
+TEST(InvokeStageTest, ABudgetStillNotLoadedIsUnavailable) {
+  HoldOutcome unloaded;
+  unloaded.verdict = HoldVerdict::kBudgetNotLoaded;
+  auto p = ProblemFor(unloaded, HoldOf(63, {Budget{}}), kLimits);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->status(), 503);
+  EXPECT_EQ(p->code(), "service_unavailable");
+}
+
+TEST(InvokeStageTest, DollarsShowCentsAndEveryDigitBelowThem) {
+  EXPECT_EQ(FormatUsd(5'000'000), "$5.00");
+  EXPECT_EQ(FormatUsd(250'000), "$0.25");
+  EXPECT_EQ(FormatUsd(1'000'001), "$1.000001");
+  EXPECT_EQ(FormatUsd(10), "$0.00001");
+  EXPECT_EQ(FormatUsd(0), "$0.00");
+  EXPECT_EQ(FormatUsd(12'345'670'000), "$12345.67");
+  EXPECT_EQ(FormatUsd(-1'500'000), "-$1.50");
+}
+
+TEST(InvokeStageTest, OnlyACallMadeWithAGrantIsCountedAgainstABudget) {
+  v1::Principal key;
+  key.set_org_id("org-a");
+  key.set_key_id("key-1");
+  EXPECT_TRUE(BudgetsFor(key).empty());
+
+  v1::Principal token = key;
+  token.clear_key_id();
+  token.set_grant_id("5F0C2B7E-9A41-4D3C-8E2B-1A0F4C3D2E1F");
+  token.set_grant_cap_micro_usd(5'000'000);
+  auto budgets = BudgetsFor(token);
+  ASSERT_EQ(budgets.size(), 1u);
+  EXPECT_EQ(budgets[0].kind, BudgetKind::kGrant);
+  EXPECT_EQ(budgets[0].id, "5f0c2b7e-9a41-4d3c-8e2b-1a0f4c3d2e1f");  // one key per grant
+  EXPECT_EQ(budgets[0].cap_micro_usd, 5'000'000);
+  EXPECT_EQ(BudgetKey(budgets[0]), "tg:budget:grant:5f0c2b7e-9a41-4d3c-8e2b-1a0f4c3d2e1f");
+
+  // Without a cap the grant is still counted, so that a cap set later counts what it spent.
+  token.set_grant_cap_micro_usd(0);
+  budgets = BudgetsFor(token);
+  ASSERT_EQ(budgets.size(), 1u);
+  EXPECT_EQ(budgets[0].cap_micro_usd, 0);
+  token.set_grant_cap_micro_usd(-5);
+  EXPECT_EQ(BudgetsFor(token)[0].cap_micro_usd, 0);
+
+  // An id that is not a UUID cannot be keyed: no budget (the stage refuses such a call).
+  token.set_grant_id("grant 1");
+  EXPECT_TRUE(BudgetsFor(token).empty());
 }
 
 }  // namespace

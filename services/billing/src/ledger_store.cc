@@ -46,7 +46,10 @@ Page<T> ToPage(std::vector<T> items, int limit, int64_t (*position)(const T&)) {
 constexpr const char* kExecutionColumns =
     "seq, execution_id, org_id, owner_org_id, function_id, version, status_code, runtime_ms, "
     "memory_used_mb, compute_type, compute_micro_usd, function_micro_usd, total_micro_usd, "
-    "trace_id, (extract(epoch FROM created_at) * 1000)::bigint, egress_bytes";
+    "trace_id, (extract(epoch FROM created_at) * 1000)::bigint, egress_bytes, "
+    "coalesce(grant_id::text, ''), coalesce(client_name, '')";
+// The columns Execution() reads after kExecutionColumns.
+constexpr int kLogsColumn = 18;
 
 ExecutionItem ExecutionAt(const pg::Rows& rows, int i) {
   ExecutionItem item;
@@ -67,6 +70,8 @@ ExecutionItem ExecutionAt(const pg::Rows& rows, int i) {
   r.trace_id = rows.Str(i, 13);
   item.created_ms = rows.Int(i, 14);
   r.egress_bytes = rows.Int(i, 15);
+  r.grant_id = rows.Str(i, 16);
+  r.client_name = rows.Str(i, 17);
   return item;
 }
 
@@ -159,6 +164,10 @@ Result<std::vector<std::string>> LedgerStore::RecordSettlements(
     for (const auto* row : rows) c.emplace_back(field(*row));
     return PgArrayLiteral(c);
   };
+  // NULL for a call made without a grant (a grant's client may have given no name: '').
+  auto with_grant = [](const ExecutionRecord& r, const std::string& value) {
+    return r.grant_id.empty() ? std::optional<std::string>() : std::optional<std::string>(value);
+  };
   pg::Params ledger_params = {
       column(entries, [](const LedgerEntry& e) { return e.org_id; }),
       column(entries, [](const LedgerEntry& e) { return std::string(EntryTypeName(e.type)); }),
@@ -189,11 +198,13 @@ Result<std::vector<std::string>> LedgerStore::RecordSettlements(
       column(executions, [](const R& r) { return std::to_string(r.egress_bytes); }),
       column(executions, [](const R& r) { return r.hops_json.empty() ? "[]" : r.hops_json; }),
       PgArrayLiteral(charged),
+      column(executions, [&](const R& r) { return with_grant(r, r.grant_id); }),
+      column(executions, [&](const R& r) { return with_grant(r, r.client_name); }),
   };
 
   // One statement, so one round trip and one implicit transaction: a BEGIN, two INSERTs and a
   // COMMIT cost PostgreSQL four wakeups per batch, which under load was most of its CPU per call.
-  // The ledger's params come first ($1..$8), the executions' after ($9..$26).
+  // The ledger's params come first ($1..$8), the executions' after ($9..$28).
   pg::Params params = std::move(ledger_params);
   params.insert(params.end(), std::make_move_iterator(execution_params.begin()),
                 std::make_move_iterator(execution_params.end()));
@@ -207,11 +218,11 @@ Result<std::vector<std::string>> LedgerStore::RecordSettlements(
       "INSERT INTO billing.executions (execution_id, org_id, owner_org_id, function_id, "
       "version, status_code, runtime_ms, memory_used_mb, compute_type, compute_micro_usd, "
       "function_micro_usd, total_micro_usd, trace_id, logs, egress, egress_bytes, hops, "
-      "charged) "
+      "charged, grant_id, client_name) "
       "SELECT * FROM unnest($9::text[], $10::text[], $11::text[], $12::text[], $13::text[], "
       "$14::integer[], $15::bigint[], $16::bigint[], $17::text[], $18::bigint[], $19::bigint[], "
       "$20::bigint[], $21::text[], $22::text[], $23::text[], $24::bigint[], $25::text[], "
-      "$26::boolean[]) "
+      "$26::boolean[], $27::uuid[], $28::text[]) "
       "ON CONFLICT (execution_id) DO NOTHING RETURNING execution_id",
       params);
   seconds.Observe(static_cast<double>(MonotonicUs() - start_us) / 1e6);
@@ -359,10 +370,55 @@ Result<std::optional<ExecutionItem>> LedgerStore::Execution(const std::string& o
   if (!rows.ok()) return rows.status();
   if (rows->empty()) return std::optional<ExecutionItem>();
   ExecutionItem item = ExecutionAt(*rows, 0);
-  item.record.logs = rows->Str(0, 16);
-  item.record.egress_json = rows->Str(0, 17);
-  item.record.hops_json = rows->Str(0, 18);
+  item.record.logs = rows->Str(0, kLogsColumn);
+  item.record.egress_json = rows->Str(0, kLogsColumn + 1);
+  item.record.hops_json = rows->Str(0, kLogsColumn + 2);
   return std::optional<ExecutionItem>(std::move(item));
+}
+
+Result<int64_t> LedgerStore::BudgetSpent(const Budget& budget) {
+  switch (budget.kind) {
+    case BudgetKind::kGrant: {
+      // From executions_grant alone.
+      auto rows = pool_.Exec(
+          "SELECT coalesce(sum(total_micro_usd), 0)::bigint FROM billing.executions "
+          "WHERE grant_id = $1::uuid AND charged",
+          {budget.id});
+      if (!rows.ok()) return rows.status();
+      return rows->Int(0, 0);
+    }
+  }
+  return Status::Internal("unknown budget kind");
+}
+
+Result<std::vector<std::pair<std::string, int64_t>>> LedgerStore::GrantSpends() {
+  auto rows = pool_.Exec(
+      "SELECT grant_id::text, coalesce(sum(total_micro_usd) FILTER (WHERE charged), 0)::bigint "
+      "FROM billing.executions WHERE grant_id IS NOT NULL GROUP BY grant_id ORDER BY grant_id");
+  if (!rows.ok()) return rows.status();
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (int i = 0; i < rows->size(); ++i) out.emplace_back(rows->Str(i, 0), rows->Int(i, 1));
+  return out;
+}
+
+Result<std::vector<GrantUsageRow>> LedgerStore::GrantUsage(
+    const std::string& org_id, const std::vector<std::string>& grant_ids) {
+  std::vector<GrantUsageRow> out;
+  if (grant_ids.empty()) return out;
+  std::vector<std::optional<std::string>> ids(grant_ids.begin(), grant_ids.end());
+  // One array parameter for every id; executions_grant holds the other columns.
+  auto rows = pool_.Exec(
+      "SELECT grant_id::text, count(*), "
+      "coalesce(sum(total_micro_usd) FILTER (WHERE charged), 0)::bigint, "
+      "(extract(epoch FROM max(created_at)) * 1000)::bigint "
+      "FROM billing.executions WHERE grant_id = ANY($2::uuid[]) AND org_id = $1 "
+      "GROUP BY grant_id ORDER BY grant_id",
+      {org_id, PgArrayLiteral(ids)});
+  if (!rows.ok()) return rows.status();
+  for (int i = 0; i < rows->size(); ++i) {
+    out.push_back({rows->Str(i, 0), rows->Int(i, 1), rows->Int(i, 2), rows->Int(i, 3)});
+  }
+  return out;
 }
 
 }  // namespace toolgate::billing

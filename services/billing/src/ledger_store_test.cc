@@ -62,10 +62,29 @@ TEST(LedgerViewTest, ExecutionShowsLogsAndEgressOnlyWhenAsked) {
       R"({"execution_id":"e1","function_id":"f1","version":"1.0","status_code":200,)"
       R"("runtime_ms":12,"memory_used_mb":9,"compute_type":"CPU","cost":{"compute_micro_usd":1,)"
       R"("function_micro_usd":0,"total_micro_usd":1},"trace_id":null,)"
-      R"("created_at":"2027-01-31T00:00:00Z","egress_bytes":120)";
+      R"("created_at":"2027-01-31T00:00:00Z","egress_bytes":120,"client_name":null)";
   EXPECT_EQ(ExecutionJson(item, false), common + "}");
   EXPECT_EQ(ExecutionJson(item, true),
             common + R"(,"logs":"hello\n","egress":[{"method":"GET","host":"api.x.com"}]})");
+}
+
+TEST(LedgerViewTest, AnExecutionMadeWithAGrantNamesItsClient) {
+  ExecutionItem item;
+  ExecutionRecord& r = item.record;
+  r.execution_id = "e1";
+  r.function_id = "f1";
+  r.version = "1.0";
+  r.compute_type = "CPU";
+  r.grant_id = "5f0c2b7e-9a41-4d3c-8e2b-1a0f4c3d2e1f";
+  r.client_name = "Claude \"desktop\"";
+  item.created_ms = 1'801'353'600'000;
+  std::string json = ExecutionJson(item, false);
+  EXPECT_NE(json.find(R"("client_name":"Claude \"desktop\"")"), std::string::npos) << json;
+  // The grant itself stays billing's: the listing shows the app, not its credential.
+  EXPECT_EQ(json.find(r.grant_id), std::string::npos) << json;
+  // A client that gave no name is still a connected app: "", not null.
+  r.client_name.clear();
+  EXPECT_NE(ExecutionJson(item, true).find(R"("client_name":"")"), std::string::npos);
 }
 
 }  // namespace

@@ -16,13 +16,10 @@ void WriteLine(std::FILE* out, const std::string& json) {
   std::fflush(out);
 }
 
-}  // namespace
-
-Result<ReconcileReport> Reconcile(LedgerStore& ledger, BalanceStore& balances, bool dry_run,
-                                  std::FILE* out) {
+Status ReconcileBalances(LedgerStore& ledger, BalanceStore& balances, bool dry_run, std::FILE* out,
+                         ReconcileReport& report) {
   auto sums = ledger.Sums();
   if (!sums.ok()) return sums.status();
-  ReconcileReport report;
   for (const auto& [org, sum] : *sums) {
     ++report.organizations;
     auto redis = balances.Balance(org);
@@ -42,6 +39,49 @@ Result<ReconcileReport> Reconcile(LedgerStore& ledger, BalanceStore& balances, b
     if (!repaired.ok()) return repaired.status();
     if (*repaired) ++report.repaired;
   }
+  return Status::Ok();
+}
+
+// A budget's spent against its grant's charged executions.
+Status ReconcileBudgets(LedgerStore& ledger, BalanceStore& balances, bool dry_run, std::FILE* out,
+                        ReconcileReport& report) {
+  auto spends = ledger.GrantSpends();
+  if (!spends.ok()) return spends.status();
+  for (const auto& [grant, spent] : *spends) {
+    ++report.budgets;
+    const Budget budget{BudgetKind::kGrant, grant, 0};
+    auto view = balances.ReadBudget(budget);
+    if (!view.ok()) return view.status();
+    if (!view->spent_micro_usd) {
+      ++report.budgets_not_loaded;
+      continue;
+    }
+    const int64_t redis = *view->spent_micro_usd;
+    if (redis == spent) continue;
+    ++report.budget_differences;
+    JsonWriter w;
+    w.BeginObject()
+        .Field("grant_id", grant)
+        .Field("redis", redis)
+        .Field("ledger", spent)
+        .EndObject();
+    WriteLine(out, w.Take());
+    if (dry_run) continue;
+    auto repaired = balances.RepairBudget(budget, redis, spent);
+    if (!repaired.ok()) return repaired.status();
+    if (*repaired) ++report.budgets_repaired;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ReconcileReport> Reconcile(LedgerStore& ledger, BalanceStore& balances, bool dry_run,
+                                  std::FILE* out) {
+  ReconcileReport report;
+  Status s = ReconcileBalances(ledger, balances, dry_run, out, report);
+  if (s.ok()) s = ReconcileBudgets(ledger, balances, dry_run, out, report);
+  if (!s.ok()) return s;
   JsonWriter w;
   w.BeginObject()
       .Field("summary", true)
@@ -49,6 +89,10 @@ Result<ReconcileReport> Reconcile(LedgerStore& ledger, BalanceStore& balances, b
       .Field("differences", report.differences)
       .Field("repaired", report.repaired)
       .Field("not_loaded", report.not_loaded)
+      .Field("budgets", report.budgets)
+      .Field("budget_differences", report.budget_differences)
+      .Field("budgets_repaired", report.budgets_repaired)
+      .Field("budgets_not_loaded", report.budgets_not_loaded)
       .Field("dry_run", dry_run)
       .EndObject();
   WriteLine(out, w.Take());
@@ -89,6 +133,12 @@ Result<ReconcileReport> ReconcileWatch::CheckOnce() {
                  "Organizations whose Redis balance differed from the ledger at the last "
                  "comparison.")
           .With({});
+  static metrics::Gauge& budgets_differing =
+      registry
+          .Gauge("toolgate_billing_reconciliation_budgets_differing",
+                 "Budgets (OAuth grants' spent) that differed from the ledger at the last "
+                 "comparison.")
+          .With({});
   static metrics::Counter& errors =
       registry
           .Counter("toolgate_billing_reconciliation_errors_total",
@@ -101,6 +151,7 @@ Result<ReconcileReport> ReconcileWatch::CheckOnce() {
   }
   difference.Set(static_cast<double>(report->difference_micro_usd));
   differing.Set(static_cast<double>(report->differences));
+  budgets_differing.Set(static_cast<double>(report->budget_differences));
   return report;
 }
 
@@ -111,10 +162,11 @@ void ReconcileWatch::Loop() {
     auto report = CheckOnce();
     if (!report.ok()) {
       log::Warn("balances not compared with the ledger").Str("error", report.status().ToString());
-    } else if (report->differences > 0) {
+    } else if (report->differences > 0 || report->budget_differences > 0) {
       log::Warn("balances differ from the ledger")
           .Int("organizations", report->differences)
-          .Int("difference_micro_usd", report->difference_micro_usd);
+          .Int("difference_micro_usd", report->difference_micro_usd)
+          .Int("budgets", report->budget_differences);
     }
     lock.lock();
     cv_.wait_for(lock, std::chrono::milliseconds(interval_ms_), [this] { return stopping_; });

@@ -24,4 +24,9 @@ namespace toolgate::billing {
 Status LoadBalances(BalanceStore& balances, LedgerStore& ledger,
                     const std::vector<std::string>& org_ids);
 
+// Ensures budget is loaded: its spent set to what the ledger charged it (a grant's: its
+// executions' charges) unless another replica loaded it first. Thread-safe; Unavailable when
+// Redis or PostgreSQL cannot be reached.
+Status LoadBudget(BalanceStore& balances, LedgerStore& ledger, const Budget& budget);
+
 }  // namespace toolgate::billing

@@ -19,6 +19,11 @@
 //                         secrets.
 //   tg:holds              sorted set of held executions by expiry (ms), for the reaper
 //   tg:credited:<ledger>  marks a top-up credited to tg:bal, so a retried credit applies once
+//   tg:budget:grant:<id>  the budget of an OAuth grant (hash: reserved, spent, in micro-USD):
+//                         held by its calls in flight, and charged to it; present (loaded) once
+//                         spent is, which then equals the ledger's charges of the grant's
+//                         executions. Holds list their budgets' keys (field budgets of
+//                         tg:hold), so captures and releases move what the hold reserved.
 //
 // Thread-safe (redis::Client is). Every method returns Unavailable when Redis cannot be reached.
 #pragma once
@@ -34,6 +39,28 @@
 #include "toolgate/redis/redis.h"
 
 namespace toolgate::billing {
+
+// A budget of its own, beside the organization's balance, that a hold is counted against:
+// reserved + spent + amount <= cap, in the same atomic step as the balance. Only OAuth grants
+// have one today; a budget's spent is the sum of its charges, which the ledger can rebuild.
+enum class BudgetKind { kGrant };
+
+struct Budget {
+  BudgetKind kind = BudgetKind::kGrant;
+  std::string id;  // the grant's id, a lower-case UUID
+  // What reserved + spent may reach; 0: counted, not capped (a cap set later then counts what
+  // was spent before it).
+  int64_t cap_micro_usd = 0;
+};
+
+// tg:budget:grant:<id>.
+std::string BudgetKey(const Budget& budget);
+
+// A budget as Redis has it; spent is nullopt until the budget is loaded.
+struct BudgetView {
+  std::optional<int64_t> spent_micro_usd;
+  int64_t reserved_micro_usd = 0;
+};
 
 // What tg:hold:<execution_id> records: enough for any replica to release the hold and answer
 // the edge without the job.
@@ -52,6 +79,9 @@ struct HoldRecord {
   int64_t created_ms = 0;
   int64_t expiry_ms = 0;  // when the reaper may settle or release it
   bool released = false;  // a tombstone left by ReleaseMode::kKeepTombstone
+  // The budgets the hold is counted against, each at most once. GetHold returns them without
+  // their caps, which only the hold itself compares.
+  std::vector<Budget> budgets;
 };
 
 enum class HoldVerdict {
@@ -62,6 +92,8 @@ enum class HoldVerdict {
   kConcurrencyLimit,
   kTimeoutBudgetExhausted,  // the organization's allowance of uncharged timeouts is spent
   kInsufficientBalance,     // nothing held
+  kBudgetNotLoaded,         // budgets[budget]'s spent is absent: LoadBudget and try again
+  kBudgetExceeded,          // budgets[budget] cannot take the amount under its cap: nothing held
 };
 
 struct HoldOutcome {
@@ -69,7 +101,9 @@ struct HoldOutcome {
   // kRateLimited, kConcurrencyLimit and kTimeoutBudgetExhausted (for the last, the seconds until
   // the allowance has refilled past what was spent beyond it).
   int64_t retry_after_s = 0;
-  int64_t available_micro_usd = 0;  // kInsufficientBalance
+  int64_t available_micro_usd = 0;    // kInsufficientBalance
+  size_t budget = 0;                  // kBudgetNotLoaded, kBudgetExceeded: its index in budgets
+  int64_t budget_used_micro_usd = 0;  // kBudgetExceeded: reserved + spent
 };
 
 // The capture of one execution's charge.
@@ -118,8 +152,9 @@ class BalanceStore {
   BalanceStore(redis::Client& redis, Limits limits);
 
   // One atomic step, in the contract's order: per-key rate, per-org concurrency, the org's
-  // allowance of uncharged timeouts, then available = balance - reserved >= amount. Held: reserved
-  // += amount, in flight += 1, and the hold is recorded.
+  // allowance of uncharged timeouts, each budget's cap, then available = balance - reserved >=
+  // amount. Held: reserved += amount, in flight += 1, each budget's reserved += amount, and the
+  // hold is recorded.
   Result<HoldOutcome> Hold(const HoldRecord& hold);
   // Hold for many holds in one script and one round trip, applied in order; one Result each.
   // Should the script fail part way (Redis stopped, a key of the wrong type), every Result is
@@ -129,7 +164,9 @@ class BalanceStore {
   std::vector<Result<HoldOutcome>> HoldMany(const std::vector<HoldRecord>& holds);
 
   // Captures a charge: balance -= total, the hold's amount leaves reserved, in flight -= 1, the
-  // owner's balance += revenue, and the hold is deleted. On a tombstone only the balances move.
+  // owner's balance += revenue, in each of the hold's budgets the amount leaves reserved and
+  // total joins spent, and the hold is deleted. On a tombstone only the balances and the
+  // budgets' spent move.
   // Idempotent: returns false, changing nothing, when the hold is gone (already settled).
   Result<bool> Settle(const SettleStep& step);
   // Settle for many steps in one script and one round trip; one Result each (a failure part way
@@ -138,8 +175,9 @@ class BalanceStore {
   std::vector<Result<bool>> SettleMany(const std::vector<SettleStep>& steps,
                                        const std::function<void()>& written = {});
 
-  // Returns the hold's amount to the available balance and ends it as an execution in flight.
-  // Returns false, changing nothing, when it was already released or settled.
+  // Returns the hold's amount to the available balance and to its budgets, and ends it as an
+  // execution in flight. Returns false, changing nothing, when it was already released or
+  // settled.
   Result<bool> Release(const std::string& execution_id, const std::string& org_id,
                        ReleaseMode mode);
   // Release (kDelete) of many holds, given as HoldRecords, in one script; one Result each.
@@ -169,6 +207,15 @@ class BalanceStore {
   // since it was read alone (returns false then).
   Result<std::optional<int64_t>> Balance(const std::string& org_id);
   Result<bool> Repair(const std::string& org_id, int64_t expected, int64_t value);
+
+  // Sets a budget's spent to ledger_spent unless the budget is loaded already; true when it was
+  // set. As with balances, a budget is loaded before any hold counts against it and never
+  // unloaded, so no capture can fall between the ledger's sum and this.
+  Result<bool> LoadBudget(const Budget& budget, int64_t ledger_spent);
+  Result<BudgetView> ReadBudget(const Budget& budget);
+  // For reconcile: sets a loaded budget's spent to value unless it is no longer expected (it
+  // moved since it was read: returns false then, changing nothing).
+  Result<bool> RepairBudget(const Budget& budget, int64_t expected, int64_t value);
 
  private:
   struct ReleaseItem {

@@ -3,6 +3,7 @@
 //   tg.invoke.billing       (queue "billing")       InvokeStage: hold, forward to the executors
 //   tg.billing.settle.*     (queue "billing")       Settler: results, group commit, capture
 //   tg.billing.settle.*     (plain, this replica)   Settler: no-responders notices of its jobs
+//   tg.billing.grant_usage  (queue "billing")       what OAuth grants spent (grant_usage.h)
 //   tg.billing.http         (queue "billing-http")  HttpApi
 // plus the hold reaper and the background retry of Redis captures.
 #pragma once

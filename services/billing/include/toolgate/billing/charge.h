@@ -77,6 +77,10 @@ struct ExecutionRecord {
   // The chain's hops as a JSON array [{name, start_unix_us, duration_us}] (HopsJson); read only
   // with one execution, empty in lists.
   std::string hops_json;
+  // The OAuth grant the call was made with (GrantIdOf) and its client's name; both empty for a
+  // call made with an API key or a session.
+  std::string grant_id;
+  std::string client_name;
 };
 
 // The JSON array ExecutionRecord::egress_json holds for result's egress requests.
@@ -95,6 +99,11 @@ std::vector<LedgerEntry> LedgerEntriesFor(const v1::InvokeJob& job, const Charge
 Settlement SettlementFor(const core::Rates& rates, const v1::ExecutionResult& result);
 // job.hops as the JSON array an execution record keeps.
 std::string HopsJson(const v1::InvokeJob& job);
+
+// The OAuth grant of a principal as billing keys it (its budget, its executions): the grant id
+// in lower case; empty when the call was not made with a grant, or when the id is not a UUID
+// (the hold refuses such a call, so it never runs).
+std::string GrantIdOf(const v1::Principal& principal);
 
 // The edge's answer to a settled result: the handler's result with its summary and cost, or
 // the executor's problem (408, 502) when the handler did not run.

@@ -2,7 +2,8 @@
 //   GET  /billing/balance      {balance_micro_usd, reserved_micro_usd, available_micro_usd}
 //   POST /billing/top-ups      201 {top_up_id, amount_micro_usd, balance_micro_usd}
 //   GET  /billing/ledger       {items, next_cursor}, newest first
-//   GET  /executions           the caller organization's executions, newest first
+//   GET  /executions           the caller organization's executions, newest first, each with
+//                              the client_name of the connected app that made it (or null)
 //   GET  /executions/{id}      one of them; logs only for the function's owner
 // Thread-safe.
 #pragma once

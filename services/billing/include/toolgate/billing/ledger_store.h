@@ -40,6 +40,14 @@ struct Page {
   std::optional<int64_t> next_before;
 };
 
+// What one OAuth grant's executions amount to (GET /oauth/grants shows it through auth).
+struct GrantUsageRow {
+  std::string grant_id;
+  int64_t calls = 0;            // executions recorded with the grant
+  int64_t spent_micro_usd = 0;  // what the charged ones cost (compute and fees)
+  int64_t last_used_ms = 0;     // the latest one's creation time
+};
+
 struct TopUpOutcome {
   int64_t ledger_id = 0;
   int64_t amount_micro_usd = 0;
@@ -86,6 +94,17 @@ class LedgerStore {
   // One execution with its logs; nullopt when no such execution was made by org_id.
   Result<std::optional<ExecutionItem>> Execution(const std::string& org_id,
                                                  const std::string& execution_id);
+
+  // What the ledger charged to budget (a grant's: its charged executions): the spent a budget is
+  // loaded with and reconciled to.
+  Result<int64_t> BudgetSpent(const Budget& budget);
+  // Every grant with executions and what they were charged, ordered by grant id (for
+  // reconcile).
+  Result<std::vector<std::pair<std::string, int64_t>>> GrantSpends();
+  // The usage of each of grant_ids (lower-case UUIDs) that has executions made by org_id,
+  // ordered by grant id; a grant without any is left out.
+  Result<std::vector<GrantUsageRow>> GrantUsage(const std::string& org_id,
+                                                const std::vector<std::string>& grant_ids);
 
  private:
   pg::Pool& pool_;
