@@ -175,22 +175,22 @@ std::optional<std::string> CheckRedirectUri(std::string_view uri) {
     }
     return "must use https, or http only to a loopback address (127.0.0.1, [::1], localhost)";
   }
-  for (std::string_view banned : {"javascript", "data", "file", "blob", "vbscript", "about"}) {
+  for (std::string_view banned :
+       {"javascript", "data", "file", "blob", "vbscript", "about", "ftp", "ws", "wss", "filesystem"}) {
     if (scheme == banned) return "must not use the " + std::string(banned) + ": scheme";
   }
-  // A native app's private-use scheme: a reversed domain name (RFC 8252 §7.1).
-  if (scheme.find('.') == std::string::npos) {
-    return "must use https, http to a loopback address, or a private-use scheme in reverse "
-           "domain order (com.example.app:/callback)";
-  }
+  // A native app's private-use scheme (RFC 8252 §7.1): a reversed domain name is recommended,
+  // but clients in use register short ones ("cursor://..."), and only the app that claims the
+  // scheme on the user's machine receives the redirect.
   return std::nullopt;
 }
 
 std::string RedirectHost(std::string_view uri) {
   auto parts = SplitUri(uri);
   if (!parts) return "";
-  if (!parts->host.empty()) return parts->host;
-  return parts->scheme;
+  if (parts->scheme == "http" || parts->scheme == "https") return parts->host;
+  // A native app: the scheme is what names it ("cursor://anysphere.cursor-retrieval").
+  return parts->scheme + ":" + (parts->host.empty() ? "" : "//" + parts->host);
 }
 
 std::string WithQuery(std::string_view uri,

@@ -43,11 +43,16 @@ TEST(OAuthRedirectUriTest, AcceptsHttpsLoopbackAndPrivateUseSchemes) {
   EXPECT_TRUE(CheckRedirectUri("https://user@example.com/cb"));
   EXPECT_TRUE(CheckRedirectUri("javascript:alert(1)"));
   EXPECT_TRUE(CheckRedirectUri("data:text/html,hi"));
-  EXPECT_TRUE(CheckRedirectUri("myapp://cb"));
+  EXPECT_FALSE(CheckRedirectUri("cursor://anysphere.cursor-retrieval/oauth/user-toolgate/callback"));
+  EXPECT_TRUE(CheckRedirectUri("file:///etc/passwd"));
+  EXPECT_TRUE(CheckRedirectUri("JavaScript:alert(1)"));
   EXPECT_TRUE(CheckRedirectUri("https://example.com/a b"));
   EXPECT_TRUE(CheckRedirectUri(""));
   EXPECT_EQ(RedirectHost("https://Claude.AI/api/cb"), "claude.ai");
   EXPECT_EQ(RedirectHost("http://127.0.0.1:3000/cb"), "127.0.0.1");
+  EXPECT_EQ(RedirectHost("cursor://anysphere.cursor-retrieval/oauth/cb"),
+            "cursor://anysphere.cursor-retrieval");
+  EXPECT_EQ(RedirectHost("com.example.app:/cb"), "com.example.app:");
 }
 
 TEST(OAuthRedirectUriTest, AppendsToAnExistingQuery) {

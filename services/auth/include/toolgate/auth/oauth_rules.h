@@ -45,11 +45,13 @@ bool VerifyPkceS256(std::string_view code_verifier, std::string_view code_challe
 bool IsS256Challenge(std::string_view code_challenge);
 
 // A redirect URI a client may register: an https URL; an http URL whose host is a loopback
-// literal (127.0.0.1, [::1]) or "localhost" (RFC 8252 §7.3); or a private-use scheme with a dot in
-// it ("com.example.app:/cb", RFC 8252 §7.1). Never a fragment, userinfo, or javascript:, data:,
-// file:, blob:. nullopt when acceptable, else why not (for the client).
+// literal (127.0.0.1, [::1]) or "localhost" (RFC 8252 §7.3); or a native app's private-use scheme
+// ("com.example.app:/cb", "cursor://...", RFC 8252 §7.1). Never a fragment, userinfo, or
+// javascript:, data:, file:, blob: and the like. nullopt when acceptable, else why not (for the
+// client).
 std::optional<std::string> CheckRedirectUri(std::string_view uri);
-// The host of an http(s) redirect URI ("claude.ai"); the scheme for a private-use one.
+// The host of an http(s) redirect URI ("claude.ai"); for a private-use one its scheme and host
+// ("cursor://anysphere.cursor-retrieval").
 std::string RedirectHost(std::string_view uri);
 // uri with the parameters appended to its query, in order (RFC 6749 §4.1.2: the query of a
 // registered redirect URI is kept).
