@@ -89,14 +89,14 @@ int main(int argc, char** argv) {
       }
     }
   }
-  auth::OAuthApi oauth(oauth_store, metadata, directory, *bus,
+  auth::OAuthApi oauth(oauth_store, metadata, directory, throttle, *bus,
                        auth::OAuthOptions{.public_url = flags.Get("public-url")});
   core::Router router;
   http.Register(router);
   oauth.Register(router);
   auth::Authenticator authenticator(directory, accounts, usage);
   // Declared after everything it uses, so it stops (and writes the last batch) first.
-  auth::Housekeeper housekeeper(keys, accounts, cache, usage, throttle);
+  auth::Housekeeper housekeeper(keys, accounts, cache, usage, throttle, oauth_store);
 
   for (Status s : {directory.ListenForRevocations(), authenticator.Serve(service),
                    core::ServeHttp(service, router)}) {

@@ -452,9 +452,10 @@ void EdgeServer::OnRequest(const Http::Request& request, Http::ResponseWriter wr
         HttpAnswer a;
         a.content_type = file->content_type;
         a.body = file->body;
-        // The pages load nothing from elsewhere, and are never framed by another site.
+        // The pages load nothing from elsewhere but images over https (an OAuth client's logo on
+        // the consent page, shown without a referrer), and are never framed by another site.
         a.headers.emplace_back("Content-Security-Policy",
-                               "default-src 'self'; img-src 'self' data:; "
+                               "default-src 'self'; img-src 'self' data: https:; "
                                "frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
         a.headers.emplace_back("X-Content-Type-Options", "nosniff");
         a.headers.emplace_back("Cache-Control", "no-cache");

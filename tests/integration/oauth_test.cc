@@ -3,6 +3,7 @@
 // tokens, refresh rotation, revocation), and every hostile case we know: each refusal below
 // reproduces an attack.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -17,9 +18,27 @@
 namespace toolgate::testing {
 namespace {
 
-const auto* const kEnv = ::testing::AddGlobalTestEnvironment(new SharedSystem());
-
 constexpr const char* kRedirect = "http://127.0.0.1:9/callback";
+constexpr const char* kPreRegisteredId = "acme-cli";
+constexpr const char* kPreRegisteredSecret = "tgs_preregistered-test-secret";
+
+// The operator's file of pre-registered clients (docs/oauth.md), written before the system
+// starts: one confidential client whose secret's SHA-256 it lists.
+std::string PreRegisteredClientsEnv() {
+  const std::string path = std::filesystem::temp_directory_path() /
+                           ("toolgate-oauth-clients-" + std::to_string(getpid()) + ".json");
+  std::ofstream(path) << R"({"clients": [{"client_id": ")" << kPreRegisteredId
+                      << R"(", "client_name": "Acme CLI", "redirect_uris": [")" << kRedirect
+                      << R"("], "grant_types": ["authorization_code"],)"
+                      << R"( "token_endpoint_auth_method": "client_secret_basic",)"
+                      << R"( "client_secret_sha256": ")"
+                      << "89db13059be9316333536dc20d61ae45f3d55cf5e2fc5398718d5d1655ab1cb7"
+                      << R"("}]})";
+  return "TOOLGATE_OAUTH_CLIENTS_FILE=" + path;
+}
+
+const auto* const kEnv =
+    ::testing::AddGlobalTestEnvironment(new SharedSystem({}, {PreRegisteredClientsEnv()}));
 // The revocation bound every edge must meet (docs/oauth.md).
 constexpr int kRevocationBoundMs = 5000;
 
@@ -137,15 +156,20 @@ class OAuthTest : public ::testing::Test {
     return r.ok() ? StringField(r->body, "redirect_to") : "";
   }
 
+  // basic: "id:secret" for a confidential client's Basic credentials; empty: a public client.
   static http::HttpResponse Exchange(const std::string& client_id, const std::string& code,
-                                     const std::string& verifier) {
-    return Do("POST", "/oauth/token",
-              Form({{"grant_type", "authorization_code"},
-                    {"code", code},
-                    {"redirect_uri", kRedirect},
-                    {"code_verifier", verifier},
-                    {"client_id", client_id}}),
-              {{"Content-Type", "application/x-www-form-urlencoded"}});
+                                     const std::string& verifier, const std::string& basic = "") {
+    std::vector<std::pair<std::string, std::string>> form = {{"grant_type", "authorization_code"},
+                                                             {"code", code},
+                                                             {"redirect_uri", kRedirect},
+                                                             {"code_verifier", verifier}};
+    http::HeaderList headers = {{"Content-Type", "application/x-www-form-urlencoded"}};
+    if (basic.empty()) {
+      form.emplace_back("client_id", client_id);
+    } else {
+      headers.emplace_back("Authorization", "Basic " + Base64Encode(basic));
+    }
+    return Do("POST", "/oauth/token", Form(form), headers);
   }
 
   static http::HttpResponse RefreshWith(const std::string& client_id, const std::string& token) {
@@ -494,6 +518,47 @@ TEST_F(OAuthTest, ACappedGrantStopsAtItsCap) {
   EXPECT_EQ(McpHttp(FunctionPath(function_), owner_key_).Initialize("2025-11-25").status, 200);
 }
 
+TEST_F(OAuthTest, ConfidentialClientsMustAuthenticateWithTheirSecret) {
+  auto registered = Do("POST", "/oauth/register",
+                       std::string(R"({"client_name":"Server App","redirect_uris":[")") +
+                           kRedirect + R"("],"token_endpoint_auth_method":"client_secret_basic"})");
+  ASSERT_EQ(registered.status, 201) << registered.body;
+  const std::string id = StringField(registered.body, "client_id");
+  const std::string secret = StringField(registered.body, "client_secret");
+  ASSERT_EQ(secret.rfind("tgs_", 0), 0u) << registered.body;
+  // Registered without the refresh_token grant: no refresh token.
+  auto code_for = [&] {
+    Pkce pkce;
+    std::string to = Approve(*owner_, RequestIdOf(Authorize(id, pkce, Resource("/mcp"))));
+    return std::make_pair(QueryOf(to, "code"), pkce.verifier);
+  };
+  auto [code, verifier] = code_for();
+  for (const std::string& wrong : {std::string(), id + ":tgs_wrong"}) {
+    auto refused = Exchange(id, code, verifier, wrong);
+    EXPECT_EQ(refused.status, 401) << wrong << refused.body;
+    EXPECT_EQ(StringField(refused.body, "error"), "invalid_client");
+  }
+  // A refused client never reached the code: it is still good for the client itself.
+  auto granted = Exchange(id, code, verifier, id + ":" + secret);
+  ASSERT_EQ(granted.status, 200) << granted.body;
+  EXPECT_EQ(StringField(granted.body, "refresh_token"), "");
+  EXPECT_EQ(InitializeWith("/mcp", StringField(granted.body, "access_token")), 200);
+}
+
+TEST_F(OAuthTest, TheOperatorsPreRegisteredClientSignsIn) {
+  Pkce pkce;
+  std::string request_id = RequestIdOf(Authorize(kPreRegisteredId, pkce, Resource("/mcp")));
+  auto shown = owner_->session().Get("/api/v1/oauth/requests/" + request_id);
+  ASSERT_TRUE(shown.ok());
+  EXPECT_NE(shown->body.find("\"kind\":\"pre_registered\""), std::string::npos) << shown->body;
+  EXPECT_NE(shown->body.find("Acme CLI"), std::string::npos);
+  std::string to = Approve(*owner_, request_id);
+  auto granted = Exchange(kPreRegisteredId, QueryOf(to, "code"), pkce.verifier,
+                          std::string(kPreRegisteredId) + ":" + kPreRegisteredSecret);
+  ASSERT_EQ(granted.status, 200) << granted.body;
+  EXPECT_EQ(InitializeWith("/mcp", StringField(granted.body, "access_token")), 200);
+}
+
 TEST_F(OAuthTest, CodesAndTokensNeverReachALog) {
   std::string client_id = RegisterPublicClient();
   Pkce pkce;
@@ -517,6 +582,23 @@ TEST_F(OAuthTest, CodesAndTokensNeverReachALog) {
       EXPECT_EQ(text.str().find(*secret), std::string::npos) << entry.path();
     }
   }
+}
+
+// Last in the suite: it leaves this address locked out of registration for a while.
+TEST_F(OAuthTest, MassRegistrationFromOneAddressIsThrottled) {
+  // The threshold is the sign-up one (50 an hour per address); this suite has used some already.
+  int registered = 0;
+  http::HttpResponse last;
+  for (int i = 0; i < 60; ++i) {
+    last = Do("POST", "/oauth/register",
+              std::string(R"({"redirect_uris":[")") + kRedirect +
+                  R"("],"token_endpoint_auth_method":"none"})");
+    if (last.status != 201) break;
+    ++registered;
+  }
+  EXPECT_EQ(last.status, 429) << "after " << registered << " registrations: " << last.body;
+  EXPECT_EQ(Code(last), "rate_limited");
+  EXPECT_NE(last.Header("retry-after"), "");
 }
 
 }  // namespace

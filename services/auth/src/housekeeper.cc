@@ -15,12 +15,13 @@ constexpr int64_t kPurgeIntervalUs = 3600LL * 1000 * 1000;
 }  // namespace
 
 Housekeeper::Housekeeper(KeyStore& keys, AccountStore& accounts, KeyCache& cache,
-                         core::UsageBatcher& usage, SignInThrottle& throttle)
+                         core::UsageBatcher& usage, SignInThrottle& throttle, OAuthStore& oauth)
     : keys_(keys),
       accounts_(accounts),
       cache_(cache),
       usage_(usage),
       throttle_(throttle),
+      oauth_(oauth),
       thread_([this] { Loop(); }) {}
 
 Housekeeper::~Housekeeper() {
@@ -51,6 +52,9 @@ void Housekeeper::Loop() {
       }
       if (Status s = throttle_.Prune(); !s.ok()) {
         log::Warn("sign-in throttle not pruned").Str("error", s.ToString());
+      }
+      if (auto gone = oauth_.PurgeExpired(); !gone.ok()) {
+        log::Warn("expired OAuth rows not purged").Str("error", gone.status().ToString());
       }
       last_purge_us = now_us;
     }

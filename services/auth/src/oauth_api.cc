@@ -644,6 +644,23 @@ v1::HttpResponse OAuthApi::Revoke(const core::Request& request) {
 }
 
 v1::HttpResponse OAuthApi::RegisterClient(const core::Request& request) {
+  // Registration is open (MCP clients register themselves), so it is throttled per address
+  // like sign-ups: nobody fills the client table by the million.
+  auto client_address = request.http.headers().find(std::string(core::kClientAddressHeader));
+  const std::string address =
+      client_address == request.http.headers().end() ? "unknown" : client_address->second;
+  auto locked = throttle_.LockedFor({SignInThrottle::RegistrationSubject(address)});
+  if (!locked.ok()) return core::Unavailable(locked.status());
+  if (*locked > 0) {
+    throttle_.CountRefusal();
+    v1::Problem problem =
+        core::MakeProblem("rate_limited",
+                          "Too many client registrations from this address; wait for the time in "
+                          "Retry-After.");
+    problem.set_retry_after_s(static_cast<int32_t>(RetryAfterSeconds(*locked)));
+    return core::ProblemResponse(std::move(problem));
+  }
+  if (Status s = throttle_.RecordRegistration(address); !s.ok()) return core::Unavailable(s);
   auto doc = ParseJson(request.http.body());
   simdjson::dom::object body;
   if (!doc.ok() || doc->root.get_object().get(body)) {

@@ -175,8 +175,8 @@ std::optional<std::string> CheckRedirectUri(std::string_view uri) {
     }
     return "must use https, or http only to a loopback address (127.0.0.1, [::1], localhost)";
   }
-  for (std::string_view banned :
-       {"javascript", "data", "file", "blob", "vbscript", "about", "ftp", "ws", "wss", "filesystem"}) {
+  for (std::string_view banned : {"javascript", "data", "file", "blob", "vbscript", "about", "ftp",
+                                  "ws", "wss", "filesystem"}) {
     if (scheme == banned) return "must not use the " + std::string(banned) + ": scheme";
   }
   // A native app's private-use scheme (RFC 8252 §7.1): a reversed domain name is recommended,

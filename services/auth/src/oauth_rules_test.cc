@@ -43,7 +43,8 @@ TEST(OAuthRedirectUriTest, AcceptsHttpsLoopbackAndPrivateUseSchemes) {
   EXPECT_TRUE(CheckRedirectUri("https://user@example.com/cb"));
   EXPECT_TRUE(CheckRedirectUri("javascript:alert(1)"));
   EXPECT_TRUE(CheckRedirectUri("data:text/html,hi"));
-  EXPECT_FALSE(CheckRedirectUri("cursor://anysphere.cursor-retrieval/oauth/user-toolgate/callback"));
+  EXPECT_FALSE(
+      CheckRedirectUri("cursor://anysphere.cursor-retrieval/oauth/user-toolgate/callback"));
   EXPECT_TRUE(CheckRedirectUri("file:///etc/passwd"));
   EXPECT_TRUE(CheckRedirectUri("JavaScript:alert(1)"));
   EXPECT_TRUE(CheckRedirectUri("https://example.com/a b"));

@@ -33,6 +33,10 @@ std::string SignInThrottle::SignupSubject(std::string_view address) {
   return "signup:" + std::string(address);
 }
 
+std::string SignInThrottle::RegistrationSubject(std::string_view address) {
+  return "register:" + std::string(address);
+}
+
 Result<int64_t> SignInThrottle::LockedFor(const std::vector<std::string>& subjects) {
   int64_t longest = 0;
   for (const auto& subject : subjects) {
@@ -88,6 +92,10 @@ Status SignInThrottle::RecordLoginFailure(std::string_view email, std::string_vi
 
 Status SignInThrottle::RecordSignup(std::string_view client) {
   return Count(SignupSubject(client), policy_.client_signups).status();
+}
+
+Status SignInThrottle::RecordRegistration(std::string_view client) {
+  return Count(RegistrationSubject(client), policy_.client_signups).status();
 }
 
 Status SignInThrottle::ClearAccount(std::string_view email) {

@@ -3,7 +3,8 @@
 // Every second it writes the core::UsageBatcher's key uses to api_keys.last_used_at in one
 // statement (so each key's row is written at most once a second, and never on the invoke path); a
 // batch that fails is kept for the next second. Every minute it prunes stale KeyCache entries;
-// every hour it deletes expired sessions and sign-in throttle rows that no longer count.
+// every hour it deletes expired sessions, sign-in throttle rows that no longer count, and OAuth
+// requests, codes and tokens a day past their expiry.
 //
 // Everything passed to the constructor must outlive the Housekeeper.
 #pragma once
@@ -15,6 +16,7 @@
 #include "toolgate/auth/account_store.h"
 #include "toolgate/auth/key_cache.h"
 #include "toolgate/auth/key_store.h"
+#include "toolgate/auth/oauth_store.h"
 #include "toolgate/auth/sign_in_throttle.h"
 #include "toolgate/core/usage_batcher.h"
 
@@ -24,7 +26,7 @@ class Housekeeper {
  public:
   // Starts the thread.
   Housekeeper(KeyStore& keys, AccountStore& accounts, KeyCache& cache, core::UsageBatcher& usage,
-              SignInThrottle& throttle);
+              SignInThrottle& throttle, OAuthStore& oauth);
   // Stops the thread and writes the uses recorded since the last batch.
   ~Housekeeper();
   Housekeeper(const Housekeeper&) = delete;
@@ -39,6 +41,7 @@ class Housekeeper {
   KeyCache& cache_;
   core::UsageBatcher& usage_;
   SignInThrottle& throttle_;
+  OAuthStore& oauth_;
   std::mutex mu_;
   std::condition_variable stop_cv_;  // guarded by mu_: stopping_ was set
   bool stopping_ = false;            // guarded by mu_

@@ -1,9 +1,9 @@
 // KeyDirectory: where auth finds API key records, and how a revocation reaches every replica.
 //
 // Reads go to the KeyCache first and to PostgreSQL on a miss; Cached() never blocks. The edges
-// keep their own cache of the answers (tg.auth.key_lookup) and hear the same revocations. A revocation is applied to the
-// local cache at once and broadcast on tg.events.key_revoked, which every replica (this one
-// included) listens to without a queue group.
+// keep their own cache of the answers (tg.auth.key_lookup) and hear the same revocations. A
+// revocation is applied to the local cache at once and broadcast on tg.events.key_revoked, which
+// every replica (this one included) listens to without a queue group.
 //
 // Thread-safe. store, cache and bus must outlive the directory.
 #pragma once

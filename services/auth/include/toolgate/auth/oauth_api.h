@@ -28,6 +28,7 @@
 #include "toolgate/auth/client_metadata.h"
 #include "toolgate/auth/key_directory.h"
 #include "toolgate/auth/oauth_store.h"
+#include "toolgate/auth/sign_in_throttle.h"
 #include "toolgate/bus/bus.h"
 #include "toolgate/core/http.h"
 
@@ -43,10 +44,11 @@ struct OAuthOptions {
 class OAuthApi {
  public:
   OAuthApi(OAuthStore& store, ClientMetadataFetcher& metadata, KeyDirectory& directory,
-           bus::Bus& bus, OAuthOptions options)
+           SignInThrottle& throttle, bus::Bus& bus, OAuthOptions options)
       : store_(store),
         metadata_(metadata),
         directory_(directory),
+        throttle_(throttle),
         bus_(bus),
         options_(std::move(options)) {}
 
@@ -90,6 +92,7 @@ class OAuthApi {
   OAuthStore& store_;
   ClientMetadataFetcher& metadata_;
   KeyDirectory& directory_;
+  SignInThrottle& throttle_;  // registrations per client address
   bus::Bus& bus_;
   const OAuthOptions options_;
 };

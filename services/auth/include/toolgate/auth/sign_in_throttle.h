@@ -48,6 +48,9 @@ class SignInThrottle {
   static std::string AccountSubject(std::string_view email);
   static std::string ClientSubject(std::string_view address);
   static std::string SignupSubject(std::string_view address);
+  // OAuth client registrations (POST /oauth/register, open to anyone) per client address: as
+  // cheap to make by the thousand as sign-ups, so counted like them.
+  static std::string RegistrationSubject(std::string_view address);
 
   // Milliseconds until the longest lock among subjects ends; 0 when none is locked.
   // Unavailable when PostgreSQL is.
@@ -56,6 +59,8 @@ class SignInThrottle {
   Status RecordLoginFailure(std::string_view email, std::string_view client);
   // Counts a sign-up against the client.
   Status RecordSignup(std::string_view client);
+  // Counts an OAuth client registration against the client (threshold client_signups).
+  Status RecordRegistration(std::string_view client);
   // A successful login: the account's count starts over.
   Status ClearAccount(std::string_view email);
   // Deletes the rows that no longer count: window passed since the last attempt, no lock.
