@@ -12,13 +12,24 @@
 // the app. Also: the token is refused at every other endpoint, the SDK refreshes (rotating) when
 // the server refuses its access token, and a revoked grant sends the client back to authorize.
 //
+// A client can instead identify itself by a Client ID Metadata Document (the provider's
+// clientMetadataUrl, used because the server advertises client_id_metadata_document_supported):
+// an https URL whose JSON names the client. The test hosts such documents on a loopback HTTPS
+// server with a throwaway CA (made with the openssl CLI), and starts the system with auth allowed
+// to fetch from 127.0.0.0/8 and trusting that CA (--oauth-metadata-allow-cidr,
+// --oauth-metadata-ca-file); nothing else in the file depends on those two settings.
+//
 //   TOOLGATE_BIN_DIR=build/bin node --test tests/mcp_sdk/oauth.test.mjs
-// Needs /usr/bin/chromium (CHROMIUM overrides) and this directory's npm packages (npm ci).
+// Needs /usr/bin/chromium (CHROMIUM overrides), the openssl CLI and this directory's npm packages
+// (npm ci).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
+import os from 'node:os';
 import path from 'node:path';
 
 import { chromium } from 'playwright-core';
@@ -39,6 +50,8 @@ let otherId;
 let browser;
 let page;
 let callback;
+let documents;
+let certDir;
 
 // Polls `probe` until it returns a truthy value or the deadline passes: for what another process
 // does in its own time (billing records a run once it has finished).
@@ -73,12 +86,84 @@ async function startCallbackServer() {
   };
 }
 
+// A throwaway CA and a certificate it signed for 127.0.0.1 (IP SAN) and localhost, made in `dir`
+// with the openssl CLI. Returns the CA's PEM file and the server's key and certificate.
+function makeCertificates(dir) {
+  const openssl = (...args) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  const newKey = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  openssl('req', '-x509', ...newKey, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2',
+    '-subj', '/CN=Toolgate CIMD test CA',
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  openssl('req', ...newKey, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
+  fs.writeFileSync(path.join(dir, 'server.ext'), [
+    'subjectAltName=IP:127.0.0.1,DNS:localhost',
+    'basicConstraints=critical,CA:FALSE',
+    'keyUsage=critical,digitalSignature',
+    'extendedKeyUsage=serverAuth',
+  ].join('\n'));
+  openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key',
+    '-set_serial', `0x${crypto.randomBytes(8).toString('hex')}`, '-days', '2', '-extfile', 'server.ext',
+    '-out', 'server.pem');
+  return {
+    caFile: path.join(dir, 'ca.pem'),
+    key: fs.readFileSync(path.join(dir, 'server.key')),
+    cert: fs.readFileSync(path.join(dir, 'server.pem')),
+  };
+}
+
+// Client ID Metadata Documents, as a client's web site hosts them: an HTTPS server on 127.0.0.1
+// with `tls`'s certificate. /oauth/client.json is a good document (its client_id is its own URL);
+// /oauth/impostor.json claims client.json's client_id. fetches(path) counts the requests for one.
+async function startDocumentServer(tls) {
+  const requests = [];
+  let origin;
+  const served = {
+    '/oauth/client.json': () => ({
+      client_id: `${origin}/oauth/client.json`,
+      client_name: 'CIMD Test App',
+      redirect_uris: [callback.url],
+      grant_types: ['authorization_code', 'refresh_token'],
+      token_endpoint_auth_method: 'none',
+    }),
+    '/oauth/impostor.json': () => ({
+      client_id: `${origin}/oauth/client.json`,
+      client_name: 'CIMD Impostor',
+      redirect_uris: [callback.url],
+      token_endpoint_auth_method: 'none',
+    }),
+  };
+  const server = https.createServer({ key: tls.key, cert: tls.cert }, (request, response) => {
+    const { pathname } = new URL(request.url, origin);
+    requests.push(`${request.method} ${pathname}`);
+    const document = request.method === 'GET' ? served[pathname] : undefined;
+    if (!document) {
+      response.writeHead(404, { 'content-type': 'text/plain' });
+      response.end('not found');
+      return;
+    }
+    // Well beyond the test's run: a second authorization must be answered from auth's cache.
+    response.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=3600' });
+    response.end(JSON.stringify(document()));
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `https://127.0.0.1:${server.address().port}`;
+  return {
+    clientUrl: `${origin}/oauth/client.json`,
+    impostorUrl: `${origin}/oauth/impostor.json`,
+    requests,
+    fetches: (pathname) => requests.filter((r) => r === `GET ${pathname}`).length,
+    close: () => new Promise((resolve) => { server.closeAllConnections(); server.close(resolve); }),
+  };
+}
+
 // An MCP client's OAuth state, in memory (a desktop client keeps the same on disk): its
 // registration, tokens, the PKCE verifier and state of the authorization under way. Every
-// authorization URL the SDK builds is recorded and opened in the browser.
+// authorization URL the SDK builds is recorded and opened in the browser. With clientMetadataUrl
+// the client is the one that document describes, and the SDK does not register.
 class MemoryOAuthProvider {
-  constructor(clientName) {
+  constructor(clientName, { clientMetadataUrl } = {}) {
     this.clientName = clientName;
+    this.clientMetadataUrl = clientMetadataUrl;
     this.client = undefined;
     this.saved = undefined;
     this.verifier = undefined;
@@ -168,7 +253,8 @@ function text(result) {
 // The member at the browser, which the SDK has sent to the authorization URL: signs in on the way
 // if the page asks, checks what the consent page says, and approves. Resolves with the URL the
 // browser was sent back to (the client's callback) and whether the member had to sign in.
-async function approveInBrowser(provider, { endpointText }) {
+// clientIdUrl: the metadata document URL the page must show (a registered client shows none).
+async function approveInBrowser(provider, { endpointText, clientIdUrl }) {
   const consentHeading = page.locator('[data-consent="client-name"]');
   const login = page.getByRole('heading', { name: 'Log in' });
   await consentHeading.or(login).waitFor();
@@ -183,6 +269,9 @@ async function approveInBrowser(provider, { endpointText }) {
   assert.match(page.url(), new RegExp(`^${base}/connect\\?request=`));
   assert.equal(await consentHeading.innerText(), `${provider.clientName} wants to use your Toolgate account`);
   assert.equal(await page.locator('[data-consent="endpoint"]').innerText(), endpointText);
+  const clientId = page.locator('[data-consent="client-id"]');
+  if (clientIdUrl) assert.equal(await clientId.innerText(), clientIdUrl);
+  else assert.equal(await clientId.count(), 0, 'a registered client has no client ID URL to show');
   for (const scope of SCOPES.split(' ')) {
     assert.equal(await page.locator(`[data-scope="${scope}"]`).count(), 1, `${scope} is asked for`);
   }
@@ -297,14 +386,22 @@ function publishMcpTemplate(name, key) {
 }
 
 before(async () => {
-  system = await startSystem('toolgate-mcp-sdk-oauth-');
+  callback = await startCallbackServer();
+  certDir = fs.mkdtempSync(path.join(os.tmpdir(), 'toolgate-cimd-tls-'));
+  const tls = makeCertificates(certDir);
+  documents = await startDocumentServer(tls);
+  system = await startSystem('toolgate-mcp-sdk-oauth-', {
+    extraEnv: {
+      TOOLGATE_OAUTH_METADATA_ALLOW_CIDR: '127.0.0.0/8',
+      TOOLGATE_OAUTH_METADATA_CA_FILE: tls.caFile,
+    },
+  });
   base = system.baseUrl;
   manage = await system.signUp('SDK OAuth Org');
   await manage('POST', '/billing/top-ups', { amount_micro_usd: 100_000_000 });
   const { key } = await manage('POST', '/api-keys', { name: 'publish', scopes: ['manage'] });
   calcId = publishMcpTemplate('sdk-calc', key);
   otherId = publishMcpTemplate('other-calc', key);
-  callback = await startCallbackServer();
   browser = await chromium.launch({
     executablePath: chromiumPath,
     headless: true,
@@ -318,7 +415,9 @@ before(async () => {
 after(async () => {
   await browser?.close().catch(() => {});
   await callback?.close();
+  await documents?.close();
   if (system) await system.stop();
+  if (certDir) fs.rmSync(certDir, { recursive: true, force: true });
 }, { timeout: 60_000 });
 
 test('the endpoints are protected resources that name their authorization server', async () => {
@@ -482,4 +581,105 @@ test('a revoked grant: the token is refused, the refresh fails, and the SDK asks
   assert.equal(provider.authorizationUrls.length, 2, 'the browser is sent to authorize again');
   await page.locator('[data-consent="client-name"]').waitFor();
   await client.close();
+});
+
+// Connects to `endpoint` with a fresh provider whose client is the metadata document at
+// documents.clientUrl: the SDK discovers, finds client_id_metadata_document_supported, and sends
+// the browser with the document's URL as client_id, registering nothing; the member approves;
+// the code is exchanged. Resolves with the connected client and the provider.
+async function authorizeWithDocument(endpoint, { endpointText }) {
+  const provider = new MemoryOAuthProvider('CIMD Test App', { clientMetadataUrl: documents.clientUrl });
+  const transport = transportTo(endpoint, provider);
+  await assert.rejects(newClient().connect(transport), UnauthorizedError);
+  assert.deepEqual(provider.requests, [
+    `POST ${endpoint} 401`,
+    `GET /.well-known/oauth-protected-resource${endpoint} 200`,
+    'GET /.well-known/oauth-authorization-server 200',
+  ], 'discovery, and no POST /oauth/register');
+  // The client "information" the SDK saved is the URL and nothing a registration would give.
+  assert.equal(provider.client?.client_id, documents.clientUrl, JSON.stringify(provider.client));
+  assert.equal(provider.client.client_secret, undefined);
+
+  assert.equal(provider.authorizationUrls.length, 1);
+  const q = provider.authorizationUrls[0].searchParams;
+  assert.equal(q.get('client_id'), documents.clientUrl);
+  assert.equal(q.get('redirect_uri'), callback.url);
+  assert.equal(q.get('code_challenge_method'), 'S256');
+  assert.equal(q.get('resource'), `${base}${endpoint}`);
+  assert.equal(q.get('scope'), SCOPES);
+
+  const { url: answer } = await approveInBrowser(provider, { endpointText, clientIdUrl: documents.clientUrl });
+  assert.equal(answer.searchParams.get('state'), provider.expectedState);
+  assert.equal(answer.searchParams.get('iss'), base);
+  assert.equal(answer.searchParams.get('error'), null, answer.href);
+  const code = answer.searchParams.get('code');
+  assert.ok(code, answer.href);
+
+  // A public client: the code goes with client_id (the URL) and the PKCE verifier, no secret.
+  await transport.finishAuth(code);
+  assert.equal(provider.requests.at(-1), 'POST /oauth/token 200');
+  assert.ok(!provider.requests.some((r) => r.includes('/oauth/register')), provider.requests.join('\n'));
+  const tokens = provider.tokens();
+  assert.match(tokens.access_token, /^tgo_/);
+  assert.ok(tokens.refresh_token, 'the document lists the refresh_token grant');
+  assert.equal(tokens.scope, SCOPES);
+
+  const client = newClient();
+  await client.connect(transportTo(endpoint, provider));
+  return { client, provider };
+}
+
+test('a Client ID Metadata Document client: no registration, consent shows the document\'s name and URL, list and call; a second authorization uses the cached document', { timeout: 180_000 }, async () => {
+  assert.equal(documents.fetches('/oauth/client.json'), 0);
+
+  const tool = await authorizeWithDocument(`/mcp/functions/${calcId}`,
+    { endpointText: 'Use the tool sdk-calc (latest version)' });
+  // Auth fetched the document (at /oauth/authorize) once; the token endpoint used its cache.
+  assert.equal(documents.fetches('/oauth/client.json'), 1, documents.requests.join('\n'));
+  assert.equal(text(await tool.client.callTool({ name: 'divide', arguments: { a: 9, b: 2 } })), '4.5');
+  const [run] = await executionsVia(calcId, 'CIMD Test App');
+  assert.equal(run.status_code, 200, JSON.stringify(run));
+
+  // A second authorization by the same client (another endpoint, fresh tokens), well within the
+  // document's max-age: auth answers it from its cache and does not fetch again.
+  const workspaceApp = await authorizeWithDocument('/mcp',
+    { endpointText: 'Use your whole workspace: every tool your organization owns or has added' });
+  assert.equal(text(await workspaceApp.client.callTool({ name: 'sdk-calc__divide', arguments: { a: 1, b: 4 } })), '0.25');
+
+  // And a refresh (the server refuses the access token): the token endpoint knows the client by
+  // its URL, from the cache as well.
+  const { provider } = workspaceApp;
+  provider.saveTokens({ ...provider.tokens(), access_token: `tgo_${crypto.randomBytes(24).toString('base64url')}` });
+  const sent = provider.requests.length;
+  assert.equal(text(await workspaceApp.client.callTool({ name: 'sdk-calc__echo', arguments: { text: 'cimd' } })), 'cimd');
+  assert.deepEqual(provider.requests.slice(sent).filter((r) => r.startsWith('POST')),
+    ['POST /mcp 401', 'POST /oauth/token 200', 'POST /mcp 200'], provider.requests.slice(sent).join('\n'));
+  assert.equal(documents.fetches('/oauth/client.json'), 1, documents.requests.join('\n'));
+
+  // Connected apps: two grants of the one client, named by its document.
+  const { items } = await manage('GET', '/oauth/grants');
+  const grants = items.filter((g) => g.client.client_id === documents.clientUrl);
+  assert.deepEqual(grants.map((g) => ({ name: g.client.name, resource: g.resource, status: g.status }))
+    .sort((a, b) => a.resource.localeCompare(b.resource)), [
+    { name: 'CIMD Test App', resource: `${base}/mcp`, status: 'active' },
+    { name: 'CIMD Test App', resource: `${base}/mcp/functions/${calcId}`, status: 'active' },
+  ]);
+  await tool.client.close();
+  await workspaceApp.client.close();
+});
+
+test('a metadata document whose client_id is not its own URL: /oauth/authorize answers 400, no redirect', async () => {
+  const verifier = crypto.randomBytes(32).toString('base64url');
+  const response = await fetch(`${base}/oauth/authorize?${new URLSearchParams({
+    response_type: 'code', client_id: documents.impostorUrl, redirect_uri: callback.url, state: 's', scope: SCOPES,
+    code_challenge: crypto.createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256',
+    resource: `${base}/mcp/functions/${calcId}`,
+  })}`, { redirect: 'manual' });
+  const body = await response.text();
+  assert.equal(response.status, 400, body);
+  assert.equal(response.headers.get('location'), null, 'nothing is sent to the redirect URI');
+  assert.match(body, /client_id/);
+  assert.ok(body.includes(documents.impostorUrl), body);
+  // Refused for what the document says: auth did fetch it (the address and TLS were fine).
+  assert.equal(documents.fetches('/oauth/impostor.json'), 1, documents.requests.join('\n'));
 });
