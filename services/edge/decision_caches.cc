@@ -103,7 +103,10 @@ void DecisionCaches::ForgetChangedBy(std::string_view owner, std::string_view me
                                      const std::vector<std::string>& segments,
                                      const std::string& caller_org_id) {
   if (method == "GET" || method == "HEAD" || segments.empty()) return;
-  if (owner == "auth" && segments[0] == "api-keys") {
+  // A revoked API key or connected app (OAuth grant): its hashes are not in the route.
+  if (owner == "auth" &&
+      (segments[0] == "api-keys" ||
+       (segments[0] == "oauth" && segments.size() > 1 && segments[1] == "grants"))) {
     NoteInvalidation();
     keys_.Clear();
   } else if (owner == "registry" && segments[0] == "functions" && segments.size() > 1) {

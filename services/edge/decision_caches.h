@@ -88,8 +88,8 @@ class DecisionCaches {
   // Read your writes: forgets what a successful management request (method, path segments below
   // /api/v1, served by owner: "auth" or "registry") by caller_org_id changed, so that the edge
   // it went through decides the caller's next call on the new state rather than when the
-  // owner's broadcast arrives a moment later. A key route forgets every key (its hash is not in
-  // the route; revocations are rare).
+  // owner's broadcast arrives a moment later. A key route, or a connected app's revocation
+  // (/oauth/grants), forgets every key (its hash is not in the route; revocations are rare).
   void ForgetChangedBy(std::string_view owner, std::string_view method,
                        const std::vector<std::string>& segments, const std::string& caller_org_id);
 

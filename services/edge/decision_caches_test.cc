@@ -197,6 +197,34 @@ TEST_F(DecisionCachesTest, AManagementChangeForgetsWhatItChanged) {
   caches.ForgetChangedBy("auth", "DELETE", {"api-keys", "k1"}, "org");
   EXPECT_FALSE(caches.Key("key"));
   EXPECT_TRUE(caches.Function("other", "f2"));
+
+  // A connected app revoked: its tokens' hashes are not in the route either.
+  now_ += 1'000;
+  caches.PutKey("token", Known("k2"), caches.key_generation());
+  caches.ForgetChangedBy("auth", "POST", {"oauth", "requests", "r1", "approve"}, "org");
+  EXPECT_TRUE(caches.Key("token"));
+  caches.ForgetChangedBy("auth", "DELETE", {"oauth", "grants", "g1"}, "org");
+  EXPECT_FALSE(caches.Key("token"));
+}
+
+// A token's revocation must reach the edge within 5 s even when its broadcast is lost: its entry
+// lives no longer than oauth_token_ttl_ms, whatever the key TTL.
+TEST_F(DecisionCachesTest, AnOAuthTokensEntryOutlivesNoMoreThanItsBound) {
+  DecisionCacheOptions options = Options();
+  options.positive_ttl_ms = 30'000;
+  options.oauth_token_ttl_ms = 4'000;
+  DecisionCaches caches(options, clock_);
+  now_ += 1'000;
+  CachedKey token = Known("unused");
+  token.record->key_id.clear();
+  token.record->grant_id = "g1";
+  caches.PutKey("token", token, caches.key_generation());
+  caches.PutKey("key", Known("k1"), caches.key_generation());
+  now_ += 3'999;
+  EXPECT_TRUE(caches.Key("token"));
+  now_ += 1;
+  EXPECT_FALSE(caches.Key("token"));
+  EXPECT_TRUE(caches.Key("key"));
 }
 
 }  // namespace
