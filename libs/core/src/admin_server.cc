@@ -13,8 +13,8 @@
 #include <mutex>
 
 #include "toolgate/base/log.h"
-#include "toolgate/core/http_status.h"
 #include "toolgate/metrics/metrics.h"
+#include "toolgate/net/http1.h"
 
 namespace toolgate::core {
 namespace {
@@ -64,19 +64,14 @@ bool Draining() {
 }
 
 Result<AdminRequest> ParseAdminRequest(std::string_view head) {
-  size_t eol = head.find("\r\n");
-  std::string_view line = head.substr(0, eol);
-  size_t sp1 = line.find(' ');
-  size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-  if (sp1 == std::string_view::npos || sp2 == std::string_view::npos ||
-      line.substr(sp2 + 1).rfind("HTTP/1.", 0) != 0) {
-    return Status::InvalidArgument("not an HTTP/1 request line");
+  // What arrived may run past the blank line (a pipelined request): the head ends there.
+  size_t end = head.find("\r\n\r\n");
+  auto parsed =
+      end == std::string_view::npos ? std::nullopt : net::ParseRequestHead(head.substr(0, end + 4));
+  if (!parsed || parsed->version.rfind("HTTP/1.", 0) != 0) {
+    return Status::InvalidArgument("not an HTTP/1 request head");
   }
-  AdminRequest r;
-  r.method = std::string(line.substr(0, sp1));
-  r.path = std::string(line.substr(sp1 + 1, sp2 - sp1 - 1));
-  if (size_t q = r.path.find('?'); q != std::string::npos) r.path.resize(q);
-  return r;
+  return AdminRequest{parsed->method, std::string(parsed->Path())};
 }
 
 AdminResponse AnswerAdmin(const AdminRequest& request) {
@@ -185,11 +180,11 @@ void AdminServer::Serve(int conn) {
     response.status = 400;
     response.body = request.status().message() + "\n";
   }
-  std::string out = "HTTP/1.1 " + std::to_string(response.status) + " " +
-                    ReasonPhrase(response.status) + "\r\nContent-Type: " + response.content_type +
-                    "\r\nContent-Length: " + std::to_string(response.body.size()) +
-                    "\r\nConnection: close\r\n\r\n";
-  if (!request.ok() || request->method != "HEAD") out += response.body;
+  const net::HeaderList headers = {{"Content-Type", response.content_type}};
+  std::string out =
+      request.ok() && request->method == "HEAD"
+          ? net::ResponseHeadBytes(response.status, headers, response.body.size(), false)
+          : net::ResponseBytes(response.status, headers, response.body, false);
   size_t sent = 0;
   while (sent < out.size()) {
     ssize_t n = ::send(conn, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);

@@ -28,9 +28,9 @@
 #include "toolgate/base/process.h"
 #include "toolgate/base/strings.h"
 #include "toolgate/base/time.h"
-#include "toolgate/core/http_status.h"
 #include "toolgate/executor/egress_fetch.h"
 #include "toolgate/metrics/metrics.h"
+#include "toolgate/net/http1.h"
 
 namespace toolgate::executor {
 
@@ -131,65 +131,6 @@ bool IsHopByHop(std::string_view name) {
   return std::find(std::begin(kHop), std::end(kHop), lower) != std::end(kHop);
 }
 
-// Why the request's head may not be forwarded (RFC 9112 sections 2.2, 5 and 6); empty when it
-// may. head runs from the request line through the last header's CRLF. The gateway relays the
-// body as bytes without reading it, so the upstream alone decides where the body ends: a head
-// that two parsers could frame differently (request smuggling) never leaves the gateway. As the
-// edge's front does, only "Transfer-Encoding: chunked" alone is taken.
-std::string FramingError(std::string_view head, bool http10) {
-  // Every line ends in CRLF: a bare CR or LF is a line end to one parser and not to another.
-  for (size_t i = 0; i < head.size(); ++i) {
-    const char ch = head[i];
-    if (ch == '\0' || (ch == '\r' && (i + 1 == head.size() || head[i + 1] != '\n')) ||
-        (ch == '\n' && (i == 0 || head[i - 1] != '\r'))) {
-      return "the request's head has a bare CR, LF or NUL";
-    }
-  }
-  int lengths = 0;
-  std::string_view length;
-  bool length_disagrees = false;
-  int encodings = 0;
-  bool chunked = false;
-  size_t at = head.find("\r\n") + 2;
-  while (at < head.size()) {
-    size_t end = head.find("\r\n", at);
-    std::string_view line = head.substr(at, end - at);
-    at = end + 2;
-    if (!line.empty() && (line.front() == ' ' || line.front() == '\t')) {
-      return "the request has a folded header line (obs-fold)";
-    }
-    size_t colon = line.find(':');
-    if (colon == std::string_view::npos) return "the request has a header line without a colon";
-    // Whitespace before the colon makes the name no token (RFC 9112, 5.1).
-    if (!IsHttpToken(line.substr(0, colon))) {
-      return "the request has a header name that is not a token";
-    }
-    const std::string name = AsciiLower(line.substr(0, colon));
-    const std::string_view value = TrimBlanks(line.substr(colon + 1));
-    if (name == "content-length") {
-      length_disagrees = length_disagrees || (lengths > 0 && value != length);
-      length = value;
-      ++lengths;
-    } else if (name == "transfer-encoding") {
-      chunked = AsciiLower(value) == "chunked";
-      ++encodings;
-    }
-  }
-  if (lengths > 0 && encodings > 0) {
-    return "the request has both Transfer-Encoding and Content-Length";
-  }
-  if (lengths > 0 && (length_disagrees || length.empty() || length.size() > 18 ||
-                      !std::all_of(length.begin(), length.end(),
-                                   [](char ch) { return ch >= '0' && ch <= '9'; }))) {
-    return "the request's Content-Length is not one number";
-  }
-  if (encodings > 0 && http10) return "an HTTP/1.0 request cannot have a Transfer-Encoding";
-  if (encodings > 1 || (encodings == 1 && !chunked)) {
-    return "the gateway forwards no Transfer-Encoding but chunked";
-  }
-  return "";
-}
-
 std::string Answer(int status, std::string_view reason, std::string_view header,
                    const std::string& message) {
   return "HTTP/1.1 " + std::to_string(status) + " " + std::string(reason) + "\r\n" +
@@ -203,7 +144,7 @@ std::string Refusal(const std::string& message) {
 }
 
 std::string Failure(int status, const std::string& message) {
-  return Answer(status, core::ReasonPhrase(status), kEgressErrorHeader, message);
+  return Answer(status, net::ReasonPhrase(status), kEgressErrorHeader, message);
 }
 
 // The listening socket, made in the caller's current network namespace.
@@ -620,7 +561,7 @@ class EgressGateway::Loop {
         !version.starts_with("HTTP/1.")) {
       return AnswerAndClose(c, Failure(400, "not an HTTP/1.x request"));
     }
-    if (std::string framing = FramingError(head, version == "HTTP/1.0"); !framing.empty()) {
+    if (std::string framing = net::FramingError(head, version == "HTTP/1.0"); !framing.empty()) {
       return AnswerAndClose(c, Failure(400, framing));
     }
     c.method = std::string(method);

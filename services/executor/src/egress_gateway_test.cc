@@ -505,7 +505,7 @@ TEST(EgressGatewayTest, AHeadThatCouldBeFramedTwoWaysIsAnswered400AndNeverForwar
   const std::string body = "0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: " + authority + "\r\n\r\n";
   const std::string both = "the request has both Transfer-Encoding and Content-Length";
   const std::string not_one = "the request's Content-Length is not one number";
-  const std::string not_chunked = "the gateway forwards no Transfer-Encoding but chunked";
+  const std::string not_chunked = "a Transfer-Encoding other than chunked alone";
   for (const auto& [request, message] : std::vector<std::pair<std::string, std::string>>{
            {post + "Content-Length: 44\r\nTransfer-Encoding: chunked\r\n\r\n" + body, both},
            {post + "Transfer-Encoding: chunked\r\ncontent-length: 44\r\n\r\n" + body, both},

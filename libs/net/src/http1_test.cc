@@ -1,8 +1,8 @@
-#include "http_head.h"
+#include "toolgate/net/http1.h"
 
 #include <gtest/gtest.h>
 
-namespace toolgate::edge {
+namespace toolgate::net {
 namespace {
 
 TEST(RequestHeadTest, ParsesTheLineAndTheHeaders) {
@@ -53,5 +53,35 @@ TEST(ResponseBytesTest, NoContentCarriesNoBody) {
             "HTTP/1.1 304 Not Modified\r\nConnection: keep-alive\r\n\r\n");
 }
 
+TEST(ResponseBytesTest, AHeadAnswerDeclaresTheLengthWithoutTheBody) {
+  EXPECT_EQ(ResponseHeadBytes(200, {{"Content-Type", "text/plain"}}, 42, false),
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n"
+            "Content-Length: 42\r\n\r\n");
+}
+
+TEST(RequestHeadTest, PathDropsTheQuery) {
+  EXPECT_EQ(ParseRequestHead("GET /metrics?x=1 HTTP/1.1\r\n\r\n")->Path(), "/metrics");
+  EXPECT_EQ(ParseRequestHead("GET /healthz HTTP/1.1\r\n\r\n")->Path(), "/healthz");
+}
+
+// What two parsers could read differently is never relayed (request smuggling).
+TEST(FramingErrorTest, RefusesHeadsTwoParsersCouldFrameDifferently) {
+  auto why = [](std::string head, bool http10 = false) { return FramingError(head, http10); };
+  EXPECT_EQ(why("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"), "");
+  EXPECT_EQ(why("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"), "");
+  EXPECT_NE(why("POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n"), "");
+  EXPECT_NE(why("POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n"), "");
+  EXPECT_EQ(why("POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n"), "");
+  EXPECT_NE(why("POST / HTTP/1.1\r\nContent-Length: +5\r\n"), "");
+  EXPECT_NE(why("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n"), "");
+  EXPECT_NE(why("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n", true), "");
+  EXPECT_NE(why("POST / HTTP/1.1\r\nHost: a\r\n b\r\n"), "");                // obs-fold
+  EXPECT_NE(why("POST / HTTP/1.1\r\nContent-Length : 5\r\n"), "");           // space before colon
+  EXPECT_NE(why("POST / HTTP/1.1\r\nHost: a\nX: b\r\n"), "");                // bare LF
+  EXPECT_NE(why("POST / HTTP/1.1\r\nHost: a\rX: b\r\n"), "");                // bare CR
+  EXPECT_NE(why(std::string("POST / HTTP/1.1\r\nHost: a\0b\r\n", 29)), "");  // NUL
+  EXPECT_NE(why("POST / HTTP/1.1\r\nno colon\r\n"), "");
+}
+
 }  // namespace
-}  // namespace toolgate::edge
+}  // namespace toolgate::net
