@@ -96,16 +96,36 @@ std::string PercentDecode(std::string_view s) {
   return out;
 }
 
+// The most X-Toolgate-Max-Cost may say: $1,000,000 (any real ceiling is far below).
+constexpr int64_t kMaxCostHeaderMicroUsd = 1'000'000'000'000LL;
+
+// X-Toolgate-Max-Cost: decimal digits only, 1 to kMaxCostHeaderMicroUsd.
+bool ParseMaxCost(std::string_view text, int64_t* out) {
+  if (text.empty() || text.size() > 13) return false;
+  int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  if (v < 1 || v > kMaxCostHeaderMicroUsd) return false;
+  *out = v;
+  return true;
+}
+
 // The service that owns a management path (below /api/v1), or empty.
 std::string OwnerOf(const std::vector<std::string>& segments) {
   if (segments.empty()) return {};
   const std::string& head = segments[0];
+  // An API key's spending limits are billing's (auth owns the key, billing its budgets).
+  if (head == "api-keys" && segments.size() == 3 && segments[2] == "budget") return "billing";
   if (head == "auth" || head == "me" || head == "api-keys" || head == "oauth") return "auth";
   if (head == "secrets") return "secrets";
   if (head == "functions" || head == "workspace" || head == "marketplace" || head == "favorites") {
     return "registry";
   }
   if (head == "billing" || head == "executions") return "billing";
+  // The operators' routes: so far only grants of credit, which are ledger entries.
+  if (head == "admin") return "billing";
   return {};
 }
 
@@ -482,6 +502,9 @@ void EdgeServer::OnRequest(const Http::Request& request, Http::ResponseWriter wr
     in.host = HeaderValue(request, "Host");
     in.content_type = HeaderValue(request, "Content-Type");
     if (HasHeader(request, "X-Env-Keys")) in.env_keys = HeaderValue(request, "X-Env-Keys");
+    if (HasHeader(request, "X-Toolgate-Max-Cost")) {
+      in.max_cost = HeaderValue(request, "X-Toolgate-Max-Cost");
+    }
     if (request.cookies().has("tg_session")) in.session = request.cookies().get("tg_session").value;
     in.body = request.body();
     return HandleInvoke(
@@ -536,6 +559,7 @@ void EdgeServer::AnswerFromFront(FrontRequest request, FrontRespond respond, Fro
   in.host = head.Value("host");
   in.content_type = head.Value("content-type");
   if (const std::string* keys = head.Find("x-env-keys")) in.env_keys = *keys;
+  if (const std::string* max_cost = head.Find("x-toolgate-max-cost")) in.max_cost = *max_cost;
   in.session = head.Cookie("tg_session");
   in.body = std::move(request.body);
   HandleInvoke(std::move(in), std::move(answer), request_id, target->first, target->second);
@@ -584,6 +608,12 @@ void EdgeServer::HandleInvoke(InvokeHttp request, Answer answer, const std::stri
   if (key.empty() && session.empty()) {
     return refuse("missing_api_key", "Send your API key in the Authorization header.");
   }
+  int64_t max_cost = 0;
+  if (request.max_cost && !ParseMaxCost(*request.max_cost, &max_cost)) {
+    return refuse("bad_request",
+                  "X-Toolgate-Max-Cost must be a whole number of micro-USD from 1 to " +
+                      std::to_string(kMaxCostHeaderMicroUsd) + ".");
+  }
   InvokeBody parsed = ParseInvokeBody(body);
 
   v1::InvokeJob job;
@@ -603,6 +633,7 @@ void EdgeServer::HandleInvoke(InvokeHttp request, Answer answer, const std::stri
     job.set_env_keys_header(*request.env_keys);
   }
   job.set_traceparent(traceparent);
+  job.set_max_cost_micro_usd(max_cost);
   span->SetAttribute("faas.invocation_id", job.execution_id());
   DispatchInvoke(std::move(job), [this, answer = std::move(answer), span, request_id, traceparent,
                                   function_id, version, start_us](v1::InvokeReply reply) {

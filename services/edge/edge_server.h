@@ -111,6 +111,7 @@ class EdgeServer {
     std::string content_type;
     std::optional<std::string> env_keys;  // X-Env-Keys, when sent
     std::optional<std::string> session;   // the tg_session cookie, when sent
+    std::optional<std::string> max_cost;  // X-Toolgate-Max-Cost, when sent
     std::string body;
   };
   // Writes an answer to the request: the HttpAnswer with X-Request-Id and traceparent.

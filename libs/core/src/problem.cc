@@ -50,6 +50,8 @@ const std::unordered_map<std::string_view, Entry>& Catalogue() {
       {"insufficient_balance", {402, "Insufficient balance"}},
       {"grant_cap_exceeded", {402, "Connected app's spending cap used up"}},
       {"no_capacity", {503, "No capacity for this function"}},
+      {"budget_exceeded", {402, "Spending limit reached"}},
+      {"max_cost_exceeded", {402, "Call may cost more than X-Toolgate-Max-Cost"}},
       {"service_unavailable", {503, "Service unavailable"}},
       {"timeout", {408, "Handler timed out"}},
       {"executor_failure", {502, "Executor failure"}},

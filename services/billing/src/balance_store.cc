@@ -40,12 +40,8 @@ std::string TimeoutAllowanceKey(const std::string& org) {
 }
 
 constexpr std::string_view kGrantBudgetPrefix = "tg:budget:grant:";
-
-// The budget a key names (without its cap, which is not stored); nullopt for another key.
-std::optional<Budget> BudgetOfKey(std::string_view key) {
-  if (key.substr(0, kGrantBudgetPrefix.size()) != kGrantBudgetPrefix) return std::nullopt;
-  return Budget{BudgetKind::kGrant, std::string(key.substr(kGrantBudgetPrefix.size())), 0};
-}
+constexpr std::string_view kKeyBudgetPrefix = "tg:budget:key:";
+constexpr std::string_view kOrgBudgetPrefix = "tg:budget:org:";
 
 // The scripts count the allowance in milliseconds.
 std::string TimeoutAllowanceMs(const Limits& limits) {
@@ -91,6 +87,13 @@ redis.call('SET', KEYS[1], ARGV[2])
 return 1
 )lua");
 
+// KEYS: budget ; ARGV: spent, expiry (Unix ms). Returns 1 when it set spent.
+const redis::Script kLoadPeriodBudgetScript(R"lua(
+if redis.call('HSETNX', KEYS[1], 'spent', ARGV[1]) == 0 then return 0 end
+redis.call('PEXPIREAT', KEYS[1], ARGV[2])
+return 1
+)lua");
+
 // KEYS: budget ; ARGV: expected value (of spent)
 const redis::Script kRepairBudgetScript(R"lua(
 if redis.call('HGET', KEYS[1], 'spent') ~= ARGV[1] then return 0 end
@@ -119,11 +122,47 @@ std::optional<int64_t> IntOf(const redis::Reply& r) {
 }  // namespace
 
 std::string BudgetKey(const Budget& budget) {
+  std::string_view prefix;
   switch (budget.kind) {
     case BudgetKind::kGrant:
       return std::string(kGrantBudgetPrefix) + budget.id;
+    case BudgetKind::kKey:
+      prefix = kKeyBudgetPrefix;
+      break;
+    case BudgetKind::kOrg:
+      prefix = kOrgBudgetPrefix;
+      break;
   }
-  return {};
+  if (!budget.period) return {};
+  return std::string(prefix) + budget.id + ":" + std::string(PeriodUnitTag(budget.period->unit)) +
+         ":" + budget.period->name;
+}
+
+std::optional<Budget> BudgetOfKey(std::string_view key) {
+  auto starts = [&](std::string_view prefix) { return key.substr(0, prefix.size()) == prefix; };
+  if (starts(kGrantBudgetPrefix)) {
+    return Budget{
+        BudgetKind::kGrant, std::string(key.substr(kGrantBudgetPrefix.size())), 0, {}, {}};
+  }
+  BudgetKind kind;
+  if (starts(kKeyBudgetPrefix)) {
+    kind = BudgetKind::kKey;
+    key.remove_prefix(kKeyBudgetPrefix.size());
+  } else if (starts(kOrgBudgetPrefix)) {
+    kind = BudgetKind::kOrg;
+    key.remove_prefix(kOrgBudgetPrefix.size());
+  } else {
+    return std::nullopt;
+  }
+  // <id>:<d|m>:<period>; the period holds no ':', so the last two separate the parts.
+  size_t last = key.rfind(':');
+  if (last == std::string_view::npos || last < 2 || key[last - 2] != ':') return std::nullopt;
+  std::string_view tag = key.substr(last - 1, 1);
+  PeriodUnit unit = tag == "d" ? PeriodUnit::kDay : PeriodUnit::kMonth;
+  if (tag != "d" && tag != "m") return std::nullopt;
+  auto period = ParsePeriod(unit, key.substr(last + 1));
+  if (!period || last == 2) return std::nullopt;
+  return Budget{kind, std::string(key.substr(0, last - 2)), 0, std::move(*period), {}};
 }
 
 BalanceStore::BalanceStore(redis::Client& redis, Limits limits) : redis_(redis), limits_(limits) {}
@@ -479,6 +518,10 @@ Result<std::optional<HoldRecord>> BalanceStore::GetHold(const std::string& execu
     if (field == "created_ms") h.created_ms = ToInt(value).value_or(0);
     if (field == "expiry_ms") h.expiry_ms = ToInt(value).value_or(0);
   }
+  // A key's budget is the key's in its caller's organization.
+  for (Budget& b : h.budgets) {
+    if (b.kind == BudgetKind::kKey) b.org_id = h.org_id;
+  }
   return std::optional<HoldRecord>(std::move(h));
 }
 
@@ -564,9 +607,20 @@ Result<bool> BalanceStore::Repair(const std::string& org_id, int64_t expected, i
 }
 
 Result<bool> BalanceStore::LoadBudget(const Budget& budget, int64_t ledger_spent) {
-  auto reply = redis_.Command({"HSETNX", BudgetKey(budget), "spent", std::to_string(ledger_spent)});
+  const std::string key = BudgetKey(budget);
+  if (key.empty()) return Status::InvalidArgument("a key or organization budget needs a period");
+  if (!budget.period) {
+    auto reply = redis_.Command({"HSETNX", key, "spent", std::to_string(ledger_spent)});
+    if (!reply.ok()) return reply.status();
+    if (reply->type != redis::Reply::Type::kInteger) return Unexpected("HSETNX");
+    return reply->integer == 1;
+  }
+  // One step, so that no period budget is ever left without its expiry.
+  auto reply = redis_.Eval(
+      kLoadPeriodBudgetScript, {key},
+      {std::to_string(ledger_spent), std::to_string(budget.period->end_ms + kPeriodBudgetGraceMs)});
   if (!reply.ok()) return reply.status();
-  if (reply->type != redis::Reply::Type::kInteger) return Unexpected("HSETNX");
+  if (reply->type != redis::Reply::Type::kInteger) return Unexpected("load period budget");
   return reply->integer == 1;
 }
 

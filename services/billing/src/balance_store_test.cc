@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "toolgate/billing/budget_settings.h"
+
 namespace toolgate::billing {
 namespace {
 
@@ -864,7 +866,7 @@ class GrantBudgetTest : public BalanceStoreTest {
   static constexpr const char* kGrant = "5f0c2b7e-9a41-4d3c-8e2b-1a0f4c3d2e1f";
   static constexpr const char* kBudgetKey = "tg:budget:grant:5f0c2b7e-9a41-4d3c-8e2b-1a0f4c3d2e1f";
 
-  static Budget Grant(int64_t cap) { return Budget{BudgetKind::kGrant, kGrant, cap}; }
+  static Budget Grant(int64_t cap) { return Budget{BudgetKind::kGrant, kGrant, cap, {}, {}}; }
 
   HoldRecord GrantHoldOf(const std::string& execution_id, int64_t amount, int64_t cap) {
     HoldRecord h = HoldOf(execution_id, amount);
@@ -1120,11 +1122,226 @@ TEST_F(GrantBudgetTest, ABudgetRepairIsACompareAndSet) {
   EXPECT_EQ(Spent(), 10);
   EXPECT_TRUE(*store.RepairBudget(Grant(0), 10, 99));
   EXPECT_EQ(Spent(), 99);
-  auto absent =
-      store.ReadBudget(Budget{BudgetKind::kGrant, "0b9d7c1e-8f3a-4e55-9d2a-6c1b2e3f4a5b"});
+  auto absent = store.ReadBudget(
+      Budget{BudgetKind::kGrant, "0b9d7c1e-8f3a-4e55-9d2a-6c1b2e3f4a5b", 0, {}, {}});
   ASSERT_TRUE(absent.ok());
   EXPECT_FALSE(absent->spent_micro_usd.has_value());
 }
 
+// Spending limits: a key's and an organization's budgets for one UTC day or month
+// (tg:budget:key:<id>:d:<day>, tg:budget:org:<org>:m:<month>). The caller's clock names the
+// period, so these tests drive the day by the time they pass.
+class PeriodBudgetTest : public BalanceStoreTest {
+ protected:
+  // 2026-12-01T10:00:00Z.
+  static constexpr int64_t kDec1 = 1'796'119'200'000;
+  static constexpr int64_t kDayMs = 24 * 3600 * 1000LL;
+
+  static CallBudgetSettings KeyDaily(int64_t cap) {
+    CallBudgetSettings s;
+    s.key = BudgetSettings{cap, std::nullopt};
+    return s;
+  }
+  static CallBudgetSettings OrgDaily(int64_t cap) {
+    CallBudgetSettings s;
+    s.org = BudgetSettings{cap, std::nullopt};
+    return s;
+  }
+
+  // A hold as the invoke stage builds it at now_ms for these settings.
+  HoldRecord LimitedHoldOf(const std::string& execution_id, int64_t amount,
+                           const CallBudgetSettings& settings, int64_t now_ms,
+                           const std::string& key_id = "key-1") {
+    HoldRecord h = HoldOf(execution_id, amount, "org-a", key_id);
+    h.budgets = PeriodBudgetsFor(settings, "org-a", key_id, now_ms);
+    return h;
+  }
+
+  // Loads every budget of the hold that is not loaded, with nothing spent.
+  void LoadAll(BalanceStore& store, const HoldRecord& hold) {
+    for (const Budget& b : hold.budgets) ASSERT_TRUE(store.LoadBudget(b, 0).ok());
+  }
+
+  std::string Field(const std::string& key, const std::string& field) {
+    auto r = client_->Command({"HGET", key, field});
+    EXPECT_TRUE(r.ok());
+    return r.ok() && r->type == redis::Reply::Type::kString ? r->str : "";
+  }
+
+  // 60 calls at once against a budget that covers 25: exactly 25 are held.
+  void ExpectExactly25Of60(const CallBudgetSettings& settings, int64_t amount,
+                           const std::string& capped_key, bool many_keys) {
+    constexpr int kThreads = 60;
+    BalanceStore store = Store();
+    ASSERT_TRUE(store.Load("org-a", 1000 * amount).ok());
+    for (int i = 0; i < kThreads; ++i) {
+      LoadAll(store, LimitedHoldOf("load", amount, settings, kDec1,
+                                   many_keys ? "key-" + std::to_string(i) : "key-1"));
+    }
+    std::atomic<int> held{0}, refused{0};
+    std::atomic<bool> go{false};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kThreads; ++i) {
+      threads.emplace_back([&, i] {
+        while (!go.load()) std::this_thread::yield();
+        auto outcome = store.Hold(LimitedHoldOf("e" + std::to_string(i), amount, settings, kDec1,
+                                                many_keys ? "key-" + std::to_string(i) : "key-1"));
+        if (!outcome.ok()) return;
+        if (outcome->verdict == HoldVerdict::kHeld) ++held;
+        if (outcome->verdict == HoldVerdict::kBudgetExceeded) ++refused;
+      });
+    }
+    go = true;
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(held.load(), 25);
+    EXPECT_EQ(refused.load(), 35);
+    EXPECT_EQ(Field(capped_key, "reserved"), std::to_string(25 * amount));
+    EXPECT_EQ(Int("tg:res:org-a"), 25 * amount);
+    EXPECT_EQ(Int("tg:conc:org-a"), 25);
+  }
+};
+
+TEST(BudgetPeriodTest, DaysAndMonthsAreUtcCalendarPeriods) {
+  BudgetPeriod day = PeriodAt(PeriodUnit::kDay, 1'796'119'200'000);  // 2026-12-01T10:00Z
+  EXPECT_EQ(day.name, "2026-12-01");
+  EXPECT_EQ(day.start_ms, 1'796'083'200'000);
+  EXPECT_EQ(day.end_ms - day.start_ms, 24 * 3600 * 1000LL);
+  BudgetPeriod month = PeriodAt(PeriodUnit::kMonth, 1'796'119'200'000);
+  EXPECT_EQ(month.name, "2026-12");
+  EXPECT_EQ(month.start_ms, day.start_ms);
+  EXPECT_EQ(PeriodAt(PeriodUnit::kMonth, month.end_ms).name, "2027-01");
+  EXPECT_EQ(PeriodAt(PeriodUnit::kDay, month.end_ms - 1).name, "2026-12-31");
+  // February of a leap year has 29 days.
+  BudgetPeriod feb = *ParsePeriod(PeriodUnit::kMonth, "2028-02");
+  EXPECT_EQ(PeriodAt(PeriodUnit::kDay, feb.end_ms - 1).name, "2028-02-29");
+  EXPECT_EQ(ParsePeriod(PeriodUnit::kDay, "2026-12-01")->start_ms, day.start_ms);
+  EXPECT_FALSE(ParsePeriod(PeriodUnit::kDay, "2026-02-30"));
+  EXPECT_FALSE(ParsePeriod(PeriodUnit::kDay, "2026-12"));
+  EXPECT_FALSE(ParsePeriod(PeriodUnit::kMonth, "2026-13"));
+  EXPECT_FALSE(ParsePeriod(PeriodUnit::kMonth, "20x6-12"));
+}
+
+TEST_F(PeriodBudgetTest, KeysNameTheirPeriodAndExpireAfterIt) {
+  CallBudgetSettings settings;
+  settings.key = BudgetSettings{100, 1000};
+  settings.org = BudgetSettings{std::nullopt, 5000};
+  std::vector<Budget> budgets = PeriodBudgetsFor(settings, "org-a", "key-1", kDec1);
+  ASSERT_EQ(budgets.size(), 4u);
+  EXPECT_EQ(BudgetKey(budgets[0]), "tg:budget:key:key-1:d:2026-12-01");
+  EXPECT_EQ(budgets[0].cap_micro_usd, 100);
+  EXPECT_EQ(BudgetKey(budgets[1]), "tg:budget:key:key-1:m:2026-12");
+  EXPECT_EQ(budgets[1].cap_micro_usd, 1000);
+  EXPECT_EQ(BudgetKey(budgets[2]), "tg:budget:org:org-a:d:2026-12-01");
+  EXPECT_EQ(budgets[2].cap_micro_usd, 0);  // counted, not capped
+  EXPECT_EQ(BudgetKey(budgets[3]), "tg:budget:org:org-a:m:2026-12");
+  // A session (no key) has its organization's limits only; no settings, no budgets.
+  EXPECT_EQ(PeriodBudgetsFor(settings, "org-a", "", kDec1).size(), 2u);
+  EXPECT_TRUE(PeriodBudgetsFor(CallBudgetSettings{}, "org-a", "key-1", kDec1).empty());
+
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 10'000).ok());
+  for (const Budget& b : budgets) ASSERT_TRUE(*store.LoadBudget(b, 7));
+  auto expires = client_->Command({"PEXPIRETIME", BudgetKey(budgets[0])});
+  ASSERT_TRUE(expires.ok());
+  EXPECT_EQ(expires->integer, budgets[0].period->end_ms + kPeriodBudgetGraceMs);
+  expires = client_->Command({"PEXPIRETIME", BudgetKey(budgets[3])});
+  EXPECT_EQ(expires->integer, budgets[3].period->end_ms + kPeriodBudgetGraceMs);
+
+  // The hold lists its budgets, and reads them back with their periods.
+  HoldRecord hold = HoldOf("e1", 50);
+  hold.budgets = budgets;
+  EXPECT_EQ(VerdictOf(store, hold), HoldVerdict::kHeld);
+  auto back = store.GetHold("e1");
+  ASSERT_TRUE(back.ok() && back->has_value());
+  ASSERT_EQ((*back)->budgets.size(), 4u);
+  for (size_t i = 0; i < budgets.size(); ++i) {
+    EXPECT_EQ(BudgetKey((*back)->budgets[i]), BudgetKey(budgets[i]));
+  }
+  EXPECT_EQ((*back)->budgets[0].org_id, "org-a");
+}
+
+TEST_F(PeriodBudgetTest, AKeysDailyLimitRefusesTheCallThatWouldPassItAndChargesNothing) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 10'000).ok());
+  HoldRecord first = LimitedHoldOf("e1", 60, KeyDaily(100), kDec1);
+  EXPECT_EQ(VerdictOf(store, first), HoldVerdict::kBudgetNotLoaded);
+  LoadAll(store, first);
+  EXPECT_EQ(VerdictOf(store, first), HoldVerdict::kHeld);
+  auto outcome = store.Hold(LimitedHoldOf("e2", 41, KeyDaily(100), kDec1));
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ(outcome->verdict, HoldVerdict::kBudgetExceeded);
+  EXPECT_EQ(outcome->budget, 0u);
+  EXPECT_EQ(outcome->budget_used_micro_usd, 60);
+  EXPECT_EQ(Int("tg:res:org-a"), 60);
+  // Another key of the organization has budgets of its own.
+  HoldRecord other = LimitedHoldOf("e3", 41, KeyDaily(100), kDec1, "key-2");
+  LoadAll(store, other);
+  EXPECT_EQ(VerdictOf(store, other), HoldVerdict::kHeld);
+  // Capture: spent moves by the charge, the hold leaves reserved.
+  ASSERT_TRUE(*store.Settle({"e1", "org-a", "org-b", 55, 0}));
+  EXPECT_EQ(Field("tg:budget:key:key-1:d:2026-12-01", "spent"), "55");
+  EXPECT_EQ(Field("tg:budget:key:key-1:d:2026-12-01", "reserved"), "0");
+  EXPECT_EQ(Field("tg:budget:key:key-1:m:2026-12", "spent"), "55");
+  EXPECT_EQ(VerdictOf(store, LimitedHoldOf("e4", 45, KeyDaily(100), kDec1)), HoldVerdict::kHeld);
+  EXPECT_EQ(VerdictOf(store, LimitedHoldOf("e5", 1, KeyDaily(100), kDec1)),
+            HoldVerdict::kBudgetExceeded);
+  // A release returns the reservation.
+  ASSERT_TRUE(*store.Release("e4", "org-a", ReleaseMode::kDelete));
+  EXPECT_EQ(VerdictOf(store, LimitedHoldOf("e6", 45, KeyDaily(100), kDec1)), HoldVerdict::kHeld);
+}
+
+TEST_F(PeriodBudgetTest, ConcurrentHoldsNeverPassAKeysDailyLimit) {
+  constexpr int64_t kAmount = 1'000'000'007;
+  ExpectExactly25Of60(KeyDaily(26 * kAmount - 1), kAmount, "tg:budget:key:key-1:d:2026-12-01",
+                      /*many_keys=*/false);
+}
+
+TEST_F(PeriodBudgetTest, ConcurrentHoldsThroughManyKeysNeverPassTheOrganizationsDailyLimit) {
+  constexpr int64_t kAmount = 1'000'000'007;
+  ExpectExactly25Of60(OrgDaily(26 * kAmount - 1), kAmount, "tg:budget:org:org-a:d:2026-12-01",
+                      /*many_keys=*/true);
+}
+
+TEST_F(PeriodBudgetTest, ANewDayIsANewBudgetAndLateChargesCountInTheirOwnDay) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 10'000).ok());
+  const int64_t last_ms = PeriodAt(PeriodUnit::kDay, kDec1).end_ms - 1;  // 23:59:59.999
+  HoldRecord late = LimitedHoldOf("e1", 100, OrgDaily(100), last_ms);
+  LoadAll(store, late);
+  EXPECT_EQ(VerdictOf(store, late), HoldVerdict::kHeld);
+  EXPECT_EQ(VerdictOf(store, LimitedHoldOf("e2", 1, OrgDaily(100), last_ms)),
+            HoldVerdict::kBudgetExceeded);
+  // Midnight UTC: the next call counts against 2026-12-02, which is loaded and takes it.
+  HoldRecord next = LimitedHoldOf("e3", 100, OrgDaily(100), last_ms + 1);
+  EXPECT_EQ(BudgetKey(next.budgets[0]), "tg:budget:org:org-a:d:2026-12-02");
+  EXPECT_EQ(VerdictOf(store, next), HoldVerdict::kBudgetNotLoaded);
+  LoadAll(store, next);
+  EXPECT_EQ(VerdictOf(store, next), HoldVerdict::kHeld);
+  // The hold from before midnight is captured after it: its own day's budget is charged.
+  ASSERT_TRUE(*store.Settle({"e1", "org-a", "org-b", 90, 0}));
+  EXPECT_EQ(Field("tg:budget:org:org-a:d:2026-12-01", "spent"), "90");
+  EXPECT_EQ(Field("tg:budget:org:org-a:d:2026-12-02", "spent"), "0");
+  EXPECT_EQ(Field("tg:budget:org:org-a:d:2026-12-02", "reserved"), "100");
+  // Both days are in December: the month counts both.
+  EXPECT_EQ(Field("tg:budget:org:org-a:m:2026-12", "spent"), "90");
+  EXPECT_EQ(Field("tg:budget:org:org-a:m:2026-12", "reserved"), "100");
+}
+
+TEST_F(PeriodBudgetTest, AMonthlyLimitRollsOverOnTheFirstOfTheMonth) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 10'000).ok());
+  CallBudgetSettings monthly;
+  monthly.key = BudgetSettings{std::nullopt, 100};
+  const int64_t new_year = PeriodAt(PeriodUnit::kMonth, kDec1).end_ms;
+  HoldRecord dec = LimitedHoldOf("e1", 100, monthly, new_year - 1);
+  LoadAll(store, dec);
+  EXPECT_EQ(VerdictOf(store, dec), HoldVerdict::kHeld);
+  HoldRecord still_dec = LimitedHoldOf("e2", 1, monthly, new_year - 1);
+  EXPECT_EQ(VerdictOf(store, still_dec), HoldVerdict::kBudgetExceeded);
+  HoldRecord jan = LimitedHoldOf("e3", 100, monthly, new_year);
+  EXPECT_EQ(BudgetKey(jan.budgets[1]), "tg:budget:key:key-1:m:2027-01");
+  LoadAll(store, jan);
+  EXPECT_EQ(VerdictOf(store, jan), HoldVerdict::kHeld);
+}
 }  // namespace
 }  // namespace toolgate::billing

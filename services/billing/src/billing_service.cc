@@ -14,9 +14,13 @@ BillingService::BillingService(bus::Service& service, pg::Pool& pool, redis::Cli
       settler_(service.bus(), ledger_, balances_, retries_, config_),
       reaper_(ledger_, balances_, config_),
       reconcile_watch_(ledger_, balances_, config_.reconcile_check_interval_ms),
-      stage_(service.bus(), balances_, ledger_, service.pool(), config_),
+      budget_settings_(pool),
+      budget_cache_(budget_settings_, BudgetSettingsCache::Options{}),
+      budget_api_(budget_settings_, budget_cache_, ledger_),
+      stage_(service.bus(), balances_, ledger_, service.pool(), budget_cache_, config_),
       api_(ledger_, balances_, retries_) {
   api_.AddRoutes(router_);
+  budget_api_.AddRoutes(router_);
 }
 
 Status BillingService::Start() {

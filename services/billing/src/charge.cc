@@ -172,6 +172,7 @@ Settlement SettlementFor(const core::Rates& rates, const v1::ExecutionResult& re
   if (!e.grant_id.empty()) e.client_name = SanitizeText(job.principal().client_name());
   if (result.handler_ran()) {
     e.status_code = result.status_code();
+  e.key_id = job.principal().key_id();
     e.charge = ChargeFor(rates, job, result.runtime_ms(), result.cpu_ms());
     s.entries = LedgerEntriesFor(job, e.charge);
   } else {

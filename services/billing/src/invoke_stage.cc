@@ -30,6 +30,9 @@ v1::Problem BudgetProblem(const Budget& budget) {
                                    FormatUsd(budget.cap_micro_usd) +
                                    " is used up; raise or remove the cap in Settings → Connected "
                                    "apps. Nothing was charged.");
+    case BudgetKind::kKey:
+    case BudgetKind::kOrg:
+      return PeriodBudgetProblem(budget, NowMs());
   }
   return core::MakeProblem("internal_error", "The invocation could not be billed.");
 }
@@ -55,8 +58,42 @@ std::string FormatUsd(int64_t micro_usd) {
 std::vector<Budget> BudgetsFor(const v1::Principal& principal) {
   std::string grant = GrantIdOf(principal);
   if (grant.empty()) return {};
-  return {Budget{BudgetKind::kGrant, std::move(grant),
-                 std::max<int64_t>(0, principal.grant_cap_micro_usd())}};
+  return {Budget{BudgetKind::kGrant,
+                 std::move(grant),
+                 std::max<int64_t>(0, principal.grant_cap_micro_usd()),
+                 {},
+                 {}}};
+}
+
+std::optional<v1::Problem> MaxCostProblem(int64_t amount_micro_usd, int64_t max_cost_micro_usd) {
+  if (max_cost_micro_usd <= 0 || amount_micro_usd <= max_cost_micro_usd) return std::nullopt;
+  return core::MakeProblem(
+      "max_cost_exceeded",
+      "This call may cost up to " + std::to_string(amount_micro_usd) +
+          " micro-USD (the version's price and its compute for the whole timeout_ms), above "
+          "X-Toolgate-Max-Cost: " +
+          std::to_string(max_cost_micro_usd) + ". It was not run; nothing was held or charged.");
+}
+
+v1::Problem PeriodBudgetProblem(const Budget& budget, int64_t now_ms) {
+  if (!budget.period) return Unavailable();
+  const std::string whose =
+      budget.kind == BudgetKind::kKey ? "This API key's" : "Your organization's";
+  const std::string path = budget.kind == BudgetKind::kKey
+                               ? "/api/v1/api-keys/" + budget.id + "/budget"
+                               : "/api/v1/billing/budget";
+  v1::Problem p = core::MakeProblem(
+      "budget_exceeded", whose + " " + std::string(PeriodUnitName(budget.period->unit)) +
+                             " spending limit of " + FormatUsd(budget.cap_micro_usd) + " (" +
+                             std::to_string(budget.cap_micro_usd) + " micro-USD) for " +
+                             budget.period->name +
+                             " UTC would be passed by this call; it resets at " +
+                             FormatRfc3339(budget.period->end_ms) +
+                             ". Nothing was charged. Raise it with PUT " + path + ".");
+  const int64_t wait_s = (budget.period->end_ms - now_ms + 999) / 1000;
+  p.set_retry_after_s(
+      static_cast<int32_t>(std::clamp<int64_t>(wait_s, 1, std::numeric_limits<int32_t>::max())));
+  return p;
 }
 
 std::optional<v1::Problem> ProblemFor(const HoldOutcome& outcome, const HoldRecord& hold,
@@ -109,12 +146,15 @@ std::optional<v1::Problem> ProblemFor(const HoldOutcome& outcome, const HoldReco
 }
 
 InvokeStage::InvokeStage(bus::Bus& bus, BalanceStore& balances, LedgerStore& ledger,
-                         ThreadPool& pool, const Config& config)
+                         ThreadPool& pool, BudgetSettingsCache& budget_settings,
+                         const Config& config, std::function<int64_t()> now_ms)
     : bus_(bus),
       balances_(balances),
       ledger_(ledger),
       pool_(pool),
+      budget_settings_(budget_settings),
       config_(config),
+      now_ms_(now_ms ? std::move(now_ms) : [] { return NowMs(); }),
       stage_("billing.hold", core::PublishWith(bus)),
       holds_(config.settle_batch,
              [this](std::vector<CallPtr> batch) { HoldBatch(std::move(batch)); }) {}
@@ -165,10 +205,41 @@ void InvokeStage::Handle(bus::Message&& message) {
   hold.expiry_ms = hold.created_ms + job.function().timeout_ms() + config_.hold_grace_ms;
   hold.budgets = BudgetsFor(job.principal());
 
+  // Before anything is held: the caller's ceiling on what this call may cost.
+  if (auto problem = MaxCostProblem(hold.amount_micro_usd, job.max_cost_micro_usd())) {
+    auto out = stage_.NewOutbox();
+    out.Reject(call->in, std::move(*problem));
+    out.Send();
+    return;
+  }
+  if (auto settings = budget_settings_.Find(hold.org_id, hold.key_id)) {
+    QueueWithLimits(std::move(call), *settings);
+    return;
+  }
+  // A miss reads PostgreSQL: off the delivery thread.
+  std::shared_ptr<Call> shared(std::move(call));
+  pool_.Submit([this, shared] {
+    auto settings = budget_settings_.Load(shared->hold.org_id, shared->hold.key_id);
+    if (!settings.ok()) {
+      log::Error("spending limits not read").Str("error", settings.status().ToString());
+      auto out = stage_.NewOutbox();
+      out.Reject(shared->in, Unavailable());
+      out.Send();
+      return;
+    }
+    QueueWithLimits(std::make_unique<Call>(std::move(*shared)), *settings);
+  });
+}
+
+void InvokeStage::QueueWithLimits(CallPtr call, const CallBudgetSettings& settings) {
+  HoldRecord& hold = call->hold;
+  for (Budget& b : PeriodBudgetsFor(settings, hold.org_id, hold.key_id, now_ms_())) {
+    hold.budgets.push_back(std::move(b));
+  }
   // Kept to answer with, should the queue refuse the call (it is stopping).
   const std::string edge_reply = call->in.reply;
   const std::string traceparent = hold.traceparent;
-  const int64_t key_expires_at_ms = job.principal().key_expires_at_ms();
+  const int64_t key_expires_at_ms = call->in.job.principal().key_expires_at_ms();
   if (!holds_.Push(std::move(call))) {
     auto out = stage_.NewOutbox();
     out.Answer(edge_reply, key_expires_at_ms, traceparent, Unavailable());

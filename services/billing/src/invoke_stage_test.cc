@@ -53,7 +53,7 @@ TEST(InvokeStageTest, AcceptedHoldsHaveNoProblem) {
 }
 
 TEST(InvokeStageTest, AGrantsUsedUpCapIsA402ThatNamesTheCap) {
-  const Budget grant{BudgetKind::kGrant, "5f0c2b7e-9a41-4d3c-8e2b-1a0f4c3d2e1f", 2'500'000};
+  const Budget grant{BudgetKind::kGrant, "5f0c2b7e-9a41-4d3c-8e2b-1a0f4c3d2e1f", 2'500'000, {}, {}};
   HoldOutcome capped;
   capped.verdict = HoldVerdict::kBudgetExceeded;
   capped.budget = 0;
@@ -122,5 +122,50 @@ TEST(InvokeStageTest, OnlyACallMadeWithAGrantIsCountedAgainstABudget) {
   EXPECT_TRUE(BudgetsFor(token).empty());
 }
 
+TEST(InvokeStageTest, AHoldAboveTheCallersMaxCostIsRefusedBeforeAnythingIsHeld) {
+  EXPECT_FALSE(MaxCostProblem(21, 0));   // no ceiling
+  EXPECT_FALSE(MaxCostProblem(21, 21));  // at the ceiling
+  auto p = MaxCostProblem(21, 20);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->status(), 402);
+  EXPECT_EQ(p->code(), "max_cost_exceeded");
+  EXPECT_NE(p->detail().find("21"), std::string::npos) << p->detail();
+  EXPECT_NE(p->detail().find("X-Toolgate-Max-Cost: 20"), std::string::npos) << p->detail();
+}
+
+TEST(InvokeStageTest, APassedSpendingLimitNamesItselfAndWhenItResets) {
+  constexpr int64_t kDec1At10 = 1'796'119'200'000;  // 2026-12-01T10:00:00Z
+  Budget key;
+  key.kind = BudgetKind::kKey;
+  key.id = "0b9d7c1e-8f3a-4e55-9d2a-6c1b2e3f4a5b";
+  key.cap_micro_usd = 2'500'000;
+  key.period = PeriodAt(PeriodUnit::kDay, kDec1At10);
+  v1::Problem p = PeriodBudgetProblem(key, kDec1At10);
+  EXPECT_EQ(p.status(), 402);
+  EXPECT_EQ(p.code(), "budget_exceeded");
+  EXPECT_NE(p.detail().find("API key's daily spending limit of $2.50"), std::string::npos)
+      << p.detail();
+  EXPECT_NE(p.detail().find("resets at 2026-12-02T00:00:00Z"), std::string::npos) << p.detail();
+  EXPECT_NE(p.detail().find("/api/v1/api-keys/" + key.id + "/budget"), std::string::npos);
+  EXPECT_EQ(p.retry_after_s(), 14 * 3600);
+
+  Budget org;
+  org.kind = BudgetKind::kOrg;
+  org.id = "org-1";
+  org.cap_micro_usd = 100;
+  org.period = PeriodAt(PeriodUnit::kMonth, kDec1At10);
+  p = PeriodBudgetProblem(org, kDec1At10);
+  EXPECT_NE(p.detail().find("organization's monthly spending limit"), std::string::npos)
+      << p.detail();
+  EXPECT_NE(p.detail().find("resets at 2027-01-01T00:00:00Z"), std::string::npos) << p.detail();
+
+  // Through ProblemFor: the refused budget is the hold's i-th.
+  HoldOutcome capped;
+  capped.verdict = HoldVerdict::kBudgetExceeded;
+  capped.budget = 1;
+  auto via = ProblemFor(capped, HoldOf(63, {Budget{}, org}), kLimits);
+  ASSERT_TRUE(via);
+  EXPECT_EQ(via->code(), "budget_exceeded");
+}
 }  // namespace
 }  // namespace toolgate::billing

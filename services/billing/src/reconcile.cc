@@ -49,7 +49,7 @@ Status ReconcileBudgets(LedgerStore& ledger, BalanceStore& balances, bool dry_ru
   if (!spends.ok()) return spends.status();
   for (const auto& [grant, spent] : *spends) {
     ++report.budgets;
-    const Budget budget{BudgetKind::kGrant, grant, 0};
+    const Budget budget{BudgetKind::kGrant, grant, 0, {}, {}};
     auto view = balances.ReadBudget(budget);
     if (!view.ok()) return view.status();
     if (!view->spent_micro_usd) {

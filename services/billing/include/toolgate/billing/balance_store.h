@@ -24,6 +24,11 @@
 //                         spent is, which then equals the ledger's charges of the grant's
 //                         executions. Holds list their budgets' keys (field budgets of
 //                         tg:hold), so captures and releases move what the hold reserved.
+//   tg:budget:key:<key_id>:<d|m>:<period>, tg:budget:org:<org>:<d|m>:<period>
+//                         an API key's or an organization's spending limit for one UTC day
+//                         or month (same hash), whose spent equals the ledger's charges of the
+//                         key or organization in that period; expires kPeriodBudgetGraceMs
+//                         after the period ends
 //
 // Thread-safe (redis::Client is). Every method returns Unavailable when Redis cannot be reached.
 #pragma once
@@ -32,29 +37,45 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "toolgate/base/status.h"
+#include "toolgate/billing/budget_period.h"
 #include "toolgate/billing/config.h"
 #include "toolgate/redis/redis.h"
 
 namespace toolgate::billing {
 
 // A budget of its own, beside the organization's balance, that a hold is counted against:
-// reserved + spent + amount <= cap, in the same atomic step as the balance. Only OAuth grants
-// have one today; a budget's spent is the sum of its charges, which the ledger can rebuild.
-enum class BudgetKind { kGrant };
+// reserved + spent + amount <= cap, in the same atomic step as the balance. An OAuth grant's
+// (for the grant's life), and an API key's and an organization's spending limits (for one UTC
+// day or month, docs/api.md "Spending limits"); a budget's spent is the sum of its charges,
+// which the ledger can rebuild.
+enum class BudgetKind { kGrant, kKey, kOrg };
 
 struct Budget {
   BudgetKind kind = BudgetKind::kGrant;
-  std::string id;  // the grant's id, a lower-case UUID
+  // The grant's id (a lower-case UUID), the API key's id, or the organization's id.
+  std::string id;
   // What reserved + spent may reach; 0: counted, not capped (a cap set later then counts what
   // was spent before it).
   int64_t cap_micro_usd = 0;
+  // kKey and kOrg: the day or month counted; a new period is a new budget.
+  std::optional<BudgetPeriod> period;
+  // kKey: the key's organization (the ledger's charges of the key are read by organization).
+  std::string org_id;
 };
 
-// tg:budget:grant:<id>.
+// tg:budget:grant:<id>, tg:budget:key:<key_id>:d:<yyyy-mm-dd> (or :m:<yyyy-mm>),
+// tg:budget:org:<org_id>:d:<yyyy-mm-dd> (or :m:<yyyy-mm>).
 std::string BudgetKey(const Budget& budget);
+// The budget a key names (without its cap, which is not stored, nor a key budget's org_id);
+// nullopt for another key.
+std::optional<Budget> BudgetOfKey(std::string_view key);
+// A period budget's key outlives its period by this much (then Redis drops it): long enough for
+// every hold counted in the period to be captured or released.
+inline constexpr int64_t kPeriodBudgetGraceMs = 2 * 24 * 3600 * 1000LL;
 
 // A budget as Redis has it; spent is nullopt until the budget is loaded.
 struct BudgetView {
@@ -209,8 +230,9 @@ class BalanceStore {
   Result<bool> Repair(const std::string& org_id, int64_t expected, int64_t value);
 
   // Sets a budget's spent to ledger_spent unless the budget is loaded already; true when it was
-  // set. As with balances, a budget is loaded before any hold counts against it and never
-  // unloaded, so no capture can fall between the ledger's sum and this.
+  // set (a period budget's key then expires kPeriodBudgetGraceMs after its period). As with
+  // balances, a budget is loaded before any hold counts against it and never unloaded, so no
+  // capture can fall between the ledger's sum and this.
   Result<bool> LoadBudget(const Budget& budget, int64_t ledger_spent);
   Result<BudgetView> ReadBudget(const Budget& budget);
   // For reconcile: sets a loaded budget's spent to value unless it is no longer expected (it

@@ -9,6 +9,8 @@
 #pragma once
 
 #include "toolgate/billing/balance_store.h"
+#include "toolgate/billing/budget_api.h"
+#include "toolgate/billing/budget_settings.h"
 #include "toolgate/billing/config.h"
 #include "toolgate/billing/http_api.h"
 #include "toolgate/billing/invoke_stage.h"
@@ -46,6 +48,9 @@ class BillingService {
   Settler settler_;
   Reaper reaper_;
   ReconcileWatch reconcile_watch_;
+  BudgetSettingsStore budget_settings_;
+  BudgetSettingsCache budget_cache_;
+  BudgetApi budget_api_;
   InvokeStage stage_;
   HttpApi api_;
   core::Router router_;

@@ -85,6 +85,9 @@ struct ExecutionRecord {
 
 // The JSON array ExecutionRecord::egress_json holds for result's egress requests.
 std::string EgressJson(const v1::ExecutionResult& result);
+  // The API key the call was made with; empty for a session or an OAuth grant. A key's spending
+  // limits are rebuilt from its executions.
+  std::string key_id;
 
 // Everything one ExecutionResult writes to the ledger database, in one transaction.
 struct Settlement {

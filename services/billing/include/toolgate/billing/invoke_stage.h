@@ -15,10 +15,16 @@
 // A hold that finds its organization's balance, or its grant's budget, not yet loaded from the
 // ledger is finished on the worker pool, which loads it (PostgreSQL) and tries again, so the
 // batch never waits on that.
+// Spending limits: a call is also counted against its key's and its organization's daily and
+// monthly budgets (budget_settings.h), whose settings come from a cache; a call whose settings
+// are not cached is held from the worker pool, which reads them first. A call whose hold would
+// pass its X-Toolgate-Max-Cost (InvokeJob.max_cost_micro_usd) is refused before anything is
+// held.
 //
 // Thread-safe.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,6 +33,7 @@
 #include "toolgate/base/batch_queue.h"
 #include "toolgate/base/process.h"
 #include "toolgate/billing/balance_store.h"
+#include "toolgate/billing/budget_settings.h"
 #include "toolgate/billing/config.h"
 #include "toolgate/billing/ledger_store.h"
 #include "toolgate/bus/bus.h"
@@ -39,8 +46,10 @@ namespace toolgate::billing {
 class InvokeStage {
  public:
   // Every reference must outlive the stage. Starts the hold thread.
+  // now_ms: the wall clock (Unix ms) that decides which day and month a call counts in.
   InvokeStage(bus::Bus& bus, BalanceStore& balances, LedgerStore& ledger, ThreadPool& pool,
-              const Config& config);
+              BudgetSettingsCache& budget_settings, const Config& config,
+              std::function<int64_t()> now_ms = {});
 
   // One InvokeJob with principal and function set. Cheap: may run on the delivery thread.
   void Handle(bus::Message&& message);
@@ -57,6 +66,9 @@ class InvokeStage {
   using CallPtr = std::unique_ptr<Call>;
 
   void HoldBatch(std::vector<CallPtr> batch);
+  // Adds the call's spending limits to its hold, then queues it for the hold thread (from the
+  // worker pool when its settings had to be read first).
+  void QueueWithLimits(CallPtr call, const CallBudgetSettings& settings);
   // Holds, loading the balance and the budgets from the ledger first when Redis does not have
   // them yet.
   Result<HoldOutcome> PlaceHold(const HoldRecord& hold);
@@ -69,7 +81,9 @@ class InvokeStage {
   BalanceStore& balances_;
   LedgerStore& ledger_;
   ThreadPool& pool_;
+  BudgetSettingsCache& budget_settings_;
   const Config& config_;
+  std::function<int64_t()> now_ms_;
   core::ChainStage stage_;
   BatchQueue<CallPtr> holds_;  // last: its thread uses the members above
 };
@@ -81,6 +95,13 @@ std::optional<v1::Problem> ProblemFor(const HoldOutcome& outcome, const HoldReco
 // The budgets a call is counted against: its OAuth grant's, with the grant's cap (none without
 // a grant).
 std::vector<Budget> BudgetsFor(const v1::Principal& principal);
+
+// 402 max_cost_exceeded when a hold of amount_micro_usd passes the call's X-Toolgate-Max-Cost
+// (max_cost_micro_usd; 0: none), else nullopt.
+std::optional<v1::Problem> MaxCostProblem(int64_t amount_micro_usd, int64_t max_cost_micro_usd);
+// 402 budget_exceeded for a key's or an organization's period budget that cannot take a hold:
+// which limit, its cap, when it resets (RFC 3339, and Retry-After from now_ms).
+v1::Problem PeriodBudgetProblem(const Budget& budget, int64_t now_ms);
 
 // An amount in US dollars as people read it: at least two decimals, more only when the amount
 // has them ("$5.00", "$0.25", "$1.000001").

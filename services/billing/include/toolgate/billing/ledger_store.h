@@ -55,6 +55,17 @@ struct TopUpOutcome {
   bool first = true;              // false: an earlier request with the same key made it
 };
 
+// How GET /billing/usage groups an organization's executions.
+enum class UsageGroup { kKey, kFunction, kDay };
+
+// One group of the usage report: its key (a key id, '' for calls without one; a function id; a
+// UTC day "2026-12-01"), its executions and what the charged ones cost.
+struct UsageRow {
+  std::string group;
+  int64_t calls = 0;
+  int64_t spent_micro_usd = 0;
+};
+
 class LedgerStore {
  public:
   // pool must outlive the store.
@@ -101,6 +112,10 @@ class LedgerStore {
   // Every grant with executions and what they were charged, ordered by grant id (for
   // reconcile).
   Result<std::vector<std::pair<std::string, int64_t>>> GrantSpends();
+  // org_id's executions created in [from_ms, to_ms), grouped, ordered by group (at most
+  // limit groups).
+  Result<std::vector<UsageRow>> Usage(const std::string& org_id, UsageGroup group, int64_t from_ms,
+                                      int64_t to_ms, int limit);
   // The usage of each of grant_ids (lower-case UUIDs) that has executions made by org_id,
   // ordered by grant id; a grant without any is left out.
   Result<std::vector<GrantUsageRow>> GrantUsage(const std::string& org_id,
