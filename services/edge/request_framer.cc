@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "toolgate/base/strings.h"
+#include "toolgate/net/http1.h"
 #include "upload_route.h"
 
 namespace toolgate::edge {
@@ -137,6 +138,12 @@ void RequestFramer::FinishHead(int64_t now_ms, std::string* out) {
     rest.remove_prefix(eol + 2);
   }
   if (lines.empty() || std::count(lines[0].begin(), lines[0].end(), ' ') < 2) {
+    return Fail(Error::kBadFraming);
+  }
+  // What two parsers could read differently (a bare CR or LF, NUL, folding, a name that is no
+  // token, conflicting lengths or codings) is refused by the one rule the egress gateway applies
+  // too; the loop below only reads what the head says.
+  if (!net::FramingError(head, lines[0].ends_with(" HTTP/1.0")).empty()) {
     return Fail(Error::kBadFraming);
   }
   {

@@ -224,6 +224,7 @@ std::string FramingError(std::string_view head, bool http10) {
     size_t end = head.find("\r\n", at);
     std::string_view line = head.substr(at, end - at);
     at = end + 2;
+    if (line.empty()) break;  // the blank line that ends the head
     if (!line.empty() && (line.front() == ' ' || line.front() == '\t')) {
       return "the request has a folded header line (obs-fold)";
     }

@@ -69,6 +69,7 @@ TEST(FramingErrorTest, RefusesHeadsTwoParsersCouldFrameDifferently) {
   auto why = [](std::string head, bool http10 = false) { return FramingError(head, http10); };
   EXPECT_EQ(why("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n"), "");
   EXPECT_EQ(why("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"), "");
+  EXPECT_EQ(why("POST / HTTP/1.1\r\nHost: a\r\n\r\n"), "");  // with the blank line
   EXPECT_NE(why("POST / HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n"), "");
   EXPECT_NE(why("POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 6\r\n"), "");
   EXPECT_EQ(why("POST / HTTP/1.1\r\nContent-Length: 5\r\nContent-Length: 5\r\n"), "");
