@@ -83,27 +83,13 @@ v1::KeysUsed KeysUsedMessage(const std::unordered_map<std::string, int64_t>& use
 }
 
 KeyUseReporter::KeyUseReporter(bus::Bus& bus, core::UsageBatcher& uses, int interval_ms)
-    : bus_(bus), uses_(uses), interval_ms_(interval_ms), thread_([this] { Loop(); }) {}
+    : bus_(bus),
+      uses_(uses),
+      task_(std::in_place, std::chrono::milliseconds(interval_ms), [this] { Send(); }) {}
 
 KeyUseReporter::~KeyUseReporter() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
+  task_.reset();  // no tick runs after this: the last uses are sent here, once
   Send();
-}
-
-void KeyUseReporter::Loop() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stopping_) {
-    cv_.wait_for(lock, std::chrono::milliseconds(interval_ms_), [this] { return stopping_; });
-    if (stopping_) return;
-    lock.unlock();
-    Send();
-    lock.lock();
-  }
 }
 
 void KeyUseReporter::Send() {

@@ -10,11 +10,9 @@
 // Thread-safe. Every reference must outlive the object holding it.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
+#include <optional>
 #include <string>
-#include <thread>
 #include <unordered_map>
 
 #include "decision_caches.h"
@@ -22,6 +20,7 @@
 #include "reply_mux.h"
 #include "toolgate/bus/bus.h"
 #include "toolgate/core/usage_batcher.h"
+#include "toolgate/net/periodic_task.h"
 
 namespace toolgate::edge {
 
@@ -58,16 +57,11 @@ class KeyUseReporter {
   KeyUseReporter& operator=(const KeyUseReporter&) = delete;
 
  private:
-  void Loop();
   void Send();
 
   bus::Bus& bus_;
   core::UsageBatcher& uses_;
-  const int interval_ms_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;  // guarded by mu_
-  std::thread thread_;
+  std::optional<net::PeriodicTask> task_;  // last: ticks once the members above exist
 };
 
 }  // namespace toolgate::edge

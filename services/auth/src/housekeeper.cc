@@ -22,43 +22,34 @@ Housekeeper::Housekeeper(KeyStore& keys, AccountStore& accounts, KeyCache& cache
       usage_(usage),
       throttle_(throttle),
       oauth_(oauth),
-      thread_([this] { Loop(); }) {}
+      last_prune_us_(MonotonicUs()),
+      last_purge_us_(MonotonicUs()),
+      task_(std::in_place, kUsageInterval, [this] { Tick(); }) {}
 
 Housekeeper::~Housekeeper() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stopping_ = true;
-  }
-  stop_cv_.notify_all();
-  thread_.join();
+  task_.reset();  // no tick runs after this: the last uses are written here, once
   FlushUsage();
 }
 
-void Housekeeper::Loop() {
-  int64_t last_prune_us = MonotonicUs(), last_purge_us = MonotonicUs();
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_cv_.wait_for(lock, kUsageInterval, [this] { return stopping_; })) {
-    lock.unlock();
-    FlushUsage();
-    int64_t now_us = MonotonicUs();
-    if (now_us - last_prune_us >= kPruneIntervalUs) {
-      cache_.Prune(now_us);
-      last_prune_us = now_us;
+void Housekeeper::Tick() {
+  FlushUsage();
+  const int64_t now_us = MonotonicUs();
+  if (now_us - last_prune_us_ >= kPruneIntervalUs) {
+    cache_.Prune(now_us);
+    last_prune_us_ = now_us;
+  }
+  if (now_us - last_purge_us_ >= kPurgeIntervalUs) {
+    auto purged = accounts_.PurgeExpiredSessions();
+    if (!purged.ok()) {
+      log::Warn("expired sessions not purged").Str("error", purged.status().ToString());
     }
-    if (now_us - last_purge_us >= kPurgeIntervalUs) {
-      auto purged = accounts_.PurgeExpiredSessions();
-      if (!purged.ok()) {
-        log::Warn("expired sessions not purged").Str("error", purged.status().ToString());
-      }
-      if (Status s = throttle_.Prune(); !s.ok()) {
-        log::Warn("sign-in throttle not pruned").Str("error", s.ToString());
-      }
-      if (auto gone = oauth_.PurgeExpired(); !gone.ok()) {
-        log::Warn("expired OAuth rows not purged").Str("error", gone.status().ToString());
-      }
-      last_purge_us = now_us;
+    if (Status s = throttle_.Prune(); !s.ok()) {
+      log::Warn("sign-in throttle not pruned").Str("error", s.ToString());
     }
-    lock.lock();
+    if (auto gone = oauth_.PurgeExpired(); !gone.ok()) {
+      log::Warn("expired OAuth rows not purged").Str("error", gone.status().ToString());
+    }
+    last_purge_us_ = now_us;
   }
 }
 

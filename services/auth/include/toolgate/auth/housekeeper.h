@@ -9,9 +9,8 @@
 // Everything passed to the constructor must outlive the Housekeeper.
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
-#include <thread>
+#include <cstdint>
+#include <optional>
 
 #include "toolgate/auth/account_store.h"
 #include "toolgate/auth/key_cache.h"
@@ -19,6 +18,7 @@
 #include "toolgate/auth/oauth_store.h"
 #include "toolgate/auth/sign_in_throttle.h"
 #include "toolgate/core/usage_batcher.h"
+#include "toolgate/net/periodic_task.h"
 
 namespace toolgate::auth {
 
@@ -33,7 +33,7 @@ class Housekeeper {
   Housekeeper& operator=(const Housekeeper&) = delete;
 
  private:
-  void Loop();
+  void Tick();  // on the task's thread
   void FlushUsage();
 
   KeyStore& keys_;
@@ -42,10 +42,9 @@ class Housekeeper {
   core::UsageBatcher& usage_;
   SignInThrottle& throttle_;
   OAuthStore& oauth_;
-  std::mutex mu_;
-  std::condition_variable stop_cv_;  // guarded by mu_: stopping_ was set
-  bool stopping_ = false;            // guarded by mu_
-  std::thread thread_;               // last: starts once every member above exists
+  int64_t last_prune_us_;                  // the task's thread only
+  int64_t last_purge_us_;                  // the task's thread only
+  std::optional<net::PeriodicTask> task_;  // last: ticks once every member above exists
 };
 
 }  // namespace toolgate::auth
