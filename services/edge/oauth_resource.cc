@@ -1,19 +1,17 @@
 #include "oauth_resource.h"
 
-#include <cctype>
-
 #include "mcp_endpoint.h"
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json_writer.h"
+#include "toolgate/base/strings.h"
 #include "toolgate/core/http.h"
 
 namespace toolgate::edge {
 
 std::string EndpointPathOf(const McpHttpRequest& request) {
   if (request.workspace) return "/mcp";
-  std::string id = request.function_id;
-  for (char& c : id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return "/mcp/functions/" + id + (request.version.empty() ? "" : "/" + request.version);
+  return "/mcp/functions/" + AsciiLower(request.function_id) +
+         (request.version.empty() ? "" : "/" + request.version);
 }
 
 std::string PublicBase(std::string_view public_url, std::string_view host) {

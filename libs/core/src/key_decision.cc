@@ -1,7 +1,6 @@
 #include "toolgate/core/key_decision.h"
 
-#include <cctype>
-
+#include "toolgate/base/strings.h"
 #include "toolgate/base/time.h"
 #include "toolgate/core/problem.h"
 
@@ -37,19 +36,9 @@ std::optional<v1::Problem> CheckKey(const KeyRecord* record, int64_t now_ms) {
   return std::nullopt;
 }
 
-namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-}  // namespace
-
 bool ResourceCovers(std::string_view resource_path, std::string_view audience) {
   if (resource_path.empty() || audience.empty()) return false;
-  std::string resource = Lower(resource_path), at = Lower(audience);
+  std::string resource = AsciiLower(resource_path), at = AsciiLower(audience);
   if (resource == at) return true;
   // A function endpoint (exactly /mcp/functions/<id>) covers its version endpoints.
   constexpr std::string_view kFunctions = "/mcp/functions/";

@@ -9,6 +9,7 @@
 #include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/log.h"
+#include "toolgate/base/strings.h"
 #include "toolgate/base/time.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/core/subjects.h"
@@ -37,12 +38,6 @@ std::optional<std::string> FormParam(const std::map<std::string, std::string>& f
 std::string Header(const core::Request& r, const std::string& lower_name) {
   auto it = r.http.headers().find(lower_name);
   return it == r.http.headers().end() ? "" : it->second;
-}
-
-std::string LowerUuid(std::string_view id) {
-  std::string out(id);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 bool IsHttpsUrl(std::string_view uri) {
@@ -850,10 +845,10 @@ v1::HttpResponse OAuthApi::RevokeGrant(const core::Request& request) {
   auto mine = store_.ListGrants(request.principal().org_id(), request.principal().user_id());
   if (!mine.ok()) return core::Unavailable(mine.status());
   if (std::none_of(mine->begin(), mine->end(),
-                   [&](const Grant& g) { return g.id == LowerUuid(grant_id); })) {
+                   [&](const Grant& g) { return g.id == AsciiLower(grant_id); })) {
     return not_found();
   }
-  if (Status s = RevokeGrantEverywhere(LowerUuid(grant_id)); !s.ok()) {
+  if (Status s = RevokeGrantEverywhere(AsciiLower(grant_id)); !s.ok()) {
     return core::Unavailable(s);
   }
   log::Info("oauth grant revoked").Str("grant_id", grant_id);

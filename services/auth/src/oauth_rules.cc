@@ -5,6 +5,7 @@
 
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json_writer.h"
+#include "toolgate/base/strings.h"
 #include "toolgate/core/http.h"
 #include "toolgate/core/key_decision.h"
 #include "toolgate/core/problem.h"
@@ -44,12 +45,6 @@ std::optional<std::string> FormDecode(std::string_view text) {
   return out;
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // The parts of an absolute URI that the rules look at.
 struct UriParts {
   std::string scheme;  // lower case
@@ -64,7 +59,7 @@ std::optional<UriParts> SplitUri(std::string_view uri) {
   size_t colon = uri.find(':');
   if (colon == std::string_view::npos || colon == 0) return std::nullopt;
   UriParts p;
-  p.scheme = Lower(uri.substr(0, colon));
+  p.scheme = AsciiLower(uri.substr(0, colon));
   for (char c : p.scheme) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '+' && c != '-' && c != '.') {
       return std::nullopt;
@@ -85,9 +80,9 @@ std::optional<UriParts> SplitUri(std::string_view uri) {
     if (!authority.empty() && authority[0] == '[') {
       size_t close = authority.find(']');
       if (close == std::string_view::npos) return std::nullopt;
-      p.host = Lower(authority.substr(0, close + 1));
+      p.host = AsciiLower(authority.substr(0, close + 1));
     } else {
-      p.host = Lower(authority.substr(0, authority.find(':')));
+      p.host = AsciiLower(authority.substr(0, authority.find(':')));
     }
   }
   p.path_and_query = std::string(rest.substr(0, rest.find('#')));
@@ -266,7 +261,8 @@ Result<ResourceTarget> ParseResource(const std::optional<std::string>& resource,
         "resource must be one of this server's MCP endpoints: " + std::string(base) + "/mcp or " +
         std::string(base) + "/mcp/functions/{function_id}[/{version}]");
   };
-  if (r.size() > 500 || Lower(r.substr(0, std::min(r.size(), base.size()))) != Lower(base)) {
+  if (r.size() > 500 ||
+      AsciiLower(r.substr(0, std::min(r.size(), base.size()))) != AsciiLower(base)) {
     return refuse();
   }
   std::string_view path = r.substr(base.size());
@@ -291,7 +287,7 @@ Result<ResourceTarget> ParseResource(const std::optional<std::string>& resource,
     t.path = "/mcp";
   } else {
     if (segments[1] != "functions" || segments.size() < 3 || segments.size() > 4) return refuse();
-    t.function_id = Lower(segments[2]);
+    t.function_id = AsciiLower(segments[2]);
     if (!IsUuid(t.function_id)) return refuse();
     if (segments.size() == 4) {
       t.version = segments[3];
