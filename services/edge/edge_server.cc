@@ -96,22 +96,6 @@ std::string PercentDecode(std::string_view s) {
   return out;
 }
 
-// The most X-Toolgate-Max-Cost may say: $1,000,000 (any real ceiling is far below).
-constexpr int64_t kMaxCostHeaderMicroUsd = 1'000'000'000'000LL;
-
-// X-Toolgate-Max-Cost: decimal digits only, 1 to kMaxCostHeaderMicroUsd.
-bool ParseMaxCost(std::string_view text, int64_t* out) {
-  if (text.empty() || text.size() > 13) return false;
-  int64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + (c - '0');
-  }
-  if (v < 1 || v > kMaxCostHeaderMicroUsd) return false;
-  *out = v;
-  return true;
-}
-
 // The service that owns a management path (below /api/v1), or empty.
 std::string OwnerOf(const std::vector<std::string>& segments) {
   if (segments.empty()) return {};
@@ -610,9 +594,7 @@ void EdgeServer::HandleInvoke(InvokeHttp request, Answer answer, const std::stri
   }
   int64_t max_cost = 0;
   if (request.max_cost && !ParseMaxCost(*request.max_cost, &max_cost)) {
-    return refuse("bad_request",
-                  "X-Toolgate-Max-Cost must be a whole number of micro-USD from 1 to " +
-                      std::to_string(kMaxCostHeaderMicroUsd) + ".");
+    return refuse("bad_request", MaxCostRefusal());
   }
   InvokeBody parsed = ParseInvokeBody(body);
 
@@ -727,6 +709,7 @@ void EdgeServer::McpFromFront(FrontRequest request, FrontRespond respond, FrontR
   r.mcp_method = optional("mcp-method");
   r.mcp_name = optional("mcp-name");
   r.env_keys = optional("x-env-keys");
+  r.max_cost = optional("x-toolgate-max-cost");
   r.body = std::move(request.body);
   r.request_id = request_id;
   r.traceparent = span->traceparent();
@@ -769,6 +752,7 @@ void EdgeServer::HandleMcp(const Http::Request& request, Writer writer,
   r.mcp_method = OptionalHeader(request, "Mcp-Method");
   r.mcp_name = OptionalHeader(request, "Mcp-Name");
   r.env_keys = OptionalHeader(request, "X-Env-Keys");
+  r.max_cost = OptionalHeader(request, "X-Toolgate-Max-Cost");
   r.body = request.body();
   r.request_id = request_id;
   r.traceparent = span->traceparent();

@@ -60,4 +60,21 @@ InvokeBody ParseInvokeBody(std::string_view body) {
   return {v1::BODY_OK, std::string(raw)};
 }
 
+bool ParseMaxCost(std::string_view text, int64_t* out) {
+  if (text.empty() || text.size() > 13) return false;
+  int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  if (v < 1 || v > kMaxCostHeaderMicroUsd) return false;
+  *out = v;
+  return true;
+}
+
+std::string MaxCostRefusal() {
+  return "X-Toolgate-Max-Cost must be a whole number of micro-USD from 1 to " +
+         std::to_string(kMaxCostHeaderMicroUsd) + ".";
+}
+
 }  // namespace toolgate::edge

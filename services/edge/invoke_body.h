@@ -4,6 +4,7 @@
 // and 403 checks, so that a malformed body never reveals whether a function exists.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -23,5 +24,13 @@ struct InvokeBody {
 // or, rarely, another member) -> BODY_EVENT_TOO_DEEP, whether or not the rest would parse.
 // Thread-safe (per-thread parsers).
 InvokeBody ParseInvokeBody(std::string_view body);
+
+// The most X-Toolgate-Max-Cost may say: $1,000,000 (any real ceiling is far below).
+inline constexpr int64_t kMaxCostHeaderMicroUsd = 1'000'000'000'000LL;
+// X-Toolgate-Max-Cost (invoke and MCP requests): decimal digits only, 1 to
+// kMaxCostHeaderMicroUsd; false for anything else.
+bool ParseMaxCost(std::string_view text, int64_t* out);
+// The 400 detail for a value ParseMaxCost refuses.
+std::string MaxCostRefusal();
 
 }  // namespace toolgate::edge

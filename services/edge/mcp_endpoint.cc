@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "browser_session.h"
+#include "invoke_body.h"
 #include "mcp_notices.h"
 #include "mcp_workspace.h"
 #include "oauth_resource.h"
@@ -177,6 +178,7 @@ struct McpEndpoint::Call {
   // OAuth token its grant (the client refreshes tokens within one session).
   std::string binding;
   std::vector<std::string> token_scopes;  // an OAuth token's; empty for an API key
+  int64_t max_cost_micro_usd = 0;         // X-Toolgate-Max-Cost; 0: none
   McpMessage message;
   std::string revision;  // the session's, or for initialize the one negotiated
   bool stateless = false;
@@ -234,6 +236,9 @@ void McpEndpoint::Handle(McpHttpRequest request, Respond respond, StreamEvent st
         core::MakeProblem("missing_api_key",
                           "Send your API key in the Authorization header (\"<key>\" or "
                           "\"Bearer <key>\")."));
+  }
+  if (r.max_cost && !ParseMaxCost(*r.max_cost, &call->max_cost_micro_usd)) {
+    return call->Problem(core::MakeProblem("bad_request", MaxCostRefusal()));
   }
   call->key_sha256 = Sha256(r.api_key);
   call->binding = call->key_sha256;
@@ -508,6 +513,7 @@ v1::InvokeJob McpEndpoint::NewJob(const Call& call, std::string function_id, std
   job.set_traceparent(call.request.traceparent);
   // Where the call came in: an OAuth token is accepted only at the endpoint it is bound to.
   job.set_audience(EndpointPathOf(call.request));
+  job.set_max_cost_micro_usd(call.max_cost_micro_usd);
   return job;
 }
 

@@ -94,8 +94,8 @@ struct McpHttpRequest {
   // The system's public URL ("https://mcp.example.com"): where the endpoint's protected
   // resource metadata is, for the WWW-Authenticate of a 401 or 403 (oauth_resource.h).
   std::string public_base;
-  std::string origin;   // empty when absent
-  std::string host;     // the Host header
+  std::string origin;  // empty when absent
+  std::string host;    // the Host header
   std::optional<std::string> accept;
   std::optional<std::string> content_type;
   std::optional<std::string> session_id;        // Mcp-Session-Id
@@ -103,6 +103,7 @@ struct McpHttpRequest {
   std::optional<std::string> mcp_method;        // Mcp-Method
   std::optional<std::string> mcp_name;          // Mcp-Name
   std::optional<std::string> env_keys;          // X-Env-Keys
+  std::optional<std::string> max_cost;          // X-Toolgate-Max-Cost: each call's ceiling
   std::string body;
   std::string request_id;
   std::string traceparent;

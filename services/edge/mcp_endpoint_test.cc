@@ -164,6 +164,24 @@ TEST_F(McpEndpointTest, InitializeRunsTheHandlerWithTheMessageAsSent) {
   EXPECT_EQ(session->endpoint, std::string("functions/") + kFunction + "/1.0");
 }
 
+// X-Toolgate-Max-Cost rides with each call the request makes; a malformed one runs nothing.
+TEST_F(McpEndpointTest, AMaxCostHeaderBoundsEachCall) {
+  McpHttpRequest r = Post(
+      R"({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})");
+  r.max_cost = "2500";
+  EXPECT_EQ(Send(r).status, 200);
+  ASSERT_EQ(backend_.jobs.size(), 1u);
+  EXPECT_EQ(backend_.jobs[0].max_cost_micro_usd(), 2500);
+  EXPECT_EQ(backend_.jobs[0].audience(), std::string("/mcp/functions/") + kFunction);
+  for (const char* bad : {"", "0", "-1", "1.5", "abc", "99999999999999"}) {
+    r.max_cost = bad;
+    HttpAnswer a = Send(r);
+    EXPECT_EQ(a.status, 400) << bad;
+    EXPECT_EQ(Code(a), "bad_request") << bad;
+  }
+  EXPECT_EQ(backend_.jobs.size(), 1u);
+}
+
 TEST_F(McpEndpointTest, RequestsNeedTheSession) {
   std::string session = Initialize();
   const std::string list = R"({"jsonrpc":"2.0","id":"l","method":"tools/list"})";
