@@ -30,6 +30,7 @@
 #include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/strings.h"
+#include "toolgate/core/cost.h"
 #include "toolgate/core/env_keys.h"
 #include "toolgate/core/function_model.h"
 #include "toolgate/core/version.h"
@@ -650,7 +651,45 @@ int Topup(const Call& call) {
   if (call.args.Has("idempotency-key")) {
     headers.emplace_back("Idempotency-Key", call.args.Get("idempotency-key"));
   }
-  return Report(call, Client(call).Post(Api("/billing/top-ups"), w.str(), headers));
+  auto r = Client(call).Post(Api("/billing/top-ups"), w.str(), headers);
+  if (r.ok() && r->status == 403 &&
+      r->body.find("\"funding_by_grant_only\"") != std::string::npos) {
+    ReportFailure(call, r);
+    std::fputs(
+        "hint: members cannot add credit on this system; credit comes from the operator, who "
+        "grants it with `toolgate admin grant`. Ask your operator.\n",
+        stderr);
+    return kFailed;
+  }
+  return Report(call, r);
+}
+
+// "12.5" USD in micro-USD; nullopt for anything but a non-negative decimal with at most 6
+// decimals (a micro-USD is the ledger's unit).
+std::optional<int64_t> MicroUsdOfUsd(std::string_view usd) {
+  auto nano = core::ParseNanoDecimal(usd);
+  if (!nano || *nano % 1000 != 0) return std::nullopt;
+  return *nano / 1000;
+}
+
+int AdminGrant(const Call& call) {
+  auto amount = MicroUsdOfUsd(call.args.Get("amount-usd"));
+  if (!amount || *amount == 0) {
+    return UsageError(call, "--amount-usd is a positive number of USD, at most 6 decimals");
+  }
+  const std::string org = call.args.Get("organization");
+  if (!IsUuid(org)) return UsageError(call, "--organization is an organization id (a UUID)");
+  JsonWriter w;
+  w.BeginObject()
+      .Field("amount_micro_usd", *amount)
+      .Field("reason", call.args.Get("reason"))
+      .EndObject();
+  http::HeaderList headers;
+  if (call.args.Has("idempotency-key")) {
+    headers.emplace_back("Idempotency-Key", call.args.Get("idempotency-key"));
+  }
+  return Report(
+      call, Client(call).Post(Api("/admin/organizations/" + org + "/credits"), w.str(), headers));
 }
 
 int Balance(const Call& call) {
@@ -1358,10 +1397,24 @@ const std::vector<Command>& Commands() {
        .run = VersionsUnpublish},
       {.name = "topup",
        .usage = "topup --amount MICRO_USD [--idempotency-key K]",
-       .summary = "Add to the balance.",
+       .summary = "Add play money to the balance (only where the system's funding is demo).",
        .options = {"amount", "idempotency-key"},
        .required = {"amount"},
        .run = Topup},
+      {.name = "admin create",
+       .usage = "admin create --email E [--password-file F] [--data-dir DIR]",
+       .summary = "Create a platform operator on the system `toolgate up` runs on DIR (its "
+                  "database, directly); prints a generated password once unless F has one.",
+       .options = {"email", "password-file", "data-dir"},
+       .words_run = RunAdminCreate},
+      {.name = "admin grant",
+       .usage = "admin grant --organization ID --amount-usd N --reason TEXT "
+                "[--idempotency-key K]",
+       .summary = "As an operator, grant credit to an organization; the ledger shows who and "
+                  "why.",
+       .options = {"organization", "amount-usd", "reason", "idempotency-key"},
+       .required = {"organization", "amount-usd", "reason"},
+       .run = AdminGrant},
       {.name = "balance", .usage = "balance", .summary = "Show the balance.", .run = Balance},
       {.name = "ledger",
        .usage = "ledger [--limit N] [--cursor C]",

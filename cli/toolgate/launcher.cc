@@ -499,7 +499,14 @@ void DefineUpFlags(Flags& flags) {
   flags.Define("nats-port", "0", "NATS port (0: any free port)");
   flags.Define("redis-port", "0", "Redis port (0: any free port)");
   flags.Define("postgres-port", "0", "PostgreSQL port (0: any free port)");
-  flags.Define("demo", "false", "seed a demo organization, key and sample tools");
+  flags.Define("demo", "false",
+               "seed a demo organization, key and sample tools (implies --dev-funding)");
+  flags.Define("funding", "grants",
+               "where organizations' credit comes from: grants (an operator grants it, `toolgate "
+               "admin grant`), checkout, or demo (needs --dev-funding or --demo)");
+  flags.Define("dev-funding", "false",
+               "development only: fund with play money, any member tops up any amount "
+               "(billing's --funding=demo)");
   flags.Define("detach", "false",
                "run in the background once the system is up (logs in DATA/logs/launcher.log; "
                "`toolgate status` shows it, `toolgate down` stops it)");
@@ -524,6 +531,29 @@ void DefineUpFlags(Flags& flags) {
                "OpenTelemetry collector base URL every service sends its spans to, OTLP/HTTP "
                "JSON to <url>/v1/traces (empty: spans are only logged)");
   core::DefineOperatorEgressFlags(flags);  // passed on to the executors
+}
+
+Result<std::string> FundingFor(const Flags& flags) {
+  const std::string& funding = flags.Get("funding");
+  const bool play_money = flags.GetBool("dev-funding") || flags.GetBool("demo");
+  if (funding != "grants" && funding != "checkout" && funding != "demo") {
+    return Status::InvalidArgument("--funding must be grants, checkout or demo, not '" + funding +
+                                   "'");
+  }
+  if (play_money) {
+    // They replace the default, grants; checkout is a payment set-up they cannot mean.
+    if (funding == "checkout") {
+      return Status::InvalidArgument(
+          "--dev-funding and --demo fund with play money; drop them or --funding checkout");
+    }
+    return std::string("demo");
+  }
+  if (funding == "demo") {
+    return Status::InvalidArgument(
+        "--funding demo lets every member mint credit: for development only, say so with "
+        "--dev-funding (or --demo)");
+  }
+  return funding;
 }
 
 Result<PassedOnFlags> PassOnFlags(const Flags& flags) {
@@ -561,6 +591,8 @@ int RunUp(const std::vector<std::string>& args) {
   // start.
   auto passed_on = PassOnFlags(flags);
   if (!passed_on.ok()) Fail(passed_on.status().message());
+  auto funding = FundingFor(flags);
+  if (!funding.ok()) Fail(funding.status().message());
   bool demo = flags.GetBool("demo");
   if (demo && flags.GetBool("no-egress")) {
     // Seeding runs Forecast, which calls the demo's weather service through the gateway.
@@ -759,8 +791,12 @@ int RunUp(const std::vector<std::string>& args) {
     std::vector<std::string> out = env;
     out.push_back("TOOLGATE_NATS_USER=" + name);
     out.push_back("TOOLGATE_NATS_PASSWORD_FILE=" + creds.nats_files.at(name).string());
-    if (name == "billing")
+    if (name == "billing") {
       out.push_back("TOOLGATE_REDIS_PASSWORD_FILE=" + creds.redis_file.string());
+      // Always set: the launcher's own TOOLGATE_FUNDING was read (and checked) as its --funding,
+      // and must not reach billing unchecked through the inherited environment.
+      out.push_back("TOOLGATE_FUNDING=" + *funding);
+    }
     return out;
   };
   // The platform's own addresses, which no handler may reach through the egress gateway
@@ -1072,6 +1108,75 @@ int RunKeysInit(const std::vector<std::string>& args) {
       "For compose: run from the directory holding compose.yaml with --dir ./keys.\n",
       dir.c_str());
   return 0;
+}
+
+}  // namespace toolgate::cli
+
+namespace toolgate::cli {
+
+int RunAdminCreate(const std::vector<std::string>& args) {
+  Flags flags("toolgate admin create",
+              "Create a platform operator on the system that `toolgate up` runs on a data "
+              "directory.");
+  flags.Define("data-dir", "./data",
+               "the data directory of the system (as given to `toolgate up`)");
+  flags.Define("email", "", "the operator's email (required)");
+  flags.Define("password-file", "",
+               "a file whose first line is the password (default: generate one, printed once)");
+  flags.Define("bin-dir", "", "where toolgate-auth is (default: beside this binary)");
+  std::vector<char*> argv = {const_cast<char*>("toolgate")};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  std::vector<std::string> extra = flags.Parse(static_cast<int>(argv.size()), argv.data());
+  if (!extra.empty() || flags.Get("email").empty()) {
+    std::fprintf(stderr,
+                 "usage: toolgate admin create --email E [--password-file F] [--data-dir DIR]\n");
+    return 2;
+  }
+  const fs::path data = fs::absolute(flags.Get("data-dir")).lexically_normal();
+  // The database's address is only known while the system runs (its port may be any free one).
+  auto state = LauncherRuns(data) ? ParseJson(ReadFile(data / "run" / "state.json"))
+                                  : Result<ParsedJson>(Status::NotFound("not running"));
+  std::string_view pg_url;
+  if (!state.ok() || state->root["postgres_url"].get_string().get(pg_url) != simdjson::SUCCESS) {
+    std::fprintf(stderr, "toolgate admin create: no system runs on %s (start `toolgate up`)\n",
+                 data.c_str());
+    return 1;
+  }
+  const fs::path bin_dir = flags.Get("bin-dir").empty()
+                               ? fs::read_symlink("/proc/self/exe").parent_path()
+                               : fs::path(flags.Get("bin-dir"));
+  std::string program = (bin_dir / "toolgate-auth").string();
+  std::vector<std::string> words = {program, "create-operator", "--email", flags.Get("email")};
+  if (const std::string& file = flags.Get("password-file"); !file.empty()) {
+    words.insert(words.end(), {"--password-file", fs::absolute(file).string()});
+  }
+  std::vector<char*> child_argv;
+  for (auto& w : words) child_argv.push_back(w.data());
+  child_argv.push_back(nullptr);
+  // auth reads its PostgreSQL credentials as `toolgate up` hands them to it: the URL and a
+  // password file, readable by the launcher's user only.
+  std::string url_env = "TOOLGATE_POSTGRES_URL=" + std::string(pg_url);
+  std::string password_env =
+      "TOOLGATE_POSTGRES_PASSWORD_FILE=" + (data / "keys" / "postgres.password").string();
+  std::string log_env = "TOOLGATE_LOG_LEVEL=warn";
+  std::vector<char*> envp = {url_env.data(), password_env.data(), log_env.data()};
+  for (char** e = environ; *e; ++e) envp.push_back(*e);
+  envp.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    std::fprintf(stderr, "toolgate admin create: fork failed: %s\n", std::strerror(errno));
+    return 1;
+  }
+  if (pid == 0) {
+    ::execve(child_argv[0], child_argv.data(), envp.data());
+    std::fprintf(stderr, "toolgate admin create: cannot run %s: %s\n", child_argv[0],
+                 std::strerror(errno));
+    ::_exit(127);
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 }  // namespace toolgate::cli

@@ -28,6 +28,12 @@ struct PassedOnFlags {
 // instead of a service failing to start. Pure.
 Result<PassedOnFlags> PassOnFlags(const Flags& flags);
 
+// Billing's --funding for flags (parsed, defined by DefineUpFlags): "demo" with --dev-funding
+// or --demo, else --funding (grants by default). InvalidArgument for an unknown mode, for
+// --funding demo without either flag (play money must be asked for as such), and for checkout
+// with them. Pure.
+Result<std::string> FundingFor(const Flags& flags);
+
 // args: the arguments after "up". Returns the process exit code.
 int RunUp(const std::vector<std::string>& args);
 
@@ -38,6 +44,13 @@ int RunStatus(const std::vector<std::string>& args);
 // `toolgate down [--data-dir DIR]`: stops the launcher running on DIR (started with `toolgate up
 // --detach`, or any other) and returns once it and every child are gone. 0 also when none ran.
 int RunDown(const std::vector<std::string>& args);
+
+// `toolgate admin create --email E [--password-file F] [--data-dir DIR]`: creates a platform
+// operator (docs/operations.md "Operators") on the database of the system running on DIR, by
+// running `toolgate-auth create-operator` with DIR's PostgreSQL credentials; it prints the
+// generated password once unless F names one. Returns the process exit code: 1 when no system
+// runs on DIR or the email is taken, 2 for bad arguments.
+int RunAdminCreate(const std::vector<std::string>& args);
 
 // `toolgate keys init [--dir DIR]`: creates in DIR (default ./keys) what a cluster needs and
 // `toolgate up` keeps in DATA/keys: the secrets master key, the executor pool's key pair, the

@@ -31,6 +31,22 @@ TEST(LauncherFlagsTest, EgressAndOtlpFlagsArePassedOn) {
                                       "10.1.2.0/24"}));
 }
 
+TEST(LauncherFlagsTest, FundingIsByGrantUnlessPlayMoneyIsAskedFor) {
+  auto funding = [](std::vector<std::string> words) { return FundingFor(UpFlags(words)); };
+  EXPECT_EQ(funding({}).value(), "grants");
+  EXPECT_EQ(funding({"--funding", "checkout"}).value(), "checkout");
+  EXPECT_EQ(funding({"--dev-funding"}).value(), "demo");
+  EXPECT_EQ(funding({"--demo"}).value(), "demo");
+  EXPECT_EQ(funding({"--funding", "demo", "--dev-funding"}).value(), "demo");
+  // Play money is never a mode named alone, nor mixed with a payment set-up.
+  for (auto words : std::vector<std::vector<std::string>>{
+           {"--funding", "demo"}, {"--funding", "checkout", "--demo"}, {"--funding", "free"}}) {
+    auto refused = funding(words);
+    ASSERT_FALSE(refused.ok()) << words[1];
+    EXPECT_NE(refused.status().message().find("--"), std::string::npos);
+  }
+}
+
 TEST(LauncherFlagsTest, NothingIsPassedOnByDefault) {
   auto passed = PassOnFlags(UpFlags({}));
   ASSERT_TRUE(passed.ok());

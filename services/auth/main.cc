@@ -1,9 +1,16 @@
 // toolgate-auth: users, organizations, sessions and API keys, and the first invoke stage.
+// `toolgate-auth create-operator --email E [--password-file F]` creates a platform operator on
+// the database and exits (operator_command.h).
+#include <cstdio>
+
 #include "AuthMigrations.h"
 #include "toolgate/auth/authenticator.h"
 #include "toolgate/auth/housekeeper.h"
 #include "toolgate/auth/http_api.h"
 #include "toolgate/auth/oauth_api.h"
+#include "toolgate/auth/operator_command.h"
+#include "toolgate/auth/organization_lookup.h"
+#include "toolgate/base/crypto.h"
 #include "toolgate/base/flags.h"
 #include "toolgate/core/admin_server.h"
 #include "toolgate/core/http.h"
@@ -12,6 +19,34 @@
 #include "toolgate/pg/service.h"
 
 using namespace toolgate;
+
+namespace {
+
+int RunCreateOperator(const Flags& flags) {
+  InitCrypto();
+  auto connected = pg::ConnectFromFlags("auth create-operator", flags, 1);
+  pg::Pool& pool = *connected;
+  if (Status s = pg::Migrate(pool, "auth", AuthMigrations()); !s.ok()) {
+    std::fprintf(stderr, "auth create-operator: migration failed: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  auth::AccountStore accounts(pool);
+  auto created = auth::CreateOperator(accounts, flags.Get("email"), flags.Get("password-file"));
+  if (!created.ok()) {
+    std::fprintf(stderr, "auth create-operator: %s\n", created.status().message().c_str());
+    return created.status().code() == Status::Code::kInvalidArgument ? 2 : 1;
+  }
+  std::printf("operator created: %s\nuser_id: %s\norganization_id: %s\n",
+              created->account.email.c_str(), created->account.user_id.c_str(),
+              created->account.org_id.c_str());
+  if (!created->password.empty()) {
+    // Printed once, stored only as its Argon2id hash.
+    std::printf("password: %s\n", created->password.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   Flags flags("toolgate-auth",
@@ -39,7 +74,13 @@ int main(int argc, char** argv) {
                "an extra CA bundle to verify client metadata documents' servers with");
   flags.Define("oauth-clients-file", "",
                "a JSON file of the operator's pre-registered OAuth clients (docs/oauth.md)");
-  flags.Parse(argc, argv);
+  flags.Define("email", "", "create-operator: the operator's email");
+  flags.Define("password-file", "",
+               "create-operator: a file whose first line is the password (default: generate one "
+               "and print it once)");
+  std::vector<std::string> commands = flags.Parse(argc, argv);
+  if (commands.size() == 1 && commands[0] == "create-operator") return RunCreateOperator(flags);
+  if (!commands.empty()) core::Die("auth", "unknown command", commands[0]);
   auto bus = core::StartService("auth", flags);
 
   auto connected = pg::ConnectFromFlags("auth", flags);
@@ -98,8 +139,9 @@ int main(int argc, char** argv) {
   // Declared after everything it uses, so it stops (and writes the last batch) first.
   auth::Housekeeper housekeeper(keys, accounts, cache, usage, throttle, oauth_store);
 
-  for (Status s : {directory.ListenForRevocations(), authenticator.Serve(service),
-                   core::ServeHttp(service, router)}) {
+  for (Status s :
+       {directory.ListenForRevocations(), authenticator.Serve(service),
+        auth::ServeOrganizationLookup(service, accounts), core::ServeHttp(service, router)}) {
     if (!s.ok()) core::Die("auth", "cannot subscribe", s.ToString());
   }
   return service.Run();

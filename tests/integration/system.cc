@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -77,6 +78,12 @@ void System::Launch() {
       launcher,      "up",   "--data-dir",         data_dir_, "--http-port", "0",
       "--log-level", "info", "--executor-threads", "4"};
   args.insert(args.end(), flags_.begin(), flags_.end());
+  // Suites fund their organizations with top-ups (Account::TopUp), which only play money
+  // allows; a suite that names --funding (funding_test.cc) tests the real modes instead.
+  if (std::none_of(flags_.begin(), flags_.end(),
+                   [](const std::string& f) { return f.rfind("--funding", 0) == 0; })) {
+    args.push_back("--dev-funding");
+  }
   std::vector<std::string> env = env_;
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

@@ -49,7 +49,9 @@ async function waitForSystem(dataDir, launcher, timeoutMs) {
 export async function startSystem(prefix, { extraEnv = {} } = {}) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   const log = fs.openSync(path.join(dataDir, 'launcher.log'), 'w');
-  const launcher = spawn(toolgate, ['up', '--data-dir', dataDir, '--http-port', '0'], {
+  // --dev-funding: the suites fund their organizations with top-ups, which only play money
+  // allows (docs/decisions.md, "Funding: grants by default, play money asked for").
+  const launcher = spawn(toolgate, ['up', '--data-dir', dataDir, '--http-port', '0', '--dev-funding'], {
     stdio: ['ignore', log, log],
     env: { ...process.env, ...extraEnv },
   });

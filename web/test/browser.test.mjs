@@ -204,6 +204,8 @@ describe('web app in Chromium', { timeout: 540000 }, () => {
   step('tops up the balance', async () => {
     await page.getByRole('link', { name: 'Billing' }).click();
     await page.getByRole('heading', { name: 'Billing', level: 2 }).waitFor();
+    // `toolgate up --demo` funds with play money, and the page says so.
+    await page.locator('[data-funding="demo"]', { hasText: 'play money' }).waitFor();
     await page.getByLabel('Amount (USD)').fill('5');
     await Promise.all([apiResponse('POST', '/billing/top-ups', 201), page.getByRole('button', { name: 'Top up', exact: true }).click()]);
     await page.locator('[data-money="available"] .amount', { hasText: '$5.00' }).waitFor();

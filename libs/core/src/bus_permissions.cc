@@ -12,6 +12,8 @@ constexpr const char* kEdgeReplies = "_INBOX.edge.>";
 constexpr const char* kLauncherReplies = "_INBOX.launcher.>";
 // The registry and billing answer auth's requests (OAuth consent and grants).
 constexpr const char* kAuthReplies = "_INBOX.auth.>";
+// Auth answers billing's organization lookups (operators' credit grants).
+constexpr const char* kBillingReplies = "_INBOX.billing.>";
 
 std::vector<BusUser> MakeUsers() {
   return {
@@ -30,12 +32,13 @@ std::vector<BusUser> MakeUsers() {
         "tg.events.function_changed", "tg.events.workspace_changed"},
        /*allow_responses=*/true},
       // Auth asks the registry whether an OAuth client may be granted a function's endpoint, and
-      // billing what its grants have spent.
+      // billing what its grants have spent; it answers billing's organization lookups.
       {"auth",
        {"tg.events.key_revoked", "tg.registry.function_view", "tg.billing.grant_usage",
-        kEdgeReplies, kLauncherReplies},
+        kEdgeReplies, kLauncherReplies, kBillingReplies},
        {"tg.auth.key_lookup", "tg.auth.keys_used", "tg.auth.authenticate", "tg.auth.http",
-        "tg.health.auth", "tg.events.key_revoked", "_INBOX.auth.>"}},
+        "tg.auth.organization_lookup", "tg.health.auth", "tg.events.key_revoked",
+        "_INBOX.auth.>"}},
       {"registry",
        {"tg.events.function_changed", "tg.events.workspace_changed", kEdgeReplies, kLauncherReplies,
         kAuthReplies,
@@ -53,8 +56,8 @@ std::vector<BusUser> MakeUsers() {
       // Billing answers the edge, sends jobs to the executor pools and the settlement acks to
       // the executors' inboxes.
       {"billing",
-       {"tg.exec.*.*", "tg.events.execution", kEdgeReplies, kLauncherReplies, kAuthReplies,
-        "_INBOX.executor.settle.>"},
+       {"tg.exec.*.*", "tg.events.execution", "tg.auth.organization_lookup", kEdgeReplies,
+        kLauncherReplies, kAuthReplies, "_INBOX.executor.settle.>"},
        {"tg.invoke.billing", "tg.billing.settle.*", "tg.billing.unserved.*", "tg.billing.http",
         "tg.billing.grant_usage",
         "tg.health.billing", "_INBOX.billing.>"}},

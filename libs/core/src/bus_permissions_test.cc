@@ -58,6 +58,8 @@ TEST(BusPermissions, EveryHopIsAllowed) {
            {"registry", "registry", "tg.events.function_changed"},
            {"secrets", "secrets", "tg.events.secret_changed"},
            {"launcher", "billing", "tg.health.billing"},
+           {"billing", "auth", "tg.auth.organization_lookup"},
+           {"auth", "billing", "_INBOX.billing.nuid4.1"},
        }) {
     EXPECT_TRUE(MayPublish(User(hop.from), hop.subject)) << hop.from << " -> " << hop.subject;
     EXPECT_TRUE(MaySubscribe(User(hop.to), hop.subject)) << hop.to << " <- " << hop.subject;

@@ -4,6 +4,11 @@
 #include "toolgate/core/subjects.h"
 
 namespace toolgate::billing {
+namespace {
+
+constexpr int kOrganizationLookupTimeoutMs = 5'000;
+
+}  // namespace
 
 BillingService::BillingService(bus::Service& service, pg::Pool& pool, redis::Client& redis,
                                Config config)
@@ -18,7 +23,9 @@ BillingService::BillingService(bus::Service& service, pg::Pool& pool, redis::Cli
       budget_cache_(budget_settings_, BudgetSettingsCache::Options{}),
       budget_api_(budget_settings_, budget_cache_, ledger_),
       stage_(service.bus(), balances_, ledger_, service.pool(), budget_cache_, config_),
-      api_(ledger_, balances_, retries_) {
+      // Within the management timeout the edge waits for the whole answer.
+      organizations_(service.bus(), kOrganizationLookupTimeoutMs),
+      api_(ledger_, balances_, retries_, organizations_, config_.funding) {
   api_.AddRoutes(router_);
   budget_api_.AddRoutes(router_);
 }

@@ -90,6 +90,8 @@ std::string_view EntryTypeName(EntryType type) {
       return "charge";
     case EntryType::kRevenue:
       return "revenue";
+    case EntryType::kGrant:
+      return "grant";
   }
   return "charge";
 }
@@ -170,9 +172,9 @@ Settlement SettlementFor(const core::Rates& rates, const v1::ExecutionResult& re
   e.hops_json = HopsJson(job);
   e.grant_id = GrantIdOf(job.principal());
   if (!e.grant_id.empty()) e.client_name = SanitizeText(job.principal().client_name());
+  e.key_id = job.principal().key_id();
   if (result.handler_ran()) {
     e.status_code = result.status_code();
-  e.key_id = job.principal().key_id();
     e.charge = ChargeFor(rates, job, result.runtime_ms(), result.cpu_ms());
     s.entries = LedgerEntriesFor(job, e.charge);
   } else {

@@ -36,6 +36,10 @@ void DefineBillingFlags(Flags& flags) {
   flags.Define("settle-batch", "256",
                "settlements committed in one transaction, and holds placed in one Redis round "
                "trip, at most");
+  flags.Define("funding", "grants",
+               "where credit comes from: grants (only operators grant it), checkout (bought; "
+               "operators grant too) or demo (play money: members top up freely; development "
+               "only, `toolgate up` passes it with --demo or --dev-funding)");
   flags.Define("settle-ack-linger-ms", "20",
                "how long acks of settled results may gather before they go to the executors in "
                "one message (0: at once; at most 1000)");
@@ -98,6 +102,9 @@ Result<Config> ConfigFromFlags(const Flags& flags) {
     return Bad("settle-ack-linger-ms", flags.Get("settle-ack-linger-ms"), "must be at most 1000");
   }
   if (batch < 1) return Bad("settle-batch", flags.Get("settle-batch"), "must be at least 1");
+  auto funding = ParseFundingMode(flags.Get("funding"));
+  if (!funding) return Bad("funding", flags.Get("funding"), "must be grants, checkout or demo");
+  config.funding = *funding;
   config.settle_batch = static_cast<size_t>(batch);
   return config;
 }

@@ -31,6 +31,33 @@ TEST(ConfigTest, DefaultsAreTheContracts) {
   EXPECT_EQ(config->limits.uncharged_timeout_s_per_hour, 3600);
 }
 
+TEST(ConfigTest, FundingIsByGrantUnlessToldOtherwise) {
+  auto config = Parse({});
+  ASSERT_TRUE(config.ok()) << config.status().ToString();
+  EXPECT_EQ(config->funding, FundingMode::kGrants);
+  for (auto [name, mode] :
+       std::vector<std::pair<std::string, FundingMode>>{{"grants", FundingMode::kGrants},
+                                                        {"checkout", FundingMode::kCheckout},
+                                                        {"demo", FundingMode::kDemo}}) {
+    auto parsed = Parse({{"funding", name}});
+    ASSERT_TRUE(parsed.ok()) << name << ": " << parsed.status().ToString();
+    EXPECT_EQ(parsed->funding, mode) << name;
+    EXPECT_EQ(FundingModeName(mode), name);
+  }
+  EXPECT_FALSE(MembersMayTopUp(FundingMode::kGrants));
+  EXPECT_FALSE(MembersMayTopUp(FundingMode::kCheckout));
+  EXPECT_TRUE(MembersMayTopUp(FundingMode::kDemo));
+}
+
+TEST(ConfigTest, UnknownFundingIsRefusedByName) {
+  for (std::string value : {"", "Demo", "free", "grants "}) {
+    auto config = Parse({{"funding", value}});
+    ASSERT_FALSE(config.ok()) << "'" << value << "'";
+    EXPECT_NE(config.status().message().find("--funding"), std::string::npos)
+        << config.status().message();
+  }
+}
+
 TEST(ConfigTest, RatesAreDecimals) {
   auto config = Parse({{"cpu-rate", "0.5"}, {"gpu-rate", "2"}, {"commission-percent", "12.5"}});
   ASSERT_TRUE(config.ok()) << config.status().ToString();

@@ -8,6 +8,7 @@
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
 #include "toolgate/billing/balance_loader.h"
+#include "toolgate/billing/credit_grant.h"
 #include "toolgate/billing/top_up.h"
 #include "toolgate/core/problem.h"
 
@@ -51,10 +52,29 @@ std::string TopUpJson(const TopUpOutcome& outcome) {
   return w.Take();
 }
 
-v1::HttpResponse KeyReused(int64_t first_amount) {
+v1::HttpResponse KeyReused(const CreditOutcome& first) {
   return core::ProblemResponse(core::ValidationProblem(
-      "Idempotency-Key", "was used for a top-up of " + std::to_string(first_amount) +
-                             " micro-USD; send a new key for a different top-up"));
+      "Idempotency-Key", "was used for a " +
+                             std::string(first.type == EntryType::kGrant ? "grant" : "top-up") +
+                             " of " + std::to_string(first.amount_micro_usd) +
+                             " micro-USD; send a new key for a different one"));
+}
+
+void GrantedBy(JsonWriter& w, const std::string& user_id, const std::string& email) {
+  w.Key("granted_by").BeginObject().Field("user_id", user_id).Field("email", email).EndObject();
+}
+
+std::string GrantJson(const std::string& org_id, const CreditOutcome& outcome) {
+  JsonWriter w;
+  w.BeginObject()
+      .Field("grant_id", std::to_string(outcome.ledger_id))
+      .Field("organization_id", org_id)
+      .Field("amount_micro_usd", outcome.amount_micro_usd)
+      .Field("balance_micro_usd", outcome.balance_micro_usd)
+      .Field("reason", outcome.reason);
+  GrantedBy(w, outcome.granted_by_user_id, outcome.granted_by_email);
+  w.EndObject();
+  return w.Take();
 }
 
 }  // namespace
@@ -69,8 +89,13 @@ std::string LedgerItemJson(const LedgerItem& item) {
   w.Field("compute_micro_usd", e.compute_micro_usd)
       .Field("function_micro_usd", e.function_micro_usd)
       .Field("amount_micro_usd", e.amount_micro_usd)
-      .Field("created_at", FormatRfc3339(item.created_ms))
-      .EndObject();
+      .Field("created_at", FormatRfc3339(item.created_ms));
+  // Where the money came from: the operator's reason and name, kept with the row.
+  if (e.type == EntryType::kGrant) {
+    w.Field("reason", e.reason);
+    GrantedBy(w, e.granted_by_user_id, e.granted_by_email);
+  }
+  w.EndObject();
   return w.Take();
 }
 
@@ -111,13 +136,20 @@ std::string ExecutionJson(const ExecutionItem& item, bool with_logs) {
   return w.Take();
 }
 
-HttpApi::HttpApi(LedgerStore& ledger, BalanceStore& balances, RetryQueue& retries)
-    : ledger_(ledger), balances_(balances), retries_(retries) {}
+HttpApi::HttpApi(LedgerStore& ledger, BalanceStore& balances, RetryQueue& retries,
+                 OrganizationDirectory& organizations, FundingMode funding)
+    : ledger_(ledger),
+      balances_(balances),
+      retries_(retries),
+      organizations_(organizations),
+      funding_(funding) {}
 
 void HttpApi::AddRoutes(core::Router& router) {
   router.Add("GET", "/billing/balance", [this](const core::Request& r) { return Balance(r); });
   router.Add("POST", "/billing/top-ups", [this](const core::Request& r) { return TopUp(r); });
   router.Add("GET", "/billing/ledger", [this](const core::Request& r) { return Ledger(r); });
+  router.Add("POST", "/admin/organizations/{id}/credits",
+             [this](const core::Request& r) { return Grant(r); });
   router.Add("GET", "/executions", [this](const core::Request& r) { return Executions(r); });
   router.Add("GET", "/executions/{id}", [this](const core::Request& r) { return Execution(r); });
 }
@@ -138,11 +170,14 @@ v1::HttpResponse HttpApi::Balance(const core::Request& request) {
       .Field("balance_micro_usd", balance)
       .Field("reserved_micro_usd", view->reserved_micro_usd)
       .Field("available_micro_usd", balance - view->reserved_micro_usd)
+      .Field("funding", FundingModeName(funding_))
       .EndObject();
   return core::JsonResponse(200, w.Take());
 }
 
 v1::HttpResponse HttpApi::TopUp(const core::Request& request) {
+  // Before the body is read: whatever it says, a member cannot mint credit outside demo.
+  if (auto refusal = TopUpRefusal(funding_)) return core::ProblemResponse(std::move(*refusal));
   auto parsed = ParseTopUp(request.http);
   if (auto* problem = std::get_if<v1::Problem>(&parsed)) {
     return core::ProblemResponse(std::move(*problem));
@@ -151,39 +186,96 @@ v1::HttpResponse HttpApi::TopUp(const core::Request& request) {
   const std::string& org = request.principal().org_id();
 
   if (!top_up.idempotency_key.empty()) {
-    auto earlier = ledger_.FindTopUp(org, top_up.idempotency_key);
+    auto earlier = ledger_.FindCredit(org, top_up.idempotency_key);
     if (!earlier.ok()) return core::Unavailable(earlier.status());
     if (earlier->has_value()) {
-      if ((*earlier)->amount_micro_usd != top_up.amount_micro_usd) {
-        return KeyReused((*earlier)->amount_micro_usd);
+      if ((*earlier)->type != EntryType::kTopUp ||
+          (*earlier)->amount_micro_usd != top_up.amount_micro_usd) {
+        return KeyReused(**earlier);
       }
       return core::JsonResponse(201, TopUpJson(**earlier));
     }
   }
-  // Loaded before the credit commits, so that the credit is applied exactly once.
-  Status loaded = LoadBalances(balances_, ledger_, {org});
-  if (!loaded.ok()) return core::Unavailable(loaded);
-  auto outcome = ledger_.TopUp(org, top_up.amount_micro_usd, top_up.idempotency_key);
+  NewCredit credit;
+  credit.org_id = org;
+  credit.type = EntryType::kTopUp;
+  credit.amount_micro_usd = top_up.amount_micro_usd;
+  credit.idempotency_key = top_up.idempotency_key;
+  auto outcome = RecordCredit(credit);
   if (!outcome.ok()) return core::Unavailable(outcome.status());
-  if (!outcome->first) {
-    // A concurrent request with the same key made it.
-    if (outcome->amount_micro_usd != top_up.amount_micro_usd) {
-      return KeyReused(outcome->amount_micro_usd);
-    }
-    return core::JsonResponse(201, TopUpJson(*outcome));
+  if (!outcome->first && (outcome->type != EntryType::kTopUp ||
+                          outcome->amount_micro_usd != top_up.amount_micro_usd)) {
+    return KeyReused(*outcome);  // a concurrent request with the same key made another credit
   }
-  auto credit = [this, org, id = outcome->ledger_id, amount = outcome->amount_micro_usd] {
+  return core::JsonResponse(201, TopUpJson(*outcome));
+}
+
+v1::HttpResponse HttpApi::Grant(const core::Request& request) {
+  const v1::Principal& principal = request.principal();
+  if (auto refusal = GrantRefusal(principal)) return core::ProblemResponse(std::move(*refusal));
+  auto parsed = ParseCreditGrant(request.http, request.params[0]);
+  if (auto* problem = std::get_if<v1::Problem>(&parsed)) {
+    return core::ProblemResponse(std::move(*problem));
+  }
+  const CreditGrantRequest& grant = std::get<CreditGrantRequest>(parsed);
+  auto same = [&grant](const CreditOutcome& first) {
+    return first.type == EntryType::kGrant && first.amount_micro_usd == grant.amount_micro_usd;
+  };
+  if (!grant.idempotency_key.empty()) {
+    auto earlier = ledger_.FindCredit(grant.org_id, grant.idempotency_key);
+    if (!earlier.ok()) return core::Unavailable(earlier.status());
+    if (earlier->has_value()) {
+      if (!same(**earlier)) return KeyReused(**earlier);
+      return core::JsonResponse(201, GrantJson(grant.org_id, **earlier));
+    }
+  }
+  // Organizations live in auth: credit for an id nobody has would be money no one can spend or
+  // account for.
+  auto organization = organizations_.Lookup(grant.org_id, principal.user_id());
+  if (!organization.ok()) return core::Unavailable(organization.status());
+  if (!organization->found) {
+    return core::ProblemResponse("not_found", "No organization has this id.");
+  }
+  auto outcome = RecordCredit(NewCredit{.org_id = grant.org_id,
+                                        .type = EntryType::kGrant,
+                                        .amount_micro_usd = grant.amount_micro_usd,
+                                        .idempotency_key = grant.idempotency_key,
+                                        .reason = grant.reason,
+                                        .granted_by_user_id = principal.user_id(),
+                                        .granted_by_email = organization->user_email});
+  if (!outcome.ok()) return core::Unavailable(outcome.status());
+  if (!outcome->first && !same(*outcome)) return KeyReused(*outcome);
+  if (outcome->first) {
+    log::Info("credit granted")
+        .Str("org_id", grant.org_id)
+        .Int("amount_micro_usd", grant.amount_micro_usd)
+        .Str("operator_user_id", principal.user_id())
+        .Str("ledger_id", std::to_string(outcome->ledger_id));
+  }
+  return core::JsonResponse(201, GrantJson(grant.org_id, *outcome));
+}
+
+Result<CreditOutcome> HttpApi::RecordCredit(const NewCredit& credit) {
+  // Loaded before the credit commits, so that the credit is applied exactly once.
+  Status loaded = LoadBalances(balances_, ledger_, {credit.org_id});
+  if (!loaded.ok()) return loaded;
+  auto outcome = ledger_.Credit(credit);
+  if (!outcome.ok() || !outcome->first) return outcome;  // a repeat credits nothing
+  auto apply = [this, org = credit.org_id, id = outcome->ledger_id,
+                amount = outcome->amount_micro_usd] {
     auto r = balances_.Credit(org, id, amount);
     return r.ok() ? Status::Ok() : r.status();
   };
-  // The top-up is durable: a Redis failure now only delays the credit.
-  if (Status s = credit(); RetryQueue::IsTransient(s)) {
-    retries_.Add("credit top-up " + std::to_string(outcome->ledger_id), credit);
+  // The credit is durable: a Redis failure now only delays it in the cached balance.
+  if (Status s = apply(); RetryQueue::IsTransient(s)) {
+    retries_.Add("credit " + std::string(EntryTypeName(credit.type)) + " " +
+                     std::to_string(outcome->ledger_id),
+                 apply);
   } else if (!s.ok()) {
-    log::Error("top-up not credited to the cached balance; reconcile repairs it")
+    log::Error("credit not applied to the cached balance; reconcile repairs it")
         .Str("error", s.ToString());
   }
-  return core::JsonResponse(201, TopUpJson(*outcome));
+  return outcome;
 }
 
 v1::HttpResponse HttpApi::Ledger(const core::Request& request) {

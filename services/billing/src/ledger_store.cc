@@ -24,6 +24,7 @@ constexpr const char* kBalanceSql =
 EntryType EntryTypeOf(const std::string& name) {
   if (name == "top_up") return EntryType::kTopUp;
   if (name == "revenue") return EntryType::kRevenue;
+  if (name == "grant") return EntryType::kGrant;
   return EntryType::kCharge;
 }
 
@@ -258,32 +259,58 @@ Result<std::optional<SettleStep>> LedgerStore::ChargeOf(const std::string& execu
   return std::optional<SettleStep>(std::move(step));
 }
 
-Result<TopUpOutcome> LedgerStore::TopUp(const std::string& org_id, int64_t amount_micro_usd,
-                                        const std::string& idempotency_key) {
-  TopUpOutcome out;
+namespace {
+
+// The first answer to a credit with this key, with what the ledger row says of its source.
+constexpr const char* kEarlierCreditSql =
+    "SELECT l.id, l.amount_micro_usd, t.balance_micro_usd, l.type, coalesce(l.reason, ''), "
+    "coalesce(l.granted_by_user_id, ''), coalesce(l.granted_by_email, '') FROM billing.ledger l "
+    "JOIN billing.top_ups t ON t.ledger_id = l.id "
+    "WHERE l.org_id = $1 AND l.idempotency_key = $2";
+
+CreditOutcome EarlierCredit(const pg::Rows& rows) {
+  CreditOutcome out;
+  out.ledger_id = rows.Int(0, 0);
+  out.amount_micro_usd = rows.Int(0, 1);
+  out.balance_micro_usd = rows.Int(0, 2);
+  out.first = false;
+  out.type = EntryTypeOf(rows.Str(0, 3));
+  out.reason = rows.Str(0, 4);
+  out.granted_by_user_id = rows.Str(0, 5);
+  out.granted_by_email = rows.Str(0, 6);
+  return out;
+}
+
+}  // namespace
+
+Result<CreditOutcome> LedgerStore::Credit(const NewCredit& credit) {
+  CreditOutcome out;
   Status s = pool_.Transaction([&](pg::Conn& conn) -> Status {
     // A concurrent request with the same key waits here on the unique index until the first
     // commits, then inserts nothing and reads the first answer below.
     auto inserted = conn.Exec(
-        "INSERT INTO billing.ledger (org_id, type, amount_micro_usd, idempotency_key) "
-        "VALUES ($1, 'top_up', $2, $3) ON CONFLICT (org_id, idempotency_key) DO NOTHING "
-        "RETURNING id",
-        {org_id, std::to_string(amount_micro_usd), OptionalText(idempotency_key)});
+        "INSERT INTO billing.ledger (org_id, type, amount_micro_usd, idempotency_key, reason, "
+        "granted_by_user_id, granted_by_email) VALUES ($1, $2, $3, $4, $5, $6, $7) "
+        "ON CONFLICT (org_id, idempotency_key) DO NOTHING RETURNING id",
+        {credit.org_id, std::string(EntryTypeName(credit.type)),
+         std::to_string(credit.amount_micro_usd), OptionalText(credit.idempotency_key),
+         OptionalText(credit.reason), OptionalText(credit.granted_by_user_id),
+         OptionalText(credit.granted_by_email)});
     if (!inserted.ok()) return inserted.status();
     if (inserted->empty()) {
-      auto earlier = conn.Exec(
-          "SELECT l.id, l.amount_micro_usd, t.balance_micro_usd FROM billing.ledger l "
-          "JOIN billing.top_ups t ON t.ledger_id = l.id "
-          "WHERE l.org_id = $1 AND l.idempotency_key = $2",
-          {org_id, idempotency_key});
+      auto earlier = conn.Exec(kEarlierCreditSql, {credit.org_id, credit.idempotency_key});
       if (!earlier.ok()) return earlier.status();
-      if (earlier->empty()) return Status::Internal("top-up key conflict without a first answer");
-      out = {earlier->Int(0, 0), earlier->Int(0, 1), earlier->Int(0, 2), false};
+      if (earlier->empty()) return Status::Internal("credit key conflict without a first answer");
+      out = EarlierCredit(*earlier);
       return Status::Ok();
     }
     out.ledger_id = inserted->Int(0, 0);
-    out.amount_micro_usd = amount_micro_usd;
-    auto sum = conn.Exec(kBalanceSql, {org_id});
+    out.amount_micro_usd = credit.amount_micro_usd;
+    out.type = credit.type;
+    out.reason = credit.reason;
+    out.granted_by_user_id = credit.granted_by_user_id;
+    out.granted_by_email = credit.granted_by_email;
+    auto sum = conn.Exec(kBalanceSql, {credit.org_id});
     if (!sum.ok()) return sum.status();
     out.balance_micro_usd = sum->Int(0, 0);
     auto memo =
@@ -295,17 +322,22 @@ Result<TopUpOutcome> LedgerStore::TopUp(const std::string& org_id, int64_t amoun
   return out;
 }
 
-Result<std::optional<TopUpOutcome>> LedgerStore::FindTopUp(const std::string& org_id,
-                                                           const std::string& idempotency_key) {
-  auto rows = pool_.Exec(
-      "SELECT l.id, l.amount_micro_usd, t.balance_micro_usd FROM billing.ledger l "
-      "JOIN billing.top_ups t ON t.ledger_id = l.id "
-      "WHERE l.org_id = $1 AND l.idempotency_key = $2",
-      {org_id, idempotency_key});
+Result<TopUpOutcome> LedgerStore::TopUp(const std::string& org_id, int64_t amount_micro_usd,
+                                        const std::string& idempotency_key) {
+  NewCredit credit;
+  credit.org_id = org_id;
+  credit.type = EntryType::kTopUp;
+  credit.amount_micro_usd = amount_micro_usd;
+  credit.idempotency_key = idempotency_key;
+  return Credit(credit);
+}
+
+Result<std::optional<CreditOutcome>> LedgerStore::FindCredit(const std::string& org_id,
+                                                             const std::string& idempotency_key) {
+  auto rows = pool_.Exec(kEarlierCreditSql, {org_id, idempotency_key});
   if (!rows.ok()) return rows.status();
-  if (rows->empty()) return std::optional<TopUpOutcome>();
-  return std::optional<TopUpOutcome>(
-      TopUpOutcome{rows->Int(0, 0), rows->Int(0, 1), rows->Int(0, 2), false});
+  if (rows->empty()) return std::optional<CreditOutcome>();
+  return std::optional<CreditOutcome>(EarlierCredit(*rows));
 }
 
 Result<Page<LedgerItem>> LedgerStore::Entries(const std::string& org_id, int limit,
@@ -316,13 +348,16 @@ Result<Page<LedgerItem>> LedgerStore::Entries(const std::string& org_id, int lim
       std::string("SELECT id, type, execution_id, function_id, version, compute_micro_usd, "
                   "function_micro_usd, amount_micro_usd, ") +
           kCreatedMs +
+          ", reason, granted_by_user_id, granted_by_email"
           " FROM ((SELECT id, type, coalesce(execution_id, '') AS execution_id, "
           "coalesce(function_id, '') AS function_id, coalesce(version, '') AS version, "
-          "compute_micro_usd, function_micro_usd, amount_micro_usd, created_at "
+          "compute_micro_usd, function_micro_usd, amount_micro_usd, created_at, "
+          "coalesce(reason, '') AS reason, coalesce(granted_by_user_id, '') AS granted_by_user_id, "
+          "coalesce(granted_by_email, '') AS granted_by_email "
           "FROM billing.ledger WHERE org_id = $1 AND ($2::bigint IS NULL OR id < $2) "
           "ORDER BY id DESC LIMIT $3) "
           "UNION ALL (SELECT seq, 'charge', execution_id, function_id, version, "
-          "compute_micro_usd, function_micro_usd, -total_micro_usd, created_at "
+          "compute_micro_usd, function_micro_usd, -total_micro_usd, created_at, '', '', '' "
           "FROM billing.executions WHERE org_id = $1 AND charged "
           "AND ($2::bigint IS NULL OR seq < $2) ORDER BY seq DESC LIMIT $3)) entries "
           "ORDER BY id DESC LIMIT $3",
@@ -341,6 +376,9 @@ Result<Page<LedgerItem>> LedgerStore::Entries(const std::string& org_id, int lim
     item.entry.function_micro_usd = rows->Int(i, 6);
     item.entry.amount_micro_usd = rows->Int(i, 7);
     item.created_ms = rows->Int(i, 8);
+    item.entry.reason = rows->Str(i, 9);
+    item.entry.granted_by_user_id = rows->Str(i, 10);
+    item.entry.granted_by_email = rows->Str(i, 11);
     items.push_back(std::move(item));
   }
   return ToPage<LedgerItem>(std::move(items), limit,

@@ -26,6 +26,22 @@ TEST(LedgerViewTest, TopUpOmitsExecutionFields) {
             R"("amount_micro_usd":5000000,"created_at":"2027-01-31T00:00:00Z"})");
 }
 
+TEST(LedgerViewTest, GrantShowsWhyAndWhoGrantedIt) {
+  LedgerItem item;
+  item.id = 44;
+  item.entry.type = EntryType::kGrant;
+  item.entry.amount_micro_usd = 2'000'000;
+  item.entry.reason = "pilot customer";
+  item.entry.granted_by_user_id = "u1";
+  item.entry.granted_by_email = "ops@example.com";
+  item.created_ms = 1'801'353'600'000;
+  EXPECT_EQ(
+      LedgerItemJson(item),
+      R"({"id":"44","type":"grant","compute_micro_usd":0,"function_micro_usd":0,)"
+      R"("amount_micro_usd":2000000,"created_at":"2027-01-31T00:00:00Z",)"
+      R"("reason":"pilot customer","granted_by":{"user_id":"u1","email":"ops@example.com"}})");
+}
+
 TEST(LedgerViewTest, ChargeShowsItsExecution) {
   LedgerItem item;
   item.id = 43;

@@ -212,7 +212,9 @@ export async function renderSecrets(container) {
   await loadList();
 }
 
-const ENTRY_TYPES = { top_up: 'Top-up', charge: 'Charge', revenue: 'Revenue' };
+const ENTRY_TYPES = { top_up: 'Top-up', charge: 'Charge', revenue: 'Revenue', grant: 'Grant' };
+// Entries that add money: no compute or function cost to show.
+const CREDIT_TYPES = new Set(['top_up', 'grant']);
 
 export async function renderBilling(container) {
   const balanceBox = h('div', { class: 'money-cards', aria: { live: 'polite' } });
@@ -225,15 +227,28 @@ export async function renderBilling(container) {
     h('h3', {}, 'Top up'),
     h('div', { class: 'grid-2' }, field('Amount (USD)', amount, { name: 'amount_micro_usd', hint: 'Added to your balance at once.' })),
     h('button', { type: 'submit', class: 'primary' }, 'Top up'));
+  // Where credit comes from (GET /billing/balance's funding): Top up is play money in demo only;
+  // otherwise the operator grants credit and the form is hidden.
+  const fundingNote = h('p', { class: 'small muted', data: { funding: '' }, aria: { live: 'polite' } });
+  form.hidden = true;
   let cursor = null;
+
+  function showFunding(funding) {
+    fundingNote.dataset.funding = funding || '';
+    form.hidden = funding !== 'demo';
+    fundingNote.textContent = funding === 'demo'
+      ? 'This system runs on play money (demo funding): top-ups are free and not real payments.'
+      : 'Credit comes from the operator of this system, who grants it to your organization; ask them for more. Each grant shows in the ledger with who granted it and why.';
+  }
 
   async function loadBalance() {
     try {
       const b = await api('GET', '/billing/balance');
+      showFunding(b.funding);
       const card = (label, micro, hint, key) => h('section', { class: 'panel', aria: { label }, data: { money: key } },
         h('p', { class: 'muted small' }, label), h('p', { class: 'amount' }, usd(micro)), h('p', { class: 'small muted' }, hint));
       replace(balanceBox,
-        card('Balance', b.balance_micro_usd, 'Everything topped up and earned, less what was charged.', 'balance'),
+        card('Balance', b.balance_micro_usd, 'Everything granted, topped up and earned, less what was charged.', 'balance'),
         card('Held', b.reserved_micro_usd, 'Reserved for executions still running.', 'held'),
         card('Available', b.available_micro_usd, 'What new executions can use.', 'available'));
     } catch (error) {
@@ -244,12 +259,13 @@ export async function renderBilling(container) {
   const row = (e) => h('tr', { data: { type: e.type } },
     h('td', {}, when(e.created_at)),
     h('td', {}, ENTRY_TYPES[e.type] || e.type),
-    h('td', {}, e.function_id ? functionLink(e.function_id) : '—'),
+    h('td', {}, e.function_id ? functionLink(e.function_id)
+      : e.type === 'grant' ? `${e.reason} (granted by ${e.granted_by ? e.granted_by.email : 'the operator'})` : '—'),
     h('td', {}, e.version || '—'),
-    h('td', { class: 'num' }, e.type === 'top_up' ? '—' : usd(e.compute_micro_usd)),
-    h('td', { class: 'num' }, e.type === 'top_up' ? '—' : usd(e.function_micro_usd)),
+    h('td', { class: 'num' }, CREDIT_TYPES.has(e.type) ? '—' : usd(e.compute_micro_usd)),
+    h('td', { class: 'num' }, CREDIT_TYPES.has(e.type) ? '—' : usd(e.function_micro_usd)),
     h('td', { class: 'num' }, usd(e.amount_micro_usd)));
-  const headers = ['Date', 'Type', 'Tool', 'Version', { label: 'Compute cost', num: true }, { label: 'Function cost', num: true }, { label: 'Amount', num: true }];
+  const headers = ['Date', 'Type', 'Tool or reason', 'Version', { label: 'Compute cost', num: true }, { label: 'Function cost', num: true }, { label: 'Amount', num: true }];
 
   async function loadLedger(append) {
     try {
@@ -304,9 +320,9 @@ export async function renderBilling(container) {
   more.addEventListener('click', () => loadLedger(true));
 
   frame(container, '/settings/billing', 'Billing',
-    balanceBox, form, revenueBox,
+    balanceBox, fundingNote, form, revenueBox,
     h('h3', {}, 'Ledger'),
-    h('p', { class: 'small muted' }, 'Every top-up, charge and revenue entry. A charge is compute cost plus, for another organization’s tool, its function cost.'),
+    h('p', { class: 'small muted' }, 'Every grant, top-up, charge and revenue entry. A charge is compute cost plus, for another organization’s tool, its function cost.'),
     ledgerBox, more);
   await Promise.all([loadBalance(), loadLedger(false), loadRevenue()]);
 }

@@ -46,6 +46,9 @@ inline constexpr const char* kWorkspaceToolsSubject = "tg.registry.workspace_too
 inline constexpr const char* kMcpListingSubject = "tg.registry.mcp_listing";
 // GrantUsageRequest -> GrantUsageReply: auth asks billing what OAuth grants have spent.
 inline constexpr const char* kGrantUsageSubject = "tg.billing.grant_usage";
+// OrganizationLookupRequest -> OrganizationLookupReply: billing asks auth before an operator's
+// credit grant whether the organization exists and who the operator is.
+inline constexpr const char* kOrganizationLookupSubject = "tg.auth.organization_lookup";
 
 // Broadcasts (no queue group) that invalidate cached decisions on every replica.
 inline constexpr const char* kKeyRevokedSubject = "tg.events.key_revoked";  // KeyRevoked

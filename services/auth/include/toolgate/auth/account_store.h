@@ -29,6 +29,13 @@ struct AccountCredentials {
   std::string password_hash;
 };
 
+// What billing asks before an operator's credit grant (OrganizationLookupRequest).
+struct OrganizationLookup {
+  bool found = false;
+  std::string org_name;
+  std::string user_email;  // empty when no user was asked about or it is unknown
+};
+
 // A new session to store with an account.
 struct NewSession {
   std::string token_sha256;
@@ -44,12 +51,21 @@ class AccountStore {
   // the email is taken, whatever its case; nothing is written then.
   Result<Account> CreateAccount(std::string_view email, std::string_view password_hash,
                                 std::string_view org_name, const NewSession& session);
+  // Creates a platform operator: a user with is_operator set and an organization of its own
+  // (named org_name), without a session (the operator signs in like anyone). The only writer of
+  // is_operator; no route calls it. Conflict when the email is taken, whatever its case.
+  Result<Account> CreateOperator(std::string_view email, std::string_view password_hash,
+                                 std::string_view org_name);
+  // Whether org_id names an organization (its name), and the email of user_id when not empty.
+  // An org_id that is not a UUID is not found.
+  Result<OrganizationLookup> LookupOrganization(std::string_view org_id, std::string_view user_id);
   // The account whose email matches case-insensitively; nullopt when there is none.
   Result<std::optional<AccountCredentials>> FindByEmail(std::string_view email);
   Status CreateSession(const Account& account, const NewSession& session);
   // Deleting a session that does not exist is not an error.
   Status DeleteSession(std::string_view token_sha256);
-  // The principal of an unexpired session; nullopt when the session is unknown or expired.
+  // The principal of an unexpired session (is_operator from its user); nullopt when the session
+  // is unknown or expired.
   Result<std::optional<v1::Principal>> FindSession(std::string_view token_sha256);
   // The email of a user; nullopt when there is no such user.
   Result<std::optional<std::string>> UserEmail(std::string_view user_id);

@@ -52,6 +52,7 @@ class BillingService {
   BudgetSettingsCache budget_cache_;
   BudgetApi budget_api_;
   InvokeStage stage_;
+  BusOrganizationDirectory organizations_;
   HttpApi api_;
   core::Router router_;
 };

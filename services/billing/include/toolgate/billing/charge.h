@@ -39,8 +39,8 @@ Charge ChargeFor(const core::Rates& rates, const v1::InvokeJob& job, int64_t run
 // timeout. 0 for any other result (it ran and is charged, or it failed on the platform).
 int64_t UnchargedTimeoutMs(const v1::ExecutionResult& result);
 
-enum class EntryType { kTopUp, kCharge, kRevenue };
-// "top_up", "charge" or "revenue": the ledger's type column and the API's type field.
+enum class EntryType { kTopUp, kCharge, kRevenue, kGrant };
+// "top_up", "charge", "revenue" or "grant": the ledger's type column and the API's type field.
 std::string_view EntryTypeName(EntryType type);
 
 // One row of billing.ledger. amount_micro_usd is signed: a charge is negative.
@@ -53,6 +53,10 @@ struct LedgerEntry {
   int64_t compute_micro_usd = 0;
   int64_t function_micro_usd = 0;
   int64_t amount_micro_usd = 0;
+  // A grant's source: why, and the operator who granted it (empty for every other type).
+  std::string reason;
+  std::string granted_by_user_id;
+  std::string granted_by_email;
 };
 
 // One row of billing.executions.
@@ -81,13 +85,13 @@ struct ExecutionRecord {
   // call made with an API key or a session.
   std::string grant_id;
   std::string client_name;
+  // The API key the call was made with; empty for a session or an OAuth grant. A key's spending
+  // limits are rebuilt from its executions.
+  std::string key_id;
 };
 
 // The JSON array ExecutionRecord::egress_json holds for result's egress requests.
 std::string EgressJson(const v1::ExecutionResult& result);
-  // The API key the call was made with; empty for a session or an OAuth grant. A key's spending
-  // limits are rebuilt from its executions.
-  std::string key_id;
 
 // Everything one ExecutionResult writes to the ledger database, in one transaction.
 struct Settlement {

@@ -7,6 +7,7 @@
 
 #include "toolgate/base/flags.h"
 #include "toolgate/base/status.h"
+#include "toolgate/billing/funding.h"
 #include "toolgate/core/cost.h"
 
 namespace toolgate::billing {
@@ -44,12 +45,14 @@ struct Config {
   // reach 8 MiB (Settler::kAckLingerBytes), so an executor never keeps more than that of acked
   // results waiting.
   int64_t ack_linger_ms = 20;
+  // Where credit comes from (funding.h); members top up only in demo.
+  FundingMode funding = FundingMode::kGrants;
 };
 
 // Defines the charging flags (core/charging_flags.h: --cpu-rate, --gpu-rate, --commission-percent,
 // --rate-limit-per-key, --rate-limit-burst, --concurrency-per-org, --uncharged-timeout-s-per-hour)
-// and --hold-grace-ms, --reaper-interval-ms, --reconcile-check-interval-ms, --settle-batch and
-// --settle-ack-linger-ms.
+// and --hold-grace-ms, --reaper-interval-ms, --reconcile-check-interval-ms, --settle-batch,
+// --settle-ack-linger-ms and --funding.
 void DefineBillingFlags(Flags& flags);
 
 // Reads the flags defined above. InvalidArgument names the first bad flag and why, for a one-line

@@ -1,6 +1,11 @@
 // The billing routes of the management API (contract section 6), served on tg.billing.http:
-//   GET  /billing/balance      {balance_micro_usd, reserved_micro_usd, available_micro_usd}
-//   POST /billing/top-ups      201 {top_up_id, amount_micro_usd, balance_micro_usd}
+//   GET  /billing/balance      {balance_micro_usd, reserved_micro_usd, available_micro_usd,
+//                              funding}
+//   POST /billing/top-ups      201 {top_up_id, amount_micro_usd, balance_micro_usd}; only with
+//                              demo funding, else 403 funding_by_grant_only
+//   POST /admin/organizations/{id}/credits
+//                              an operator's grant: 201 {grant_id, organization_id,
+//                              amount_micro_usd, balance_micro_usd, reason, granted_by}
 //   GET  /billing/ledger       {items, next_cursor}, newest first
 //   GET  /executions           the caller organization's executions, newest first, each with
 //                              the client_name of the connected app that made it (or null)
@@ -11,7 +16,9 @@
 #include <string>
 
 #include "toolgate/billing/balance_store.h"
+#include "toolgate/billing/funding.h"
 #include "toolgate/billing/ledger_store.h"
+#include "toolgate/billing/organization_directory.h"
 #include "toolgate/billing/retry_queue.h"
 #include "toolgate/core/http.h"
 
@@ -19,22 +26,30 @@ namespace toolgate::billing {
 
 class HttpApi {
  public:
-  // Every reference must outlive the HttpApi.
-  HttpApi(LedgerStore& ledger, BalanceStore& balances, RetryQueue& retries);
+  // Every reference must outlive the HttpApi. funding decides whether members may top up.
+  HttpApi(LedgerStore& ledger, BalanceStore& balances, RetryQueue& retries,
+          OrganizationDirectory& organizations, FundingMode funding);
 
   // Adds the routes above to router; router must not outlive this object.
   void AddRoutes(core::Router& router);
 
   v1::HttpResponse Balance(const core::Request& request);
   v1::HttpResponse TopUp(const core::Request& request);
+  v1::HttpResponse Grant(const core::Request& request);
   v1::HttpResponse Ledger(const core::Request& request);
   v1::HttpResponse Executions(const core::Request& request);
   v1::HttpResponse Execution(const core::Request& request);
 
  private:
+  // Records credit in the ledger and then the cached balance (retried, else left to
+  // reconcile); a repeat of an idempotency key records nothing and answers the first outcome.
+  Result<CreditOutcome> RecordCredit(const NewCredit& credit);
+
   LedgerStore& ledger_;
   BalanceStore& balances_;
   RetryQueue& retries_;
+  OrganizationDirectory& organizations_;
+  const FundingMode funding_;
 };
 
 // JSON of one ledger entry and of one execution, as the API shows them. with_logs adds "logs".

@@ -1,5 +1,5 @@
-// LedgerStore: the system of record in PostgreSQL (schema `billing`): the ledger (top-ups and
-// revenue rows; charges are the charged executions), the first answers to top-ups, and the
+// LedgerStore: the system of record in PostgreSQL (schema `billing`): the ledger (top-ups, grants
+// and revenue rows; charges are the charged executions), the first answers to top-ups, and the
 // executions. Every statement is parameterised. Thread-safe
 // (pg::Pool is); every method returns Unavailable when PostgreSQL cannot be reached.
 #pragma once
@@ -48,12 +48,33 @@ struct GrantUsageRow {
   int64_t last_used_ms = 0;     // the latest one's creation time
 };
 
-struct TopUpOutcome {
+// A credit to record: a member's top-up (demo funding) or an operator's grant. Every way money
+// enters an organization goes through LedgerStore::Credit, so a future payment provider's
+// confirmation (checkout funding) is one more type here, with the provider's event id as its
+// idempotency key.
+struct NewCredit {
+  std::string org_id;
+  EntryType type = EntryType::kTopUp;  // kTopUp or kGrant
+  int64_t amount_micro_usd = 0;        // positive
+  std::string idempotency_key;         // empty: none
+  // Required for a grant (the table refuses one without them), empty otherwise.
+  std::string reason;
+  std::string granted_by_user_id;
+  std::string granted_by_email;
+};
+
+// The answer to a credit: the first one's, for a repeated idempotency key.
+struct CreditOutcome {
   int64_t ledger_id = 0;
   int64_t amount_micro_usd = 0;
-  int64_t balance_micro_usd = 0;  // the ledger balance right after this top-up
+  int64_t balance_micro_usd = 0;  // the ledger balance right after this credit
   bool first = true;              // false: an earlier request with the same key made it
+  EntryType type = EntryType::kTopUp;  // the first request's: a key names one credit of any type
+  std::string reason;
+  std::string granted_by_user_id;
+  std::string granted_by_email;
 };
+using TopUpOutcome = CreditOutcome;
 
 // How GET /billing/usage groups an organization's executions.
 enum class UsageGroup { kKey, kFunction, kDay };
@@ -86,14 +107,20 @@ class LedgerStore {
   // not charged.
   Result<std::optional<SettleStep>> ChargeOf(const std::string& execution_id);
 
-  // Records a top-up and its answer in one transaction. With a non-empty idempotency_key, a
-  // request repeating it (even concurrently) gets the first outcome (first = false) and credits
-  // nothing.
+  // Records a credit and its answer in one transaction. With a non-empty idempotency_key, a
+  // request repeating it (even concurrently) gets the first outcome (first = false, and the
+  // first's type, which may differ) and credits nothing.
+  Result<CreditOutcome> Credit(const NewCredit& credit);
+  // Credit() of a top-up.
   Result<TopUpOutcome> TopUp(const std::string& org_id, int64_t amount_micro_usd,
                              const std::string& idempotency_key);
-  // The outcome of an earlier top-up with this key, if any.
+  // The outcome of an earlier credit (of any type) with this key, if any.
+  Result<std::optional<CreditOutcome>> FindCredit(const std::string& org_id,
+                                                  const std::string& idempotency_key);
   Result<std::optional<TopUpOutcome>> FindTopUp(const std::string& org_id,
-                                                const std::string& idempotency_key);
+                                                const std::string& idempotency_key) {
+    return FindCredit(org_id, idempotency_key);
+  }
 
   // Newest first; before_id: only entries older than this one.
   Result<Page<LedgerItem>> Entries(const std::string& org_id, int limit,
