@@ -287,6 +287,9 @@ TEST_F(BillingTest, SettlementTablesKeepOnlyTheIndexesTheirQueriesUse) {
       "INCLUDE (org_id, charged, total_micro_usd, created_at) WHERE (grant_id IS NOT NULL)",
       "executions: CREATE INDEX executions_org ON billing.executions USING btree (org_id, seq "
       "DESC) INCLUDE (charged, total_micro_usd)",
+      // A period's spend (spending limits) and the usage report.
+      "executions: CREATE INDEX executions_org_created ON billing.executions USING btree "
+      "(org_id, created_at) INCLUDE (key_id, function_id, charged, total_micro_usd)",
       "executions: CREATE INDEX executions_org_function ON billing.executions USING btree "
       "(org_id, function_id, seq DESC)",
       "executions: CREATE UNIQUE INDEX executions_pkey ON billing.executions USING btree "
