@@ -215,9 +215,10 @@ TEST_F(UpDown, MalformedOrUnknownFlagsStopUpBeforeAnythingStarts) {
 // `toolgate up`'s egress and tracing flags (and their variables) reach the services, and an
 // executor told --no-egress refuses a handler's request although its version allows the host.
 TEST_F(UpDown, EgressAndOtlpFlagsReachTheServices) {
+  // Play money (--dev-funding): the member funds the call with a top-up.
   CommandRun up = Toolgate("up --detach --data-dir " + data_.string() +
-                               " --http-port 0 --no-egress --egress-deny-cidr 10.9.0.0/16 "
-                               "--otlp-endpoint http://127.0.0.1:9",
+                               " --http-port 0 --dev-funding --no-egress --egress-deny-cidr "
+                               "10.9.0.0/16 --otlp-endpoint http://127.0.0.1:9",
                            "TOOLGATE_EGRESS_ALLOW_CIDR=10.8.0.0/16");
   ASSERT_EQ(up.status, 0) << up.out;
   const std::string announce = "Toolgate is up at ";
