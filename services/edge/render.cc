@@ -52,6 +52,15 @@ HttpAnswer RenderInvokeReply(const v1::InvokeReply& reply, std::string_view requ
     a.status = r.status_code();
     a.body = w.Take();
   }
+  // What the call was charged, for callers (agents) that read headers rather than bodies: the
+  // total for a call that ran; 0 for a refusal, which is never charged; nothing when the outcome
+  // is unknown (504: a stage did not answer, the call may yet be charged).
+  if (reply.has_result()) {
+    a.headers.emplace_back("X-Toolgate-Cost",
+                           std::to_string(reply.result().summary().cost().total_micro_usd()));
+  } else if (reply.has_problem() && reply.problem().code() != "upstream_timeout") {
+    a.headers.emplace_back("X-Toolgate-Cost", "0");
+  }
   int64_t expires = reply.key_expires_at_ms();
   if (expires > 0 && expires - now_ms <= kExpiryWarningMs) {
     a.headers.emplace_back("X-Api-Key-Expires-At", FormatRfc3339(expires));

@@ -21,7 +21,8 @@ struct HttpAnswer {
 // problem+json, with Retry-After when the problem carries one.
 HttpAnswer RenderProblem(const v1::Problem& problem, std::string_view request_id);
 // The invoke envelope {statusCode, body, summary} with the handler's status, or the problem.
-// Adds X-Api-Key-Expires-At when the key expires within 14 days of now_ms.
+// Adds X-Toolgate-Cost (micro-USD charged: the total, 0 for a refusal, absent for a 504 whose
+// outcome is unknown) and X-Api-Key-Expires-At when the key expires within 14 days of now_ms.
 HttpAnswer RenderInvokeReply(const v1::InvokeReply& reply, std::string_view request_id,
                              int64_t now_ms);
 // A management answer from the owning service (Set-Cookie and other headers included).

@@ -40,6 +40,17 @@ TEST(RenderTest, SuccessEnvelopeCarriesHandlerStatusAndSummary) {
   EXPECT_EQ(std::string_view(doc->root["summary"]["execution_id"]), "e1");
   EXPECT_EQ(std::string_view(doc->root["summary"]["compute_type"]), "CPU");
   EXPECT_EQ(int64_t(doc->root["summary"]["egress_bytes"]), 4096);
+  EXPECT_EQ(HeaderOf(a, "X-Toolgate-Cost"), "107");
+}
+
+// The charge in a header: 0 for what is never charged, none where the outcome is unknown.
+TEST(RenderTest, CostHeaderSaysWhatTheCallWasCharged) {
+  v1::InvokeReply refused;
+  *refused.mutable_problem() = core::MakeProblem("insufficient_balance", "top up");
+  EXPECT_EQ(HeaderOf(RenderInvokeReply(refused, "rid", 0), "X-Toolgate-Cost"), "0");
+  v1::InvokeReply unknown;
+  *unknown.mutable_problem() = core::MakeProblem("upstream_timeout", "no answer");
+  EXPECT_EQ(HeaderOf(RenderInvokeReply(unknown, "rid", 0), "X-Toolgate-Cost"), "");
 }
 
 TEST(RenderTest, ProblemWithRetryAfter) {

@@ -82,6 +82,15 @@ TEST_F(InvokeTest, EchoReturnsEnvelopeSummaryAndTrace) {
   EXPECT_EQ(int64_t(summary["cost"]["function_micro_usd"]), 0);
   EXPECT_EQ(int64_t(summary["cost"]["total_micro_usd"]),
             int64_t(summary["cost"]["compute_micro_usd"]));
+  // The charge is in a header too, for callers that read no body.
+  EXPECT_EQ(r.Header("x-toolgate-cost"),
+            std::to_string(int64_t(summary["cost"]["total_micro_usd"])));
+}
+
+TEST_F(InvokeTest, ARefusedCallSaysItCostNothing) {
+  auto r = Invoke(*g_system, owner_key_, echo_, "9.9.9", R"({"event": {}})");
+  EXPECT_EQ(r.status, 404) << r.body;
+  EXPECT_EQ(r.Header("x-toolgate-cost"), "0");
 }
 
 TEST_F(InvokeTest, LatestPathAndBearerForm) {
