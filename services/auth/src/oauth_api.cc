@@ -473,17 +473,30 @@ std::optional<OAuthClient> OAuthApi::AuthenticateClient(
   return c;
 }
 
-v1::HttpResponse OAuthApi::Token(const core::Request& request) {
+std::optional<OAuthClient> OAuthApi::ReadClientForm(const core::Request& request,
+                                                    std::map<std::string, std::string>* form,
+                                                    v1::HttpResponse* error) {
   const std::string type = Header(request, "content-type");
   if (type.rfind("application/x-www-form-urlencoded", 0) != 0) {
-    return OAuthError(400, "invalid_request",
-                      "Send the parameters as application/x-www-form-urlencoded.");
+    *error = OAuthError(400, "invalid_request",
+                        "Send the parameters as application/x-www-form-urlencoded.");
+    return std::nullopt;
   }
-  auto form = ParseForm(request.http.body());
-  if (!form.ok()) return OAuthError(400, "invalid_request", form.status().message());
+  auto parsed = ParseForm(request.http.body());
+  if (!parsed.ok()) {
+    *error = OAuthError(400, "invalid_request", parsed.status().message());
+    return std::nullopt;
+  }
+  *form = std::move(*parsed);
+  return AuthenticateClient(request, *form, error);
+}
+
+v1::HttpResponse OAuthApi::Token(const core::Request& request) {
+  std::map<std::string, std::string> form_fields;
   v1::HttpResponse error;
-  auto client = AuthenticateClient(request, *form, &error);
+  auto client = ReadClientForm(request, &form_fields, &error);
   if (!client) return error;
+  const auto* form = &form_fields;
   const std::string grant_type = FormParam(*form, "grant_type").value_or("");
   if (grant_type == "authorization_code") return ExchangeCode(*client, *form);
   if (grant_type == "refresh_token") {
@@ -603,16 +616,11 @@ Status OAuthApi::RevokeGrantEverywhere(const std::string& grant_id) {
 }
 
 v1::HttpResponse OAuthApi::Revoke(const core::Request& request) {
-  const std::string type = Header(request, "content-type");
-  if (type.rfind("application/x-www-form-urlencoded", 0) != 0) {
-    return OAuthError(400, "invalid_request",
-                      "Send the parameters as application/x-www-form-urlencoded.");
-  }
-  auto form = ParseForm(request.http.body());
-  if (!form.ok()) return OAuthError(400, "invalid_request", form.status().message());
+  std::map<std::string, std::string> form_fields;
   v1::HttpResponse error;
-  auto client = AuthenticateClient(request, *form, &error);
+  auto client = ReadClientForm(request, &form_fields, &error);
   if (!client) return error;
+  const auto* form = &form_fields;
   const std::string token = FormParam(*form, "token").value_or("");
   if (token.empty()) return OAuthError(400, "invalid_request", "token is required.");
   const std::string hash = Sha256(token);

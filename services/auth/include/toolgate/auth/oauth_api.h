@@ -75,6 +75,10 @@ class OAuthApi {
   std::optional<OAuthClient> AuthenticateClient(const core::Request& request,
                                                 const std::map<std::string, std::string>& form,
                                                 v1::HttpResponse* error);
+  // The token and revocation endpoints' common start: a form body, then AuthenticateClient.
+  std::optional<OAuthClient> ReadClientForm(const core::Request& request,
+                                            std::map<std::string, std::string>* form,
+                                            v1::HttpResponse* error);
   v1::HttpResponse ExchangeCode(const OAuthClient& client,
                                 const std::map<std::string, std::string>& form);
   v1::HttpResponse Refresh(const OAuthClient& client,
