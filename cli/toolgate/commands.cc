@@ -692,6 +692,91 @@ int AdminGrant(const Call& call) {
       call, Client(call).Post(Api("/admin/organizations/" + org + "/credits"), w.str(), headers));
 }
 
+// ---- Spending limits and usage ----
+
+// "/api/v1/billing/budget", or the key's budget with --key.
+Result<std::string> BudgetPath(const Call& call) {
+  if (!call.args.Has("key")) return Api("/billing/budget");
+  const std::string key = call.args.Get("key");
+  if (!IsUuid(key)) {
+    return Status::InvalidArgument("--key is an API key's id (a UUID, `toolgate keys list`)");
+  }
+  return Api("/api-keys/" + key + "/budget");
+}
+
+int BudgetReport(const Call& call, const Result<http::HttpResponse>& r) {
+  if (!Succeeded(r)) return ReportFailure(call, r);
+  if (call.json) {
+    PrintJson(r->body);
+  } else {
+    std::fputs(RenderBudget(r->body).c_str(), stdout);
+  }
+  return kOk;
+}
+
+int BudgetShow(const Call& call) {
+  auto path = BudgetPath(call);
+  if (!path.ok()) return UsageError(call, path.status().message());
+  return BudgetReport(call, Client(call).Get(*path));
+}
+
+// Changes only the limits named: the other one keeps the value the server holds now (a PUT
+// sets both, so the current budget is read first).
+int BudgetSet(const Call& call) {
+  auto path = BudgetPath(call);
+  if (!path.ok()) return UsageError(call, path.status().message());
+  LimitChanges changes;
+  for (auto [option, change] :
+       {std::pair{"daily-usd", &changes.daily}, std::pair{"monthly-usd", &changes.monthly}}) {
+    if (!call.args.Has(option)) continue;
+    auto limit = ParseLimitUsd(call.args.Get(option));
+    if (!limit.ok())
+      return UsageError(call, "--" + std::string(option) + " " + limit.status().message());
+    *change = *limit;
+  }
+  if (!changes.daily && !changes.monthly) {
+    return UsageError(call, "give --daily-usd, --monthly-usd or both (a number of USD, or none)");
+  }
+  ApiClient client = Client(call);
+  auto current = client.Get(*path);
+  if (!Succeeded(current)) return ReportFailure(call, current);
+  auto body = BudgetRequestBody(current->body, changes);
+  if (!body.ok()) {
+    PrintError(body.status().message());
+    return kFailed;
+  }
+  return BudgetReport(call, client.Put(*path, *body));
+}
+
+int Usage(const Call& call) {
+  const std::string group = call.args.Get("group-by", "day");
+  std::string_view column;
+  if (group == "key") column = "key_id";
+  if (group == "function") column = "function_id";
+  if (group == "day") column = "day";
+  if (column.empty()) return UsageError(call, "--group-by is key, function or day");
+  std::string query = "?group_by=" + group;
+  for (const char* bound : {"from", "to"}) {
+    if (call.args.Has(bound))
+      query += "&" + std::string(bound) + "=" + http::UrlEncode(call.args.Get(bound));
+  }
+  auto r = Client(call).Get(Api("/billing/usage") + query);
+  if (!Succeeded(r)) return ReportFailure(call, r);
+  if (call.json) {
+    PrintJson(r->body);
+    return kOk;
+  }
+  const TableView view = {"items",
+                          {{group == "day"   ? "DAY"
+                            : group == "key" ? "KEY"
+                                             : "FUNCTION",
+                            column},
+                           {"CALLS", "calls"},
+                           {"SPENT_MICRO_USD", "spent_micro_usd"}}};
+  std::fputs(RenderHuman(r->body, view).c_str(), stdout);
+  return kOk;
+}
+
 int Balance(const Call& call) {
   return Report(call, Client(call).Get(Api("/billing/balance")));
 }
@@ -1416,6 +1501,24 @@ const std::vector<Command>& Commands() {
        .required = {"organization", "amount-usd", "reason"},
        .run = AdminGrant},
       {.name = "balance", .usage = "balance", .summary = "Show the balance.", .run = Balance},
+      {.name = "budget show",
+       .usage = "budget show [--key KEY_ID]",
+       .summary = "Show the organization's daily and monthly spending limits (or an API key's) "
+                  "and what was spent against them this UTC day and month.",
+       .options = {"key"},
+       .run = BudgetShow},
+      {.name = "budget set",
+       .usage = "budget set [--key KEY_ID] [--daily-usd N|none] [--monthly-usd N|none]",
+       .summary = "Set or clear (none) the organization's spending limits, or an API key's; a "
+                  "limit not named keeps its value.",
+       .options = {"key", "daily-usd", "monthly-usd"},
+       .run = BudgetSet},
+      {.name = "usage",
+       .usage = "usage [--group-by key|function|day] [--from RFC3339] [--to RFC3339]",
+       .summary = "What the organization's calls cost, per API key, function or UTC day (default: "
+                  "this month).",
+       .options = {"group-by", "from", "to"},
+       .run = Usage},
       {.name = "ledger",
        .usage = "ledger [--limit N] [--cursor C]",
        .summary = "List ledger entries.",
@@ -1492,6 +1595,75 @@ const Command* FindCommand(std::string_view name) {
 }
 
 }  // namespace
+
+Result<std::optional<int64_t>> ParseLimitUsd(std::string_view text) {
+  if (text == "none") return std::optional<int64_t>();
+  const size_t point = text.find('.');
+  const std::string_view whole = text.substr(0, point);
+  const std::string_view fraction =
+      point == std::string_view::npos ? std::string_view() : text.substr(point + 1);
+  const auto digits = [](std::string_view d) {
+    return std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (whole.empty() || !digits(whole) || !digits(fraction) ||
+      (point != std::string_view::npos && fraction.empty())) {
+    return Status::InvalidArgument("is a number of USD such as 5 or 2.50, or none");
+  }
+  if (fraction.size() > 6) {
+    return Status::InvalidArgument("has more than 6 decimals (a micro-USD is the smallest amount)");
+  }
+  // 10^18 micro-USD, the API's largest limit, is 10^12 USD: 13 digits before the point.
+  constexpr int64_t kMaxMicroUsd = 1'000'000'000'000'000'000;
+  std::string_view significant = whole.substr(std::min(whole.find_first_not_of('0'), whole.size()));
+  if (significant.size() > 13) return Status::InvalidArgument("is above 1000000000000 USD");
+  int64_t micro = 0;
+  for (char c : significant) micro = micro * 10 + (c - '0');
+  micro *= 1'000'000;
+  int64_t scale = 100'000;
+  for (char c : fraction) {
+    micro += (c - '0') * scale;
+    scale /= 10;
+  }
+  if (micro > kMaxMicroUsd) return Status::InvalidArgument("is above 1000000000000 USD");
+  if (micro == 0) {
+    return Status::InvalidArgument("must be more than 0 USD (none removes the limit)");
+  }
+  return std::optional<int64_t>(micro);
+}
+
+Result<std::string> BudgetRequestBody(std::string_view current_budget_json,
+                                      const LimitChanges& changes) {
+  auto doc = ParseJson(current_budget_json);
+  simdjson::dom::object obj;
+  if (!doc.ok() || doc->root.get_object().get(obj) != simdjson::SUCCESS) {
+    return Status::InvalidArgument("the server's budget is not a JSON object");
+  }
+  JsonWriter w;
+  w.BeginObject();
+  for (auto [member, change] : {std::pair{"daily_micro_usd", &changes.daily},
+                                std::pair{"monthly_micro_usd", &changes.monthly}}) {
+    std::optional<int64_t> limit;
+    if (change->has_value()) {
+      limit = **change;
+    } else {
+      int64_t held = 0;
+      Field found = GetInt(obj, member, &held);
+      if (found == Field::kWrongType) {
+        return Status::InvalidArgument("the server's budget has a " + std::string(member) +
+                                       " that is not an integer");
+      }
+      if (found == Field::kOk) limit = held;
+    }
+    w.Key(member);
+    if (limit) {
+      w.Int(*limit);
+    } else {
+      w.Null();
+    }
+  }
+  w.EndObject();
+  return w.str();
+}
 
 std::string ParsedArgs::Get(const std::string& name, const std::string& fallback) const {
   auto it = options.find(name);

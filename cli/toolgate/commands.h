@@ -130,6 +130,25 @@ Result<std::string> WithVersion(std::string_view manifest_text, std::string_view
 // for POSIX shells.
 std::string CurlLine(std::string_view invoke_url, std::string_view event_json);
 
+// A spending limit as `toolgate budget set` takes it: a decimal number of USD with at most 6
+// decimals ("5", "2.50", "0.000001"), read exactly (integers, no floating point), as micro-USD
+// from 1 to 10^18, the API's range; "none" is no limit (nullopt). InvalidArgument, with the
+// end of a sentence naming the flag ("is a number of USD ..."), for anything else, 0 included.
+Result<std::optional<int64_t>> ParseLimitUsd(std::string_view text);
+
+// What `toolgate budget set` changes: for each limit, nothing (not given: the server's value
+// stays), or its new value (an inner nullopt removes the limit).
+struct LimitChanges {
+  std::optional<std::optional<int64_t>> daily;
+  std::optional<std::optional<int64_t>> monthly;
+};
+
+// The body of PUT /billing/budget (or /api-keys/{id}/budget): {"daily_micro_usd",
+// "monthly_micro_usd"}, each the change's value, else the one in current_budget_json (the GET's
+// answer; null there is no limit). InvalidArgument when current_budget_json is not a budget.
+Result<std::string> BudgetRequestBody(std::string_view current_budget_json,
+                                      const LimitChanges& changes);
+
 // text indented two spaces per level when it is JSON; text unchanged otherwise.
 std::string PrettyJson(std::string_view text);
 

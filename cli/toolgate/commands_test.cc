@@ -374,6 +374,16 @@ TEST(RunClientCommandTest, UsageErrorsExitTwo) {
   EXPECT_EQ(RunClientCommand({"workspace", "env-keys", "set", "f", "1BAD=s"}), 2);
   EXPECT_EQ(RunClientCommand({"workspace", "env-keys", "set", "f", "A=s", "A=t"}), 2);
   EXPECT_EQ(RunClientCommand({"workspace", "env-keys", "show"}), 2);
+  // Spending limits: a bad amount, no limit named, or a key that is no id, before any request.
+  EXPECT_EQ(RunClientCommand({"budget", "set"}), 2);
+  EXPECT_EQ(RunClientCommand({"budget", "set", "--daily-usd", "-5"}), 2);
+  EXPECT_EQ(RunClientCommand({"budget", "set", "--daily-usd", "5", "--monthly-usd", "1.0000001"}),
+            2);
+  EXPECT_EQ(RunClientCommand({"budget", "set", "--monthly-usd", "0"}), 2);
+  EXPECT_EQ(RunClientCommand({"budget", "set", "--key", "k1", "--daily-usd", "5"}), 2);
+  EXPECT_EQ(RunClientCommand({"budget", "show", "--key", "not-a-uuid"}), 2);
+  EXPECT_EQ(RunClientCommand({"budget", "show", "extra"}), 2);
+  EXPECT_EQ(RunClientCommand({"usage", "--group-by", "week"}), 2);
   // A profile that was never saved is an error, not a quiet fall back to the default server.
   EXPECT_EQ(RunClientCommand({"balance", "--profile", "nosuch"}), 2);
   setenv("TOOLGATE_PROFILE", "nosuch", 1);
@@ -381,6 +391,62 @@ TEST(RunClientCommandTest, UsageErrorsExitTwo) {
   unsetenv("TOOLGATE_PROFILE");
   unsetenv("TOOLGATE_URL");
   unsetenv("XDG_CONFIG_HOME");
+}
+
+// ---- Spending limits ----
+
+TEST(ParseLimitUsdTest, ReadsDecimalUsdExactlyAsMicroUsd) {
+  const std::vector<std::pair<std::string, int64_t>> cases = {
+      {"5", 5'000'000},
+      {"2.50", 2'500'000},
+      {"0.000001", 1},
+      // 0.1 + 0.2 is not 0.3 in binary floating point; here it is exact.
+      {"0.3", 300'000},
+      {"1234567.891011", 1'234'567'891'011},
+      {"007", 7'000'000},
+      {"1000000000000", 1'000'000'000'000'000'000},  // the API's largest limit
+  };
+  for (const auto& [text, micro] : cases) {
+    auto parsed = ParseLimitUsd(text);
+    ASSERT_TRUE(parsed.ok()) << text << ": " << parsed.status().ToString();
+    ASSERT_TRUE(parsed->has_value()) << text;
+    EXPECT_EQ(**parsed, micro) << text;
+  }
+  auto none = ParseLimitUsd("none");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+}
+
+TEST(ParseLimitUsdTest, RefusesWhatIsNoLimit) {
+  for (const char* text :
+       {"", "0", "0.000000", "-1", "+1", "1e3", "1,000", "$5", "5.", ".5", "1.0000001",
+        "1000000000000.000001", "99999999999999", "NONE", " 5", "5 ", "１"}) {
+    auto parsed = ParseLimitUsd(text);
+    EXPECT_FALSE(parsed.ok()) << "\"" << text << "\"";
+  }
+  EXPECT_NE(ParseLimitUsd("0").status().message().find("none removes the limit"),
+            std::string::npos);
+  EXPECT_NE(ParseLimitUsd("0.1234567").status().message().find("6 decimals"), std::string::npos);
+}
+
+TEST(BudgetRequestBodyTest, ChangesOnlyTheLimitsNamed) {
+  const std::string current =
+      R"({"daily_micro_usd":5000000,"monthly_micro_usd":null,"spent_today_micro_usd":12,)"
+      R"("spent_this_month_micro_usd":40})";
+  LimitChanges monthly_only;
+  monthly_only.monthly = std::optional<int64_t>(90'000'000);
+  auto body = BudgetRequestBody(current, monthly_only);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_EQ(*body, R"({"daily_micro_usd":5000000,"monthly_micro_usd":90000000})");
+
+  LimitChanges clear_daily;
+  clear_daily.daily = std::optional<int64_t>();
+  body = BudgetRequestBody(current, clear_daily);
+  ASSERT_TRUE(body.ok());
+  EXPECT_EQ(*body, R"({"daily_micro_usd":null,"monthly_micro_usd":null})");
+
+  EXPECT_FALSE(BudgetRequestBody("[]", monthly_only).ok());
+  EXPECT_FALSE(BudgetRequestBody(R"({"daily_micro_usd":"5"})", monthly_only).ok());
 }
 
 TEST(WithVersionTest, ReplacesOnlyTheTopLevelVersion) {

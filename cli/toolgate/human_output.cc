@@ -168,6 +168,53 @@ std::string RenderFields(std::string_view object_json) {
   return out;
 }
 
+std::string UsdText(int64_t micro_usd) {
+  const std::string sign = micro_usd < 0 ? "-" : "";
+  // Unsigned, so that the most negative amount has a magnitude too.
+  const uint64_t magnitude =
+      micro_usd < 0 ? 0 - static_cast<uint64_t>(micro_usd) : static_cast<uint64_t>(micro_usd);
+  std::string fraction = std::to_string(magnitude % 1'000'000);
+  fraction.insert(0, 6 - fraction.size(), '0');
+  while (fraction.size() > 2 && fraction.back() == '0') fraction.pop_back();
+  return sign + "$" + std::to_string(magnitude / 1'000'000) + "." + fraction;
+}
+
+std::string RenderBudget(std::string_view budget_json) {
+  auto doc = ParseJson(budget_json);
+  simdjson::dom::object obj;
+  if (!doc.ok() || doc->root.get_object().get(obj) != simdjson::SUCCESS) {
+    return RenderFields(budget_json);
+  }
+  struct Period {
+    const char* name;
+    const char* limit;
+    const char* spent;
+    const char* spent_words;
+  };
+  std::string out;
+  for (const Period& p :
+       {Period{"daily  ", "daily_micro_usd", "spent_today_micro_usd", "today"},
+        Period{"monthly", "monthly_micro_usd", "spent_this_month_micro_usd", "this month"}}) {
+    int64_t limit = 0;
+    int64_t spent = 0;
+    const Field has_limit = GetInt(obj, p.limit, &limit);
+    if (has_limit == Field::kWrongType || GetInt(obj, p.spent, &spent) != Field::kOk) {
+      return RenderFields(budget_json);
+    }
+    out += std::string(p.name) + "  ";
+    if (has_limit == Field::kOk && limit > 0) {
+      // Whole percent, rounded down, in integers: 79.99 % is not yet the 80 % warning.
+      const auto percent =
+          static_cast<int64_t>(static_cast<__int128>(std::max<int64_t>(spent, 0)) * 100 / limit);
+      out += UsdText(limit) + " limit, " + UsdText(spent) + " spent " + p.spent_words + " (" +
+             std::to_string(percent) + " %" + (spent >= limit ? ", reached" : "") + ")\n";
+    } else {
+      out += "no limit, " + UsdText(spent) + " spent " + p.spent_words + "\n";
+    }
+  }
+  return out;
+}
+
 std::string RenderHuman(std::string_view body, const TableView& view) {
   auto doc = ParseJson(body);
   if (!doc.ok()) return std::string(body);

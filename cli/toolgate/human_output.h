@@ -3,6 +3,7 @@
 // functions; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,16 @@ std::string RenderTable(std::string_view rows_json, const std::vector<Column>& c
 // a string with line breaks indented below its name. Ends with a newline; "" for text that is not a
 // JSON object.
 std::string RenderFields(std::string_view object_json);
+
+// micro-USD as dollars: 2500 -> "$0.0025", 5000000 -> "$5.00", -1 -> "-$0.000001" (two to six
+// decimals).
+std::string UsdText(int64_t micro_usd);
+
+// A spending-limits answer (GET /billing/budget, /api-keys/{id}/budget) as two lines, e.g.
+//   daily    $5.00 limit, $1.20 spent today (24 %)
+//   monthly  no limit, $3.40 spent this month
+// (a limit reached reads "(100 %, reached)"). RenderFields for text that is not such an answer.
+std::string RenderBudget(std::string_view budget_json);
 
 // The human text of a whole answer: when it is an object whose view.rows member is an array and
 // view has columns, that table, followed by "more: --cursor C" when next_cursor is set;

@@ -71,5 +71,29 @@ TEST(HumanOutputTest, HumanAnswerPicksTableOrFields) {
   EXPECT_EQ(RenderHuman("not json", view), "not json");
 }
 
+TEST(HumanOutputTest, UsdTextShowsTwoToSixDecimals) {
+  EXPECT_EQ(UsdText(0), "$0.00");
+  EXPECT_EQ(UsdText(2500), "$0.0025");
+  EXPECT_EQ(UsdText(5'000'000), "$5.00");
+  EXPECT_EQ(UsdText(1'234'567), "$1.234567");
+  EXPECT_EQ(UsdText(-1), "-$0.000001");
+  EXPECT_EQ(UsdText(1'000'000'000'000'000'000), "$1000000000000.00");
+}
+
+TEST(HumanOutputTest, BudgetReadsAsLimitsAndSpending) {
+  EXPECT_EQ(
+      RenderBudget(R"({"daily_micro_usd":5000000,"monthly_micro_usd":null,)"
+                   R"("spent_today_micro_usd":1200000,"spent_this_month_micro_usd":3400000})"),
+      "daily    $5.00 limit, $1.20 spent today (24 %)\n"
+      "monthly  no limit, $3.40 spent this month\n");
+  // 79.99 % is not rounded up to 80 %; a limit spent in full is reached.
+  EXPECT_EQ(RenderBudget(R"({"daily_micro_usd":10000,"monthly_micro_usd":10000,)"
+                         R"("spent_today_micro_usd":7999,"spent_this_month_micro_usd":10000})"),
+            "daily    $0.01 limit, $0.007999 spent today (79 %)\n"
+            "monthly  $0.01 limit, $0.01 spent this month (100 %, reached)\n");
+  // Anything else reads as plain fields.
+  EXPECT_EQ(RenderBudget(R"({"other":1})"), RenderFields(R"({"other":1})"));
+}
+
 }  // namespace
 }  // namespace toolgate::cli
