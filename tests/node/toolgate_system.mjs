@@ -46,12 +46,15 @@ async function waitForSystem(dataDir, launcher, timeoutMs) {
 }
 
 // extraEnv: variables for the system's services (TOOLGATE_*), on top of this process's.
-export async function startSystem(prefix, { extraEnv = {} } = {}) {
+// flags: more `toolgate up` flags; a suite that names --funding gets that funding instead of
+// play money.
+export async function startSystem(prefix, { extraEnv = {}, flags = [] } = {}) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   const log = fs.openSync(path.join(dataDir, 'launcher.log'), 'w');
   // --dev-funding: the suites fund their organizations with top-ups, which only play money
   // allows (docs/decisions.md, "Funding: grants by default, play money asked for").
-  const launcher = spawn(toolgate, ['up', '--data-dir', dataDir, '--http-port', '0', '--dev-funding'], {
+  const funding = flags.includes('--funding') ? [] : ['--dev-funding'];
+  const launcher = spawn(toolgate, ['up', '--data-dir', dataDir, '--http-port', '0', ...funding, ...flags], {
     stdio: ['ignore', log, log],
     env: { ...process.env, ...extraEnv },
   });

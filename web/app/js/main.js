@@ -3,11 +3,13 @@
 
 import { api } from './api.js';
 import { h, replace } from './dom.js';
-import { day, daysUntil } from './format.js';
+import { budgetAlerts, percent } from './budgets.js';
+import { day, daysUntil, usd, when } from './format.js';
 import { errorNotice } from './forms.js';
 import { chromeChanged, navigate, onChromeChange, requireLogin, session, setRouter } from './state.js';
 import * as auth from './pages/auth.js';
 import * as connect from './pages/connect.js';
+import * as earnings from './pages/earnings.js';
 import * as executions from './pages/executions.js';
 import * as marketplace from './pages/marketplace.js';
 import * as myTools from './pages/my_tools.js';
@@ -29,6 +31,7 @@ const ROUTES = [
   [/^\/settings(?:\/keys)?$/, settings.renderKeys, true],
   [/^\/settings\/secrets$/, settings.renderSecrets, true],
   [/^\/settings\/billing$/, settings.renderBilling, true],
+  [/^\/settings\/earnings$/, earnings.render, true],
   [/^\/settings\/apps$/, settings.renderApps, true],
   [/^\/executions$/, executions.render, true],
 ];
@@ -67,21 +70,42 @@ async function logout() {
   navigate('/login');
 }
 
-// The warning for active keys that expire within 14 days (contract: status "expiring").
+// The banners every page shows a signed-in member: API keys that expire within 14 days
+// (contract: status "expiring"), and spending limits at 80 % or more (budgets.js; cached for
+// 30 s, so navigating does not read every key's limits each time). Each has its own slot.
+const keyBanner = h('div', { class: 'banner-slot' });
+const budgetBanner = h('div', { class: 'banner-slot' });
+let budgetBannerText = '';  // what the budget banner shows, to leave it alone when unchanged
+
 async function renderBanner() {
   if (!session.me) {
+    keyBanner.replaceChildren();
+    budgetBanner.replaceChildren();
+    budgetBannerText = '';
     banners.replaceChildren();
     return;
   }
+  if (!banners.contains(keyBanner)) banners.replaceChildren(keyBanner, budgetBanner);
   let keys = [];
   try {
     keys = (await api('GET', '/api-keys')).items || [];
   } catch {
     return;  // a banner is not worth an error message
   }
+  renderKeyBanner(keys);
+  let alerts = [];
+  try {
+    alerts = await budgetAlerts(keys);
+  } catch {
+    alerts = [];
+  }
+  if (session.me) renderBudgetBanner(alerts);
+}
+
+function renderKeyBanner(keys) {
   const expiring = keys.filter((k) => k.status === 'expiring' || (k.status === 'active' && daysUntil(k.expires_at) < 14));
   if (!expiring.length) {
-    banners.replaceChildren();
+    keyBanner.replaceChildren();
     return;
   }
   const lines = expiring.map((k) => {
@@ -89,12 +113,35 @@ async function renderBanner() {
     const inDays = days === 0 ? 'today' : `in ${days} day${days === 1 ? '' : 's'}`;
     return h('li', {}, `API key “${k.name}” (${k.prefix}…) expires on ${day(k.expires_at)}, ${inDays}.`);
   });
-  replace(banners, h('div', { class: 'banner warn', role: 'status', data: { banner: 'key-expiry' } },
+  replace(keyBanner, h('div', { class: 'banner warn', role: 'status', data: { banner: 'key-expiry' } },
     h('div', { class: 'inner' },
       h('strong', {}, expiring.length === 1 ? 'An API key expires soon. ' : 'API keys expire soon. '),
       h('ul', { class: 'small' }, lines),
       h('span', { class: 'small' }, 'Create a new key, switch your callers to it, then revoke the old one: '),
       h('a', { href: '/settings/keys' }, 'Manage API keys'))));
+}
+
+// A reached limit refuses calls now, so it is an alert (read out at once); one at 80 % is a
+// status message. A banner that says what it said before is left in place, so that moving
+// between pages does not announce it again.
+function renderBudgetBanner(alerts) {
+  const text = JSON.stringify(alerts.map((a) => [a.keyId, a.whose, a.state.period.id, a.state.limit, a.state.spent]));
+  if (text === budgetBannerText && budgetBanner.isConnected) return;
+  budgetBannerText = text;
+  if (!alerts.length) {
+    budgetBanner.replaceChildren();
+    return;
+  }
+  const reached = alerts.some((a) => a.state.level === 'reached');
+  const lines = alerts.map(({ whose, state }) => h('li', { data: { level: state.level } },
+    `${whose} ${state.period.id} spending limit of ${usd(state.limit)} is ${state.level === 'reached' ? 'reached' : `at ${percent(state)}`}`
+      + ` (${usd(state.spent)} spent); it resets at ${when(state.resetsAt.toISOString())}.`));
+  const orgOnly = alerts.every((a) => a.keyId === null);
+  replace(budgetBanner, h('div', { class: `banner ${reached ? 'danger' : 'warn'}`, role: reached ? 'alert' : 'status', data: { banner: 'budget', level: reached ? 'reached' : 'warn' } },
+    h('div', { class: 'inner' },
+      h('strong', {}, reached ? 'A spending limit is reached: calls it covers are refused until it resets. ' : 'A spending limit is nearly reached. '),
+      h('ul', { class: 'small' }, lines),
+      h('a', { href: orgOnly ? '/settings/billing' : '/settings/keys' }, 'Review spending limits'))));
 }
 
 onChromeChange(() => {

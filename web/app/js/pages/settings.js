@@ -1,15 +1,16 @@
 // Settings: API keys, secrets, billing and connected apps (OAuth grants) of the signed-in
 // user's organization.
 
-import { api, idempotencyKey, listAll } from '../api.js';
+import { ApiError, api, idempotencyKey, listAll } from '../api.js';
 import { field, h, replace, table, toast, uid } from '../dom.js';
 import { dateInputValue, day, parseUsd, usd, when } from '../format.js';
 import { busy, clearErrors, errorNotice, fieldError, showProblem, skeleton } from '../forms.js';
 import { clientLogo, copyButton, emptyState, endpointText, setPageTitle } from '../components.js';
+import { budgetEditor, budgetSummary, getBudget } from '../budgets.js';
 import { functionLink } from '../names.js';
 import { chromeChanged, session } from '../state.js';
 
-function frame(container, current, title, ...content) {
+export function frame(container, current, title, ...content) {
   setPageTitle(title);
   const link = (href, text) => h('a', { href, aria: { current: href === current ? 'page' : null } }, text);
   replace(container,
@@ -17,7 +18,7 @@ function frame(container, current, title, ...content) {
     h('p', { class: 'muted' }, `Organization ${session.me.organization.name}`),
     h('nav', { class: 'subnav', aria: { label: 'Settings' } },
       link('/settings/keys', 'API Keys'), link('/settings/secrets', 'Secrets'), link('/settings/billing', 'Billing'),
-      link('/settings/apps', 'Connected apps')),
+      link('/settings/earnings', 'Earnings'), link('/settings/apps', 'Connected apps')),
     h('h2', {}, title),
     content);
 }
@@ -66,24 +67,52 @@ export async function renderKeys(container) {
       h('label', { class: 'choice' }, manage, 'manage: use the management API (publish, keys, billing)')),
     h('button', { type: 'submit', class: 'primary' }, 'Create key'));
 
+  // A key's limits open in a row below it; `open` remembers which one across reloads of the list.
+  let open = null;
+  const usable = (k) => k.status !== 'revoked' && k.status !== 'expired';
+
+  function keyRow(k, budget, columns) {
+    const limitsCell = h('td', { data: { limits: '' } }, budget ? budgetSummary(budget) : usable(k) ? '—' : 'None');
+    const detail = h('tr', { class: 'budget-row', hidden: open !== k.id, data: { budgetOf: k.id } });
+    const toggle = usable(k) && budget
+      ? h('button', { type: 'button', class: 'small', aria: { expanded: String(open === k.id), label: `Spending limits of key ${k.name}` } }, 'Limits')
+      : null;
+    const fill = () => replace(detail, h('td', { colspan: String(columns) },
+      h('h4', {}, `Spending limits of “${k.name}”`),
+      budgetEditor({ keyId: k.id, name: `key ${k.name}`, budget, onSaved: (saved) => { budget = saved; limitsCell.textContent = budgetSummary(saved); chromeChanged(); } })));
+    if (open === k.id && toggle) fill();
+    toggle?.addEventListener('click', () => {
+      const show = detail.hidden;
+      if (show && !detail.firstChild) fill();
+      detail.hidden = !show;
+      toggle.setAttribute('aria-expanded', String(show));
+      open = show ? k.id : null;
+      if (show) detail.querySelector('input')?.focus();
+    });
+    return [h('tr', { data: { keyId: k.id } },
+      h('td', {}, k.name),
+      h('td', {}, h('code', {}, `${k.prefix}…`)),
+      h('td', {}, (k.scopes || []).join(', ')),
+      h('td', {}, day(k.expires_at)),
+      h('td', {}, k.last_used_at ? when(k.last_used_at) : 'never'),
+      h('td', {}, h('span', { class: `badge ${STATUS_BADGE[k.status] || ''}` }, k.status)),
+      limitsCell,
+      h('td', {}, h('div', { class: 'row' }, toggle, k.status === 'revoked' || k.status === 'expired' ? '—'
+        : confirmButton('Revoke', `Revoke key ${k.name}`, 'Confirm revoke', async () => {
+          await api('DELETE', `/api-keys/${encodeURIComponent(k.id)}`);
+          toast(`Key ${k.name} is revoked.`);
+          await loadList();
+          chromeChanged();
+        })))), detail];
+  }
+
   async function loadList() {
     try {
       const keys = (await api('GET', '/api-keys')).items || [];
-      replace(listBox, keys.length ? table('API keys', ['Name', 'Prefix', 'Scopes', 'Expires', 'Last used', 'Status', 'Actions'],
-        keys.map((k) => h('tr', { data: { keyId: k.id } },
-          h('td', {}, k.name),
-          h('td', {}, h('code', {}, `${k.prefix}…`)),
-          h('td', {}, (k.scopes || []).join(', ')),
-          h('td', {}, day(k.expires_at)),
-          h('td', {}, k.last_used_at ? when(k.last_used_at) : 'never'),
-          h('td', {}, h('span', { class: `badge ${STATUS_BADGE[k.status] || ''}` }, k.status)),
-          h('td', {}, k.status === 'revoked' || k.status === 'expired' ? '—'
-            : confirmButton('Revoke', `Revoke key ${k.name}`, 'Confirm revoke', async () => {
-              await api('DELETE', `/api-keys/${encodeURIComponent(k.id)}`);
-              toast(`Key ${k.name} is revoked.`);
-              await loadList();
-              chromeChanged();
-            })))))
+      // Each usable key's limits and spending; a key whose budget cannot be read shows "—".
+      const budgets = await Promise.all(keys.map((k) => (usable(k) ? getBudget(k.id).catch(() => null) : null)));
+      const headers = ['Name', 'Prefix', 'Scopes', 'Expires', 'Last used', 'Status', 'Spending limits', 'Actions'];
+      replace(listBox, keys.length ? table('API keys', headers, keys.map((k, i) => keyRow(k, budgets[i], headers.length)))
         : emptyState('No keys yet. Create one to call tools from your code.'));
     } catch (error) {
       replace(listBox, errorNotice(error, () => { replace(listBox, skeleton('Loading', 3)); loadList(); }));
@@ -125,7 +154,7 @@ export async function renderKeys(container) {
   });
 
   frame(container, '/settings/keys', 'API Keys',
-    h('p', {}, 'Keys belong to the organization and work for every tool it owns or has added. Send a key as the ', h('code', {}, 'Authorization'), ' header. Rotate keys before they expire.'),
+    h('p', {}, 'Keys belong to the organization and work for every tool it owns or has added. Send a key as the ', h('code', {}, 'Authorization'), ' header. Rotate keys before they expire. Limits gives a key a daily and a monthly spending limit (UTC days and months).'),
     created, form, h('h3', {}, 'Your keys'), listBox);
   await loadList();
 }
@@ -212,33 +241,70 @@ export async function renderSecrets(container) {
   await loadList();
 }
 
-const ENTRY_TYPES = { top_up: 'Top-up', charge: 'Charge', revenue: 'Revenue', grant: 'Grant' };
-// Entries that add money: no compute or function cost to show.
-const CREDIT_TYPES = new Set(['top_up', 'grant']);
+const ENTRY_TYPES = {
+  top_up: 'Top-up', charge: 'Charge', revenue: 'Revenue', grant: 'Grant',
+  payment: 'Payment', refund: 'Refund', dispute: 'Dispute', payout: 'Payout',
+};
+// Entries that move money in or out without a call: no compute or function cost to show.
+const CREDIT_TYPES = new Set(['top_up', 'grant', 'payment', 'refund', 'dispute', 'payout']);
 
-export async function renderBilling(container) {
+// What the return pages of a checkout say (the provider sends the browser back to
+// /settings/billing?checkout=success or ?checkout=cancelled). Credit arrives only with the
+// provider's confirmation to billing (its webhook), never with this redirect, so success says so.
+function checkoutReturnNotice(outcome, recheck) {
+  if (outcome === 'success') {
+    const again = h('button', { type: 'button', class: 'small' }, 'Check the balance again');
+    again.addEventListener('click', recheck);
+    return h('div', { class: 'notice ok', role: 'status', data: { checkout: 'success' } },
+      h('strong', {}, 'Thank you: checkout is complete. '),
+      'Your balance goes up when the payment provider confirms the payment to Toolgate, usually within a minute, not at this return. Coming back to this page again credits nothing twice. ',
+      again);
+  }
+  if (outcome === 'cancelled') {
+    return h('div', { class: 'notice warn', role: 'status', data: { checkout: 'cancelled' } },
+      h('strong', {}, 'Checkout cancelled. '), 'Nothing was paid and your balance is unchanged. You can start again below.');
+  }
+  return null;
+}
+
+export async function renderBilling(container, { query } = {}) {
   const balanceBox = h('div', { class: 'money-cards', aria: { live: 'polite' } });
+  const limitsBox = h('div', {}, skeleton('Loading spending limits', 2));
   const revenueBox = h('div', {});
+  const grantsBox = h('div', {});
   const ledgerBox = h('div', {});
   const more = h('button', { type: 'button', hidden: true }, 'Load more');
   const amount = h('input', { type: 'text', inputmode: 'decimal', value: '10.00', required: true });
+  const amountField = field('Amount (USD)', amount, { name: 'amount_micro_usd', hint: ' ' });
+  const amountHint = amountField.querySelector('.hint');  // says what Top up does in this mode
   let pendingKey = idempotencyKey();  // reused until a top-up succeeds, so a retry credits once
+  const formTitle = h('h3', {}, 'Top up');
   const form = h('form', { class: 'panel', novalidate: true, aria: { label: 'Top up' } },
-    h('h3', {}, 'Top up'),
-    h('div', { class: 'grid-2' }, field('Amount (USD)', amount, { name: 'amount_micro_usd', hint: 'Added to your balance at once.' })),
+    formTitle,
+    h('div', { class: 'grid-2' }, amountField),
     h('button', { type: 'submit', class: 'primary' }, 'Top up'));
-  // Where credit comes from (GET /billing/balance's funding): Top up is play money in demo only;
-  // otherwise the operator grants credit and the form is hidden.
+  // Where credit comes from (GET /billing/balance's funding): play money in demo, bought
+  // through the payment provider in checkout, granted by an operator in grants (no form).
   const fundingNote = h('p', { class: 'small muted', data: { funding: '' }, aria: { live: 'polite' } });
   form.hidden = true;
+  let funding = null;
   let cursor = null;
 
-  function showFunding(funding) {
-    fundingNote.dataset.funding = funding || '';
-    form.hidden = funding !== 'demo';
-    fundingNote.textContent = funding === 'demo'
-      ? 'This system runs on play money (demo funding): top-ups are free and not real payments.'
-      : 'Credit comes from the operator of this system, who grants it to your organization; ask them for more. Each grant shows in the ledger with who granted it and why.';
+  function showFunding(mode) {
+    funding = mode || 'grants';
+    fundingNote.dataset.funding = funding;
+    form.hidden = funding === 'grants';
+    if (funding === 'demo') {
+      formTitle.textContent = 'Top up with play money';
+      amountHint.textContent = 'Free play money, added at once: this system runs in demo mode and takes no payments.';
+      fundingNote.textContent = 'This system runs on play money (demo funding): top-ups are free and not real payments.';
+    } else if (funding === 'checkout') {
+      formTitle.textContent = 'Buy credit';
+      amountHint.textContent = 'You pay on the payment provider’s page, then come back here.';
+      fundingNote.textContent = 'Credit is bought through the payment provider: Top up takes you to its checkout page. Your balance goes up when the provider confirms the payment to Toolgate, not when you return here. An operator may also grant credit; grants show in the ledger.';
+    } else {
+      fundingNote.textContent = 'Credit comes from the operator of this system, who grants it to your organization; ask them for more. You cannot top up yourself here. Each grant shows below with who granted it and why.';
+    }
   }
 
   async function loadBalance() {
@@ -253,6 +319,17 @@ export async function renderBilling(container) {
         card('Available', b.available_micro_usd, 'What new executions can use.', 'available'));
     } catch (error) {
       replace(balanceBox, errorNotice(error));
+    }
+  }
+
+  async function loadLimits() {
+    try {
+      const budget = await getBudget(null);
+      replace(limitsBox, h('section', { class: 'panel', aria: { label: 'Organization spending limits' }, data: { limits: 'organization' } },
+        h('h3', {}, 'Spending limits'),
+        budgetEditor({ name: 'the organization', budget, onSaved: () => chromeChanged() })));
+    } catch (error) {
+      replace(limitsBox, errorNotice(error, () => { replace(limitsBox, skeleton('Loading spending limits', 2)); loadLimits(); }));
     }
   }
 
@@ -280,21 +357,48 @@ export async function renderBilling(container) {
     }
   }
 
-  async function loadRevenue() {
+  // Revenue and the operator's grants, from the same read of the ledger.
+  async function loadRevenueAndGrants() {
     try {
       const entries = await listAll('/billing/ledger', 5000);
       const revenue = entries.filter((e) => e.type === 'revenue');
       const total = revenue.reduce((sum, e) => sum + Number(e.amount_micro_usd), 0);
-      const byTool = new Map();
-      for (const e of revenue) byTool.set(e.function_id, (byTool.get(e.function_id) || 0) + Number(e.amount_micro_usd));
       replace(revenueBox, h('section', { class: 'panel', aria: { label: 'Revenue' }, data: { money: 'revenue' } },
         h('p', { class: 'muted small' }, 'Revenue earned by your tools (after the platform commission)'),
         h('p', { class: 'amount' }, usd(total)),
-        byTool.size ? h('ul', { class: 'small' }, Array.from(byTool, ([fid, sum]) => h('li', {}, functionLink(fid), `: ${usd(sum)}`)))
-          : h('p', { class: 'small muted' }, 'Earned when other organizations run your paid tools.')));
+        h('p', { class: 'small' }, revenue.length ? 'Per day and per tool, with payouts: ' : 'Earned when other organizations run your paid tools. ',
+          h('a', { href: '/settings/earnings' }, 'Earnings'))));
+      const grants = entries.filter((e) => e.type === 'grant');
+      replace(grantsBox, funding === 'grants' || grants.length
+        ? [h('h3', {}, 'Grants'), grants.length
+          ? table('Grants', ['Date', { label: 'Amount', num: true }, 'Reason', 'Granted by'], grants.map((g) => h('tr', { data: { grantId: g.id } },
+            h('td', {}, when(g.created_at)),
+            h('td', { class: 'num' }, usd(g.amount_micro_usd)),
+            h('td', {}, g.reason || '—'),
+            h('td', {}, g.granted_by ? g.granted_by.email : 'the operator'))))
+          : emptyState('No credit granted yet. Ask the operator of this system to grant your organization credit.')]
+        : []);
     } catch (error) {
       replace(revenueBox, errorNotice(error));
     }
+  }
+
+  async function topUp(micro) {
+    const t = await api('POST', '/billing/top-ups', { body: { amount_micro_usd: micro }, headers: { 'Idempotency-Key': pendingKey } });
+    pendingKey = idempotencyKey();
+    toast(`Added ${usd(t.amount_micro_usd)} of play money. Balance ${usd(t.balance_micro_usd)}.`);
+    await Promise.all([loadBalance(), loadLedger(false)]);
+  }
+
+  // Checkout: billing opens a session with the payment provider and the browser goes to its
+  // page; the same Idempotency-Key until that works, so a double click opens one session.
+  async function checkout(micro) {
+    const session = await api('POST', '/billing/checkout-sessions', { body: { amount_micro_usd: micro }, headers: { 'Idempotency-Key': pendingKey } });
+    if (!session || typeof session.checkout_url !== 'string' || !/^https?:\/\//.test(session.checkout_url)) {
+      throw new ApiError(502, { title: 'The payment provider gave no checkout page', detail: 'Nothing was charged; try again in a moment.' });
+    }
+    pendingKey = idempotencyKey();
+    window.location.assign(session.checkout_url);
   }
 
   form.addEventListener('submit', (e) => {
@@ -308,10 +412,7 @@ export async function renderBilling(container) {
     }
     busy(form, async () => {
       try {
-        const t = await api('POST', '/billing/top-ups', { body: { amount_micro_usd: micro }, headers: { 'Idempotency-Key': pendingKey } });
-        pendingKey = idempotencyKey();
-        toast(`Added ${usd(t.amount_micro_usd)}. Balance ${usd(t.balance_micro_usd)}.`);
-        await Promise.all([loadBalance(), loadLedger(false)]);
+        if (funding === 'checkout') await checkout(micro); else await topUp(micro);
       } catch (error) {
         showProblem(form, error);
       }
@@ -320,11 +421,13 @@ export async function renderBilling(container) {
   more.addEventListener('click', () => loadLedger(true));
 
   frame(container, '/settings/billing', 'Billing',
-    balanceBox, fundingNote, form, revenueBox,
+    checkoutReturnNotice(query?.get('checkout'), () => Promise.all([loadBalance(), loadLedger(false)])),
+    balanceBox, fundingNote, form, limitsBox, revenueBox, grantsBox,
     h('h3', {}, 'Ledger'),
     h('p', { class: 'small muted' }, 'Every grant, top-up, charge and revenue entry. A charge is compute cost plus, for another organization’s tool, its function cost.'),
     ledgerBox, more);
-  await Promise.all([loadBalance(), loadLedger(false), loadRevenue()]);
+  await loadBalance();
+  await Promise.all([loadLedger(false), loadRevenueAndGrants(), loadLimits()]);
 }
 
 // The apps (MCP clients) someone allowed to use Toolgate over OAuth, each with what it reaches,

@@ -465,6 +465,19 @@ function renderTryIt(panel, detail, viewer, owned, onAdded) {
   replace(panel, h('h2', {}, 'Try it'), form, output);
 }
 
+// For a 402 budget_exceeded: which limit stopped the call and when it resets, from the detail
+// (it names the limit and the reset time, RFC 3339) and Retry-After (the seconds until then).
+function budgetResetLine(problem, headers) {
+  const named = /resets at (\d{4}-\d{2}-\d{2}T[\d:.]+Z)/.exec(problem.detail || '');
+  const retryAfter = Number(headers?.get('Retry-After'));
+  const at = named ? new Date(named[1]) : Number.isFinite(retryAfter) && retryAfter > 0 ? new Date(Date.now() + retryAfter * 1000) : null;
+  const limit = /^(This API key's|Your organization's) (daily|monthly) spending limit of (\S+)/.exec(problem.detail || '');
+  const whose = limit ? (limit[1].startsWith('This API key') ? 'this API key’s' : 'your organization’s') : 'a';
+  return h('p', { data: { budget: 'reset' } },
+    h('strong', {}, `Stopped by ${whose} ${limit ? `${limit[2]} ` : ''}spending limit${limit ? ` of ${limit[3]}` : ''}. `),
+    at && !Number.isNaN(at.getTime()) ? `It resets at ${when(at.toISOString())}; nothing was charged.` : 'Nothing was charged.');
+}
+
 // Renders an invoke answer: the handler's result with its summary, or a platform problem.
 function showInvokeResult(output, answer, detail, addAndRetry) {
   const { httpStatus, data } = answer;
@@ -478,12 +491,15 @@ function showInvokeResult(output, answer, detail, addAndRetry) {
       actions.push(add);
     } else if (problem.code === 'insufficient_balance') {
       actions.push(h('a', { class: 'button', href: '/settings/billing' }, 'Top up your balance'));
+    } else if (problem.code === 'budget_exceeded') {
+      actions.push(h('a', { class: 'button', href: problem.detail.startsWith('This API key') ? '/settings/keys' : '/settings/billing' }, 'Review spending limits'));
     } else if (problem.code === 'not_authenticated') {
       actions.push(h('button', { type: 'button', on: { click: () => requireLogin() } }, 'Log in again'));
     }
-    replace(output, h('div', { class: 'notice error', role: 'alert', data: { result: 'problem' } },
+    replace(output, h('div', { class: 'notice error', role: 'alert', data: { result: 'problem', code: problem.code } },
       h('strong', {}, `HTTP ${httpStatus} · ${problem.title}`),
       problem.detail ? h('p', { class: 'small' }, problem.detail) : null,
+      problem.code === 'budget_exceeded' ? budgetResetLine(problem, answer.headers) : null,
       problem.errors.length ? h('ul', {}, problem.errors.map((e) => h('li', {}, `${e.field}: ${e.message}`))) : null,
       actions.length ? h('div', { class: 'row' }, actions) : null));
     return;
