@@ -181,6 +181,81 @@ Publisher SignUpAndPublish(const std::string& tag) {
   return p;
 }
 
+// Spending limits from the CLI: set, show, clear, a key's own, a refused bad amount, and a call
+// the key's limit stops; usage per key.
+TEST(CliTest, BudgetSetShowClearAndUsage) {
+  Publisher p = SignUpAndPublish("budget");
+  CliRun r = Toolgate(p.config, "keys create --name limited --scopes invoke --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string created = r.out.substr(r.out.find('{'));
+  const std::string key = StringField(created, "key");
+  const std::string key_id = StringField(created, "id");
+  ASSERT_TRUE(IsUuid(key_id)) << r.out;
+
+  r = Toolgate(p.config, "budget show");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out,
+            "daily    no limit, $0.00 spent today\n"
+            "monthly  no limit, $0.00 spent this month\n");
+
+  r = Toolgate(p.config, "budget set --daily-usd 2.50");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("daily    $2.50 limit, $0.00 spent today (0 %)"), std::string::npos)
+      << r.out;
+  // A limit not named keeps its value.
+  r = Toolgate(p.config, "budget set --monthly-usd 10");
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = Toolgate(p.config, "budget show --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\"daily_micro_usd\": 2500000"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"monthly_micro_usd\": 10000000"), std::string::npos) << r.out;
+
+  // A bad amount is refused before anything is sent, and nothing changes.
+  for (const char* bad : {"--daily-usd 0", "--daily-usd -1", "--monthly-usd 1.0000001",
+                          "--daily-usd 5 --monthly-usd lots"}) {
+    r = Toolgate(p.config, std::string("budget set ") + bad);
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.out;
+    EXPECT_NE(r.out.find("error: --"), std::string::npos) << r.out;
+  }
+  r = Toolgate(p.config, "budget show --json");
+  EXPECT_NE(r.out.find("\"daily_micro_usd\": 2500000"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"monthly_micro_usd\": 10000000"), std::string::npos) << r.out;
+
+  r = Toolgate(p.config, "budget set --daily-usd none");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("daily    no limit"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("monthly  $10.00 limit"), std::string::npos) << r.out;
+  r = Toolgate(p.config, "budget set --monthly-usd none");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("monthly  no limit"), std::string::npos) << r.out;
+
+  // A charged call with the key, then the key's own limit below what a call holds.
+  r = Toolgate(p.config, "invoke " + p.function_id + " --event '{\"n\": 1}'",
+               "TOOLGATE_API_KEY=" + key);
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = Toolgate(p.config, "usage --group-by key");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("KEY", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find(key_id + "  1"), std::string::npos) << r.out;
+  r = Toolgate(p.config, "usage --group-by function --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\"function_id\": \"" + p.function_id + "\""), std::string::npos) << r.out;
+
+  r = Toolgate(p.config, "budget set --key " + key_id + " --daily-usd 0.000001");
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = Toolgate(p.config, "budget show --key " + key_id + " --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("\"daily_micro_usd\": 1,"), std::string::npos) << r.out;
+  r = Toolgate(p.config, "budget show");  // the organization's are unchanged
+  EXPECT_NE(r.out.find("daily    no limit"), std::string::npos) << r.out;
+  r = Toolgate(p.config, "invoke " + p.function_id + " --event '{\"n\": 1}'",
+               "TOOLGATE_API_KEY=" + key);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("daily spending limit of $0.000001"), std::string::npos) << r.out;
+  r = Toolgate(p.config, "budget set --key " + key_id + " --daily-usd none");
+  ASSERT_EQ(r.status, 0) << r.out;
+}
+
 TEST(CliTest, LoginRemembersTheServerPerProfile) {
   fs::path dir = fs::path(g_system->data_dir()) / ("cli-profiles-" + HexEncode(RandomBytes(4)));
   std::string config = (dir / "config").string();
