@@ -267,6 +267,14 @@ function checkoutReturnNotice(outcome, recheck) {
   return null;
 }
 
+// Where a payment, refund or dispute came from: the provider and its checkout session (the ids
+// its own records answer for).
+function paymentSource(e) {
+  const p = e.payment;
+  const what = { payment: 'Checkout', refund: 'Refund of checkout', dispute: 'Dispute of checkout' }[e.type] || 'Checkout';
+  return [`${what} with ${p.provider} `, h('code', {}, p.checkout_session_id || p.event_id)];
+}
+
 export async function renderBilling(container, { query } = {}) {
   const balanceBox = h('div', { class: 'money-cards', aria: { live: 'polite' } });
   const limitsBox = h('div', {}, skeleton('Loading spending limits', 2));
@@ -337,7 +345,8 @@ export async function renderBilling(container, { query } = {}) {
     h('td', {}, when(e.created_at)),
     h('td', {}, ENTRY_TYPES[e.type] || e.type),
     h('td', {}, e.function_id ? functionLink(e.function_id)
-      : e.type === 'grant' ? `${e.reason} (granted by ${e.granted_by ? e.granted_by.email : 'the operator'})` : '—'),
+      : e.type === 'grant' ? `${e.reason} (granted by ${e.granted_by ? e.granted_by.email : 'the operator'})`
+        : e.payment ? paymentSource(e) : '—'),
     h('td', {}, e.version || '—'),
     h('td', { class: 'num' }, CREDIT_TYPES.has(e.type) ? '—' : usd(e.compute_micro_usd)),
     h('td', { class: 'num' }, CREDIT_TYPES.has(e.type) ? '—' : usd(e.function_micro_usd)),
@@ -424,7 +433,7 @@ export async function renderBilling(container, { query } = {}) {
     checkoutReturnNotice(query?.get('checkout'), () => Promise.all([loadBalance(), loadLedger(false)])),
     balanceBox, fundingNote, form, limitsBox, revenueBox, grantsBox,
     h('h3', {}, 'Ledger'),
-    h('p', { class: 'small muted' }, 'Every grant, top-up, charge and revenue entry. A charge is compute cost plus, for another organization’s tool, its function cost.'),
+    h('p', { class: 'small muted' }, 'Every grant, top-up, payment, charge, revenue and payout entry. A charge is compute cost plus, for another organization’s tool, its function cost.'),
     ledgerBox, more);
   await loadBalance();
   await Promise.all([loadLedger(false), loadRevenueAndGrants(), loadLimits()]);
