@@ -177,8 +177,7 @@ describe('connecting an app over OAuth, in Chromium', { timeout: 540000 }, () =>
     page.on('pageerror', (error) => pageProblems.push(`uncaught: ${error.message}`));
     page.on('console', (msg) => {
       if (msg.type() !== 'error' || msg.text().startsWith('Failed to load resource')) return;
-      // The mocked https logo (logo.example) is another host: the edge's CSP may refuse it, and
-      // the page then shows the app's initial instead. Nothing else may be refused.
+      // A logo the test answers with 404 fails to load by design; nothing else may be refused.
       if (/logo\.example/.test(msg.text())) return;
       pageProblems.push(msg.text());
     });
@@ -443,19 +442,34 @@ describe('connecting an app over OAuth, in Chromium', { timeout: 540000 }, () =>
         assert.equal(await page.locator('.consent img').count(), 0, `no image for ${bad}`);
         await page.locator('.consent-head .client-logo.placeholder', { hasText: 'M' }).waitFor();
       }
+      // The logo host is answered here, so whether the image loads is the test's to say: a
+      // real PNG stays (fetched without a Referer), a failing one gives way to the initial.
+      const logoRequests = [];
+      const onePixelPng = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+      await page.route('https://logo.example/**', (route) => {
+        logoRequests.push(route.request());
+        if (route.request().url().endsWith('/broken.png')) return route.fulfill({ status: 404, body: '' });
+        return route.fulfill({ status: 200, contentType: 'image/png', body: onePixelPng });
+      });
+      logo = 'https://logo.example/broken.png';
+      await page.goto('/connect?request=mock-request');
+      await page.locator('[data-consent="client-name"]').waitFor();
+      await page.locator('.consent-head .client-logo.placeholder', { hasText: 'M' }).waitFor();
+      assert.equal(await page.locator('.consent img').count(), 0, 'a logo that fails to load is replaced');
+
       logo = 'https://logo.example/a.png';
       await page.goto('/connect?request=mock-request');
       await page.locator('[data-consent="client-name"]').waitFor();
-      // The image element is made as said (the edge's CSP decides whether another host loads;
-      // if not, the initial replaces it).
       const img = page.locator('.consent-head img.client-logo');
-      if (await img.count()) {
-        assert.equal(await img.getAttribute('src'), 'https://logo.example/a.png');
-        assert.equal(await img.getAttribute('referrerpolicy'), 'no-referrer');
-        assert.equal(await img.getAttribute('alt'), 'Mock App logo');
-      } else {
-        await page.locator('.consent-head .client-logo.placeholder').waitFor();
-      }
+      await page.waitForFunction(() => document.querySelector('.consent-head img.client-logo')?.complete === true);
+      assert.equal(await img.evaluate((el) => el.naturalWidth), 1, 'the https logo loaded');
+      assert.equal(await img.getAttribute('src'), 'https://logo.example/a.png');
+      assert.equal(await img.getAttribute('referrerpolicy'), 'no-referrer');
+      assert.equal(await img.getAttribute('alt'), 'Mock App logo');
+      const fetched = logoRequests.find((r) => r.url() === 'https://logo.example/a.png');
+      assert.ok(fetched, 'the logo was fetched');
+      assert.equal((await fetched.allHeaders()).referer, undefined, 'no Referer goes to the logo host');
+      await page.unroute('https://logo.example/**');
       // A metadata document's client id is an address, shown as such; the javascript: website is not a link.
       assert.equal(await page.locator('[data-consent="client-id"]').innerText(), 'https://app.example/oauth/client.json');
       assert.equal(await page.locator('.consent a[href^="javascript"]').count(), 0);
