@@ -117,8 +117,15 @@ export async function render(container, { query } = {}) {
   try {
     statement = await api('GET', `/billing/earnings${qs({ from: period.from, to: period.apiTo })}`);
   } catch (error) {
-    if (error.status === 400 || error.status === 422) replace(body, errorNotice(error));
-    else replace(body, errorNotice(error, () => render(container, { query })));
+    // A period the API refuses (400 invalid_period) names its bad bound: shown at that field.
+    if (error.status === 400 && error.errors.length) {
+      showProblem(periodForm, error);
+      replace(body);
+    } else if (error.status === 400 || error.status === 422) {
+      replace(body, errorNotice(error));
+    } else {
+      replace(body, errorNotice(error, () => render(container, { query })));
+    }
     return;
   }
   const items = statement.items || [];

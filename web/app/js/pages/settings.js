@@ -419,6 +419,12 @@ export async function renderBilling(container, { query } = {}) {
       amount.focus();
       return;
     }
+    // The provider takes whole cents (docs/api.md, "Checkout").
+    if (funding === 'checkout' && micro % 10000 !== 0) {
+      fieldError(form, 'amount_micro_usd', 'must be whole cents, such as 25 or 12.50');
+      amount.focus();
+      return;
+    }
     busy(form, async () => {
       try {
         if (funding === 'checkout') await checkout(micro); else await topUp(micro);
