@@ -34,6 +34,7 @@ const std::unordered_map<std::string_view, Entry>& Catalogue() {
       {"user_session_required", {403, "A signed-in user is required"}},
       {"funding_by_grant_only", {403, "Credit comes from the operator"}},
       {"invalid_json", {400, "Body is not valid JSON"}},
+      {"notification_url_refused", {400, "Notification URL not allowed"}},
       {"missing_event", {400, "Body has no event"}},
       {"invalid_event", {400, "Event not accepted"}},
       {"invalid_env_keys", {400, "X-Env-Keys is malformed"}},

@@ -25,9 +25,12 @@ BillingService::BillingService(bus::Service& service, pg::Pool& pool, redis::Cli
       stage_(service.bus(), balances_, ledger_, service.pool(), budget_cache_, config_),
       // Within the management timeout the edge waits for the whole answer.
       organizations_(service.bus(), kOrganizationLookupTimeoutMs),
-      api_(ledger_, balances_, retries_, organizations_, config_.funding) {
+      api_(ledger_, balances_, retries_, organizations_, config_.funding),
+      notifications_(pool, redis, balances_, budget_cache_, config_) {
   api_.AddRoutes(router_);
   budget_api_.AddRoutes(router_);
+  notifications_.AddRoutes(router_);
+  settler_.SetCaptureListener(notifications_.CaptureListener());
 }
 
 Status BillingService::Start() {
@@ -55,6 +58,8 @@ Status BillingService::Start() {
 void BillingService::Stop() {
   stage_.Stop();
   settler_.Stop();
+  // After the settler: its last batches may still queue alerts.
+  notifications_.Stop();
   reaper_.Stop();
   reconcile_watch_.Stop();
 }

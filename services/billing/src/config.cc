@@ -40,6 +40,9 @@ void DefineBillingFlags(Flags& flags) {
                "where credit comes from: grants (only operators grant it), checkout (bought; "
                "operators grant too) or demo (play money: members top up freely; development "
                "only, `toolgate up` passes it with --demo or --dev-funding)");
+  flags.Define("webhook-allow-private-targets", "false",
+               "notification webhooks may go to http URLs and to loopback, private and other "
+               "non-public addresses (development and tests only)");
   flags.Define("settle-ack-linger-ms", "20",
                "how long acks of settled results may gather before they go to the executors in "
                "one message (0: at once; at most 1000)");
@@ -105,6 +108,7 @@ Result<Config> ConfigFromFlags(const Flags& flags) {
   auto funding = ParseFundingMode(flags.Get("funding"));
   if (!funding) return Bad("funding", flags.Get("funding"), "must be grants, checkout or demo");
   config.funding = *funding;
+  config.webhook_allow_private_targets = flags.GetBool("webhook-allow-private-targets");
   config.settle_batch = static_cast<size_t>(batch);
   return config;
 }

@@ -229,6 +229,7 @@ void Settler::Commit(Batch batch) {
     }
   }
   AckAll(batch);
+  NotifyCaptured(batch, captures, index_of);
 }
 
 void Settler::AnswerEdge(const Pending& pending, bus::Batch& answers) {
@@ -280,6 +281,20 @@ void Settler::NoteAllowanceSpent(const UnrunRelease& release,
       .Str("org_id", release.org_id)
       .Str("execution_id", release.execution_id)
       .Int("allowance_s_per_hour", config_.limits.uncharged_timeout_s_per_hour);
+}
+
+void Settler::NotifyCaptured(const Batch& batch, const std::vector<Result<bool>>& captures,
+                             const std::vector<size_t>& index_of) const {
+  if (!capture_listener_) return;
+  std::vector<CapturedCharge> charged;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!batch[i]->result.handler_ran()) continue;
+    const Result<bool>& captured = captures[index_of[i]];
+    const ExecutionRecord& e = batch[i]->settlement.execution;
+    if (!captured.ok() || !*captured || e.charge.total_micro_usd <= 0) continue;
+    charged.push_back(CapturedCharge{e.org_id, e.key_id});
+  }
+  if (!charged.empty()) capture_listener_(std::move(charged));
 }
 
 void Settler::AckAll(const Batch& batch) {

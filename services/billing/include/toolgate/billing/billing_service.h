@@ -5,6 +5,7 @@
 //   tg.billing.settle.*     (plain, this replica)   Settler: no-responders notices of its jobs
 //   tg.billing.grant_usage  (queue "billing")       what OAuth grants spent (grant_usage.h)
 //   tg.billing.http         (queue "billing-http")  HttpApi
+//   tg.billing.http: also NotificationApi; Notifications (notifications.h) sends budget alerts
 // plus the hold reaper and the background retry of Redis captures.
 #pragma once
 
@@ -15,6 +16,7 @@
 #include "toolgate/billing/http_api.h"
 #include "toolgate/billing/invoke_stage.h"
 #include "toolgate/billing/ledger_store.h"
+#include "toolgate/billing/notifications.h"
 #include "toolgate/billing/reaper.h"
 #include "toolgate/billing/reconcile.h"
 #include "toolgate/billing/retry_queue.h"
@@ -55,6 +57,7 @@ class BillingService {
   BusOrganizationDirectory organizations_;
   HttpApi api_;
   core::Router router_;
+  Notifications notifications_;
 };
 
 }  // namespace toolgate::billing

@@ -47,6 +47,10 @@ struct Config {
   int64_t ack_linger_ms = 20;
   // Where credit comes from (funding.h); members top up only in demo.
   FundingMode funding = FundingMode::kGrants;
+  // Notification webhooks may go to http URLs and to loopback, private, link-local and other
+  // non-public addresses (--webhook-allow-private-targets): development and tests only
+  // (webhook/target_policy.h).
+  bool webhook_allow_private_targets = false;
 };
 
 // Defines the charging flags (core/charging_flags.h: --cpu-rate, --gpu-rate, --commission-percent,

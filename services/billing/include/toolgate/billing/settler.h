@@ -25,6 +25,7 @@
 // Thread-safe: OnResult and OnNoResponders may run on any thread.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,13 @@
 #include "toolgate/bus/bus.h"
 
 namespace toolgate::billing {
+
+// A call whose charge a settled batch captured: what watches spending needs of it
+// (budget_alerts.h).
+struct CapturedCharge {
+  std::string org_id;  // the caller
+  std::string key_id;  // the API key it was made with; empty: a session or an OAuth grant
+};
 
 class Settler {
  public:
@@ -59,6 +67,12 @@ class Settler {
   // Settles what is queued, then stops the batcher. Results arriving later are left unacked.
   void Stop();
 
+  // Told after each batch's captures which charges they captured (a retried result's repeat
+  // capture is not among them), on the batcher thread: it must only queue. Set it before the
+  // first result arrives.
+  using CaptureListener = std::function<void(std::vector<CapturedCharge>)>;
+  void SetCaptureListener(CaptureListener listener) { capture_listener_ = std::move(listener); }
+
  private:
   struct Pending;
   using Batch = std::vector<std::unique_ptr<Pending>>;
@@ -76,6 +90,10 @@ class Settler {
   void NoteAllowanceSpent(const UnrunRelease& release, const Result<ReleaseOutcome>& outcome) const;
   // Hands the acks of a recorded batch to acks_.
   void AckAll(const Batch& batch);
+  // Tells capture_listener_ the charges of batch that captures (index_of: batch -> captures)
+  // captured.
+  void NotifyCaptured(const Batch& batch, const std::vector<Result<bool>>& captures,
+                      const std::vector<size_t>& index_of) const;
 
   bus::Bus& bus_;
   LedgerStore& ledger_;
@@ -91,6 +109,7 @@ class Settler {
   // result until its ack arrives.
   static constexpr size_t kAckLingerBytes = 8 << 20;
   SettleAcks acks_;
+  CaptureListener capture_listener_;
   BatchQueue<std::unique_ptr<Pending>> queue_;  // last: its thread calls Commit
 };
 
