@@ -692,6 +692,71 @@ int AdminGrant(const Call& call) {
       call, Client(call).Post(Api("/admin/organizations/" + org + "/credits"), w.str(), headers));
 }
 
+// ---- Notifications ----
+
+constexpr const char* kNotificationsPath = "/billing/notifications";
+
+// Sets the organization's notification endpoint: the URL (positional: --url names the Toolgate
+// server) and, with --events, the event types it subscribes to (comma-separated).
+int NotificationsSet(const Call& call) {
+  JsonWriter w;
+  w.BeginObject().Field("url", call.args.positional[0]);
+  if (call.args.Has("events")) {
+    w.Key("events").BeginArray();
+    const std::string events = call.args.Get("events");
+    std::string_view rest = events;
+    while (!rest.empty()) {
+      const size_t comma = rest.find(',');
+      w.String(rest.substr(0, comma));
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+  auto r = Client(call).Put(Api(kNotificationsPath), w.Take());
+  const int rc = Report(call, r);
+  if (rc == kOk && r->status == 201) {
+    std::fputs(
+        "keep the secret: it signs every notification and is shown only now (a new one: "
+        "`toolgate notifications rotate-secret`)\n",
+        stderr);
+  }
+  return rc;
+}
+
+int NotificationsShow(const Call& call) {
+  return Report(call, Client(call).Get(Api(kNotificationsPath)));
+}
+
+int NotificationsDelete(const Call& call) {
+  const int rc = Report(call, Client(call).Delete(Api(kNotificationsPath)));
+  if (rc == kOk) std::fputs("deleted the notification endpoint\n", stderr);
+  return rc;
+}
+
+int NotificationsRotateSecret(const Call& call) {
+  const int rc =
+      Report(call, Client(call).Post(Api(std::string(kNotificationsPath) + "/rotate-secret"), ""));
+  if (rc == kOk) {
+    std::fputs("the old secret no longer signs; give the new one to your receiver\n", stderr);
+  }
+  return rc;
+}
+
+// Sends one notification.test and exits 0 only when the endpoint accepted it.
+int NotificationsTest(const Call& call) {
+  auto r = Client(call).Post(Api(std::string(kNotificationsPath) + "/test"), "");
+  if (Report(call, r) != kOk) return kFailed;
+  auto doc = ParseJson(r->body);
+  bool delivered = false;
+  simdjson::dom::object answer;
+  if (doc.ok() && doc->root.get_object().get(answer) == simdjson::SUCCESS) {
+    GetBool(answer, "delivered", &delivered);
+  }
+  return delivered ? kOk : kFailed;
+}
+
 // ---- Spending limits and usage ----
 
 // "/api/v1/billing/budget", or the key's budget with --key.
@@ -1519,6 +1584,31 @@ const std::vector<Command>& Commands() {
                   "this month).",
        .options = {"group-by", "from", "to"},
        .run = Usage},
+      {.name = "notifications set",
+       .usage = "notifications set URL [--events TYPE,...]",
+       .summary = "Send the organization's notifications (budget.threshold_reached: a spending "
+                  "limit at 80 % and 100 %) as signed webhooks to URL (https); prints the signing "
+                  "secret once, when the endpoint is new.",
+       .options = {"events"},
+       .positional = 1,
+       .run = NotificationsSet},
+      {.name = "notifications show",
+       .usage = "notifications show",
+       .summary = "Show the notification endpoint (never its secret).",
+       .run = NotificationsShow},
+      {.name = "notifications delete",
+       .usage = "notifications delete",
+       .summary = "Stop sending notifications: delete the endpoint.",
+       .run = NotificationsDelete},
+      {.name = "notifications rotate-secret",
+       .usage = "notifications rotate-secret",
+       .summary = "Replace the endpoint's signing secret and print the new one.",
+       .run = NotificationsRotateSecret},
+      {.name = "notifications test",
+       .usage = "notifications test",
+       .summary = "Send a signed notification.test to the endpoint now; exit 0 when it answered "
+                  "2xx.",
+       .run = NotificationsTest},
       {.name = "ledger",
        .usage = "ledger [--limit N] [--cursor C]",
        .summary = "List ledger entries.",
