@@ -637,6 +637,44 @@ int Publish(const Call& call) {
   return kOk;
 }
 
+// The `funding` of a GET /billing/balance answer ("grants", "checkout", "demo"), or "".
+std::string FundingOf(std::string_view body) {
+  auto doc = ParseJson(body);
+  simdjson::dom::object obj;
+  std::string funding;
+  if (doc.ok() && doc->root.get_object().get(obj) == simdjson::SUCCESS) {
+    GetString(obj, "funding", &funding);
+  }
+  return funding;
+}
+
+// `topup` with checkout funding: creates a checkout session and prints its payment page, which
+// the member opens to pay; the balance grows once the payment provider confirms the payment.
+int CheckoutTopup(const Call& call, ApiClient& client, const std::string& body,
+                  const http::HeaderList& headers) {
+  auto r = client.Post(Api("/billing/checkout-sessions"), body, headers);
+  if (!Succeeded(r)) return ReportFailure(call, r);
+  if (call.json) {
+    PrintAnswer(call, r->body);
+    return kOk;
+  }
+  auto doc = ParseJson(r->body);
+  simdjson::dom::object obj;
+  std::string url, id;
+  if (!doc.ok() || doc->root.get_object().get(obj) != simdjson::SUCCESS ||
+      GetString(obj, "checkout_url", &url) != Field::kOk) {
+    PrintError("the server's answer has no checkout_url: " + r->body);
+    return kFailed;
+  }
+  GetString(obj, "checkout_session_id", &id);
+  std::printf("Open this page to pay: %s\n", url.c_str());
+  std::fprintf(stderr,
+               "checkout session %s; the balance grows once the payment is confirmed "
+               "(`toolgate balance`)\n",
+               id.c_str());
+  return kOk;
+}
+
 int Topup(const Call& call) {
   const std::string amount_text = call.args.Get("amount");
   int64_t amount = 0;
@@ -651,7 +689,14 @@ int Topup(const Call& call) {
   if (call.args.Has("idempotency-key")) {
     headers.emplace_back("Idempotency-Key", call.args.Get("idempotency-key"));
   }
-  auto r = Client(call).Post(Api("/billing/top-ups"), w.str(), headers);
+  ApiClient client = Client(call);
+  // Where the system's credit comes from decides what a top-up is: with checkout funding it is
+  // bought, on the payment page of a checkout session, and credited once the payment is made.
+  auto balance = client.Get(Api("/billing/balance"));
+  if (Succeeded(balance) && FundingOf(balance->body) == "checkout") {
+    return CheckoutTopup(call, client, w.str(), headers);
+  }
+  auto r = client.Post(Api("/billing/top-ups"), w.str(), headers);
   if (r.ok() && r->status == 403 &&
       r->body.find("\"funding_by_grant_only\"") != std::string::npos) {
     ReportFailure(call, r);
@@ -1547,7 +1592,8 @@ const std::vector<Command>& Commands() {
        .run = VersionsUnpublish},
       {.name = "topup",
        .usage = "topup --amount MICRO_USD [--idempotency-key K]",
-       .summary = "Add play money to the balance (only where the system's funding is demo).",
+       .summary = "Add credit: buy it on a checkout page where the system's funding is "
+                  "checkout (prints the page to open), or add play money where it is demo.",
        .options = {"amount", "idempotency-key"},
        .required = {"amount"},
        .run = Topup},
