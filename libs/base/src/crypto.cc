@@ -21,6 +21,17 @@ std::string Sha256(std::string_view data) {
   return out;
 }
 
+std::string HmacSha256(std::string_view key, std::string_view data) {
+  crypto_auth_hmacsha256_state state;
+  crypto_auth_hmacsha256_init(&state, reinterpret_cast<const unsigned char*>(key.data()),
+                              key.size());
+  crypto_auth_hmacsha256_update(&state, reinterpret_cast<const unsigned char*>(data.data()),
+                                data.size());
+  std::string mac(crypto_auth_hmacsha256_BYTES, '\0');
+  crypto_auth_hmacsha256_final(&state, reinterpret_cast<unsigned char*>(mac.data()));
+  return mac;
+}
+
 std::string HexEncode(std::string_view bytes) {
   std::string out(bytes.size() * 2 + 1, '\0');
   sodium_bin2hex(out.data(), out.size(), reinterpret_cast<const unsigned char*>(bytes.data()),

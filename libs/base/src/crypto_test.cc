@@ -114,5 +114,14 @@ TEST_F(CryptoTest, RandomBytesDiffer) {
   EXPECT_NE(RandomBytes(32), RandomBytes(32));
 }
 
+// RFC 4231's test cases 2 (a short key) and 6 (a key longer than the block, hashed first).
+TEST_F(CryptoTest, HmacSha256MatchesRfc4231) {
+  EXPECT_EQ(HexEncode(HmacSha256("Jefe", "what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  EXPECT_EQ(HexEncode(HmacSha256(std::string(131, '\xaa'),
+                                 "Test Using Larger Than Block-Size Key - Hash Key First")),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+}
+
 }  // namespace
 }  // namespace toolgate

@@ -11,6 +11,9 @@ void InitCrypto();
 
 // SHA-256 of data, 32 raw bytes.
 std::string Sha256(std::string_view data);
+// HMAC-SHA-256 (RFC 2104) of data under key (any length), 32 raw bytes: the signature of
+// payment providers' webhooks and of the webhooks Toolgate sends.
+std::string HmacSha256(std::string_view key, std::string_view data);
 std::string HexEncode(std::string_view bytes);
 // Unpadded URL-safe base64.
 std::string Base64UrlEncode(std::string_view bytes);
