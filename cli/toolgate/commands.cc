@@ -802,6 +802,75 @@ int NotificationsTest(const Call& call) {
   return delivered ? kOk : kFailed;
 }
 
+// ---- Earnings and payouts ----
+
+int AdminPayout(const Call& call) {
+  auto amount = MicroUsdOfUsd(call.args.Get("amount-usd"));
+  if (!amount || *amount == 0) {
+    return UsageError(call, "--amount-usd is a positive number of USD, at most 6 decimals");
+  }
+  const std::string org = call.args.Get("organization");
+  if (!IsUuid(org)) return UsageError(call, "--organization is an organization id (a UUID)");
+  JsonWriter w;
+  w.BeginObject()
+      .Field("amount_micro_usd", *amount)
+      .Field("reference", call.args.Get("reference"))
+      .EndObject();
+  http::HeaderList headers;
+  if (call.args.Has("idempotency-key")) {
+    headers.emplace_back("Idempotency-Key", call.args.Get("idempotency-key"));
+  }
+  return Report(
+      call, Client(call).Post(Api("/admin/organizations/" + org + "/payouts"), w.str(), headers));
+}
+
+int AdminPayouts(const Call& call) {
+  const std::string org = call.args.Get("organization");
+  if (!IsUuid(org)) return UsageError(call, "--organization is an organization id (a UUID)");
+  return Report(call, Client(call).Get(Api("/admin/organizations/" + org + "/payouts") +
+                                       ListQuery(call.args)));
+}
+
+// The statement as a table (or JSON with --json), or with --csv the CSV statement as the server
+// wrote it, for a spreadsheet.
+int Earnings(const Call& call) {
+  std::string query;
+  for (const char* bound : {"from", "to"}) {
+    if (!call.args.Has(bound)) continue;
+    query += (query.empty() ? "?" : "&") + std::string(bound) + "=" +
+             http::UrlEncode(call.args.Get(bound));
+  }
+  const bool csv = call.args.Get("csv", "false") == "true";
+  http::HeaderList headers;
+  headers.emplace_back("Accept", csv ? "text/csv" : "application/json");
+  auto r = Client(call).Send("GET", Api("/billing/earnings") + query, {}, headers);
+  if (!Succeeded(r)) return ReportFailure(call, r);
+  if (csv) {
+    std::fwrite(r->body.data(), 1, r->body.size(), stdout);
+    return kOk;
+  }
+  if (call.json) {
+    PrintJson(r->body);
+    return kOk;
+  }
+  std::fputs(RenderHuman(r->body, call.command.view).c_str(), stdout);
+  auto doc = ParseJson(r->body);
+  simdjson::dom::object statement;
+  if (doc.ok() && doc->root.get_object().get(statement) == simdjson::SUCCESS) {
+    int64_t net = 0, payouts = 0, payable = 0;
+    simdjson::dom::object totals;
+    if (statement["totals"].get_object().get(totals) == simdjson::SUCCESS) {
+      GetInt(totals, "net_micro_usd", &net);
+    }
+    GetInt(statement, "payouts_micro_usd", &payouts);
+    GetInt(statement, "payable_micro_usd", &payable);
+    std::printf("net earnings %lld micro-USD; paid out in the period %lld; payable now %lld\n",
+                static_cast<long long>(net), static_cast<long long>(payouts),
+                static_cast<long long>(payable));
+  }
+  return kOk;
+}
+
 // ---- Spending limits and usage ----
 
 // "/api/v1/billing/budget", or the key's budget with --key.
@@ -1393,6 +1462,19 @@ const TableView kExecutionsView = {"items",
                                     {"MS", "runtime_ms"},
                                     {"COST_MICRO_USD", "cost.total_micro_usd"},
                                     {"CREATED", "created_at"}}};
+const TableView kEarningsView = {"items",
+                                 {{"DATE", "date"},
+                                  {"FUNCTION", "function_id"},
+                                  {"NAME", "function_name"},
+                                  {"CALLS", "calls"},
+                                  {"GROSS_MICRO_USD", "gross_micro_usd"},
+                                  {"COMMISSION_MICRO_USD", "commission_micro_usd"},
+                                  {"NET_MICRO_USD", "net_micro_usd"}}};
+const TableView kPayoutsView = {"items",
+                                {{"PAYOUT", "payout_id"},
+                                 {"AMOUNT_MICRO_USD", "amount_micro_usd"},
+                                 {"REFERENCE", "reference"},
+                                 {"CREATED", "created_at"}}};
 const TableView kLedgerView = {"items",
                                {{"ENTRY", "id"},
                                 {"TYPE", "type"},
@@ -1611,6 +1693,30 @@ const std::vector<Command>& Commands() {
        .options = {"organization", "amount-usd", "reason", "idempotency-key"},
        .required = {"organization", "amount-usd", "reason"},
        .run = AdminGrant},
+      {.name = "admin payout",
+       .usage = "admin payout --organization ID --amount-usd N --reference TEXT "
+                "[--idempotency-key K]",
+       .summary = "As an operator, record money sent to an organization for its earnings (at "
+                  "most what it may be paid out); the ledger shows who and the reference.",
+       .options = {"organization", "amount-usd", "reference", "idempotency-key"},
+       .required = {"organization", "amount-usd", "reference"},
+       .run = AdminPayout},
+      {.name = "admin payouts",
+       .usage = "admin payouts --organization ID [--limit N] [--cursor C]",
+       .summary = "As an operator, list an organization's payouts, newest first.",
+       .options = {"organization", "limit", "cursor"},
+       .required = {"organization"},
+       .run = AdminPayouts,
+       .view = kPayoutsView},
+      {.name = "earnings",
+       .usage = "earnings [--from RFC3339] [--to RFC3339] [--csv]",
+       .summary = "The organization's earnings from other organizations' calls of its functions, "
+                  "per UTC day and function, less the commission (default: the last 30 days); "
+                  "--csv prints the CSV statement.",
+       .options = {"from", "to", "csv"},
+       .switches = {"csv"},
+       .run = Earnings,
+       .view = kEarningsView},
       {.name = "balance", .usage = "balance", .summary = "Show the balance.", .run = Balance},
       {.name = "budget show",
        .usage = "budget show [--key KEY_ID]",

@@ -1,12 +1,14 @@
 // toolgate-billing: balances and holds in Redis, the ledger in PostgreSQL, settlement of
 // executions and the billing routes. `toolgate-billing reconcile [--dry-run]` repairs Redis
-// balances and OAuth grants' budgets from the ledger and exits.
+// balances and OAuth grants' budgets from the ledger, checks the whole-ledger identity
+// (ledger_identity.h) and exits.
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "toolgate/base/flags.h"
 #include "toolgate/billing/billing_service.h"
+#include "toolgate/billing/ledger_identity.h"
 #include "toolgate/billing/reconcile.h"
 #include "toolgate/bus/service.h"
 #include "toolgate/core/admin_server.h"
@@ -46,10 +48,17 @@ int RunReconcile(const Flags& flags, const billing::Config& config) {
     std::fprintf(stderr, "billing reconcile: %s\n", report.status().ToString().c_str());
     return 1;
   }
-  return report->repaired + report->budgets_repaired ==
-                 report->differences + report->budget_differences
-             ? 0
-             : 1;
+  // After the repairs: a balance reconcile set right no longer counts against the identity.
+  auto identity = billing::CheckLedgerIdentity(pool, balances);
+  if (!identity.ok()) {
+    std::fprintf(stderr, "billing reconcile: ledger identity: %s\n",
+                 identity.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("%s\n", identity->Json().c_str());
+  const bool repaired = report->repaired + report->budgets_repaired ==
+                        report->differences + report->budget_differences;
+  return repaired && identity->difference_micro_usd() == 0 ? 0 : 1;
 }
 
 }  // namespace
@@ -58,8 +67,8 @@ int main(int argc, char** argv) {
   Flags flags("toolgate-billing",
               "Balances, holds, the ledger and settlement of executions.\n"
               "Commands: none runs the service; `reconcile [--dry-run]` sets Redis balances and\n"
-              "OAuth grants' budgets to the ledger's sums and exits 0 when they agree (or were\n"
-              "repaired), else 1.");
+              "OAuth grants' budgets to the ledger's sums, checks the whole-ledger identity and\n"
+              "exits 0 when they agree (or were repaired) and the identity holds, else 1.");
   core::DefineCommonFlags(flags);
   core::DefinePostgresFlags(flags);
   core::DefineRedisFlags(flags);

@@ -1,6 +1,7 @@
 #include "render.h"
 
 #include "toolgate/base/json_writer.h"
+#include "toolgate/base/strings.h"
 #include "toolgate/base/time.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/core/runtime_names.h"
@@ -77,7 +78,14 @@ HttpAnswer RenderHttpResponse(const v1::HttpResponse& response, std::string_view
     a.body = response.body();
     if (a.status == 204) a.content_type.clear();
   }
-  for (const auto& [name, value] : response.headers()) a.headers.emplace_back(name, value);
+  for (const auto& [name, value] : response.headers()) {
+    // A service that answers with another type than JSON (billing's CSV statement) names it.
+    if (AsciiLower(name) == "content-type") {
+      if (!response.has_problem()) a.content_type = value;
+      continue;
+    }
+    a.headers.emplace_back(name, value);
+  }
   for (const auto& cookie : response.set_cookies()) a.headers.emplace_back("Set-Cookie", cookie);
   return a;
 }

@@ -88,6 +88,21 @@ TEST(RenderTest, ExpiryHeaderOnlyWithinFourteenDays) {
   EXPECT_EQ(HeaderOf(RenderInvokeReply(reply, "r", now), "X-Api-Key-Expires-At"), "");
 }
 
+TEST(RenderTest, AManagementResponseMayNameItsContentTypeOnce) {
+  v1::HttpResponse response;
+  response.set_status(200);
+  response.set_body("date,calls\r\n");
+  (*response.mutable_headers())["Content-Type"] = "text/csv; charset=utf-8";
+  (*response.mutable_headers())["Content-Disposition"] = "attachment; filename=\"e.csv\"";
+  HttpAnswer a = RenderHttpResponse(response, "r");
+  EXPECT_EQ(a.content_type, "text/csv; charset=utf-8");
+  EXPECT_EQ(HeaderOf(a, "Content-Type"), "");  // not a second time among the others
+  EXPECT_EQ(HeaderOf(a, "Content-Disposition"), "attachment; filename=\"e.csv\"");
+  // A problem stays problem+json whatever the service named.
+  response.mutable_problem()->set_status(503);
+  EXPECT_EQ(RenderHttpResponse(response, "r").content_type, "application/problem+json");
+}
+
 TEST(RenderTest, ManagementResponseCookiesAndNoContent) {
   v1::HttpResponse response;
   response.set_status(204);

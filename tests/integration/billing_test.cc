@@ -296,6 +296,10 @@ TEST_F(BillingTest, SettlementTablesKeepOnlyTheIndexesTheirQueriesUse) {
       "(execution_id)",
       "ledger: CREATE INDEX ledger_org_id ON billing.ledger USING btree (org_id, id DESC) "
       "INCLUDE (amount_micro_usd)",
+      // Earnings statements and the payable amount; only revenue rows (a paid fee) have one.
+      "ledger: CREATE INDEX ledger_revenue_org_created ON billing.ledger USING btree "
+      "(org_id, created_at) INCLUDE (function_id, function_micro_usd, amount_micro_usd) "
+      "WHERE (type = 'revenue'::text)",
       "ledger: CREATE UNIQUE INDEX ledger_execution_id_type_key ON billing.ledger USING btree "
       "(execution_id, type)",
       "ledger: CREATE UNIQUE INDEX ledger_org_id_idempotency_key_key ON billing.ledger USING "

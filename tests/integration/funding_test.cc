@@ -3,8 +3,6 @@
 // reason on it.
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include "system.h"
 #include "toolgate/base/crypto.h"
 
@@ -22,32 +20,6 @@ std::string Bin() {
 std::pair<int, std::string> Toolgate(const std::string& config, const std::string& args) {
   return RunCommand("env -u TOOLGATE_API_KEY -u TOOLGATE_PROFILE XDG_CONFIG_HOME=" + config +
                     " TOOLGATE_URL=" + g_system->url() + " " + Bin() + " " + args + " 2>&1");
-}
-
-struct Operator {
-  std::string email;
-  std::string user_id;
-  std::string password;
-  std::unique_ptr<http::HttpClient> session;
-};
-
-// Creates an operator with `toolgate admin create` and signs them in over the API.
-Operator CreateOperator() {
-  Operator op;
-  op.email = "ops-" + HexEncode(RandomBytes(4)) + "@example.com";
-  auto [status, out] = RunCommand(Bin() + " admin create --email " + op.email + " --data-dir " +
-                                  g_system->data_dir() + " 2>&1");
-  EXPECT_EQ(status, 0) << out;
-  std::smatch m;
-  if (std::regex_search(out, m, std::regex("password: (\\S+)"))) op.password = m[1];
-  if (std::regex_search(out, m, std::regex("user_id: (\\S+)"))) op.user_id = m[1];
-  EXPECT_EQ(op.password.size(), 32u) << out;
-  op.session = g_system->Client();
-  op.session->SetDefaultHeader("X-Toolgate-CSRF", "1");
-  auto r = op.session->Post("/api/v1/auth/login",
-                            R"({"email":")" + op.email + R"(","password":")" + op.password + "\"}");
-  EXPECT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : r.status().ToString());
-  return op;
 }
 
 Result<http::HttpResponse> Grant(http::HttpClient& client, const std::string& org_id,
@@ -82,7 +54,7 @@ TEST(FundingTest, AMemberCannotTopUpThroughTheApiOrTheCli) {
 
 TEST(FundingTest, AnOperatorsGrantCreditsOnceAndTheLedgerSaysWhoAndWhy) {
   Account member(*g_system, "Granted");
-  Operator op = CreateOperator();
+  Operator op = CreateOperator(*g_system);
   ASSERT_NE(op.session, nullptr);
   const std::string body = R"({"amount_micro_usd":2000000,"reason":"pilot customer"})";
   auto first = Grant(*op.session, member.org_id(), body, "grant-pilot-1");
@@ -139,7 +111,7 @@ TEST(FundingTest, OnlyAnOperatorMayGrantAndOnlyToAnOrganizationThatExists) {
   EXPECT_EQ(own->status, 403) << own->body;
   EXPECT_EQ(StringField(own->body, "code"), "forbidden");
 
-  Operator op = CreateOperator();
+  Operator op = CreateOperator(*g_system);
   ASSERT_NE(op.session, nullptr);
   // An operator's API key is not the operator: a grant is a signed-in person's decision.
   auto created = op.session->Post("/api/v1/api-keys", R"({"name":"ops","scopes":["manage"]})");
@@ -186,7 +158,7 @@ TEST(FundingTest, SigningUpCannotMakeAnOperator) {
     EXPECT_EQ(r->status, 422) << r->body;
   }
   // And creating an operator twice with one email is refused.
-  Operator op = CreateOperator();
+  Operator op = CreateOperator(*g_system);
   auto [status, out] = RunCommand(Bin() + " admin create --email " + op.email + " --data-dir " +
                                   g_system->data_dir() + " 2>&1");
   EXPECT_EQ(status, 1) << out;

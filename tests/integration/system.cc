@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -369,6 +370,25 @@ int64_t IntField(const std::string& body, const std::string& field) {
   int64_t v = 0;
   if (!doc.ok() || doc->root[field].get_int64().get(v)) return INT64_MIN;
   return v;
+}
+
+Operator CreateOperator(const System& system) {
+  Operator op;
+  op.email = "ops-" + HexEncode(RandomBytes(4)) + "@example.com";
+  auto [status, out] =
+      RunCommand(std::string(TOOLGATE_BIN_DIR) + "/toolgate admin create --email " + op.email +
+                 " --data-dir " + system.data_dir() + " 2>&1");
+  EXPECT_EQ(status, 0) << out;
+  std::smatch m;
+  if (std::regex_search(out, m, std::regex("password: (\\S+)"))) op.password = m[1];
+  if (std::regex_search(out, m, std::regex("user_id: (\\S+)"))) op.user_id = m[1];
+  EXPECT_EQ(op.password.size(), 32u) << out;
+  op.session = system.Client();
+  op.session->SetDefaultHeader("X-Toolgate-CSRF", "1");
+  auto r = op.session->Post("/api/v1/auth/login",
+                            R"({"email":")" + op.email + R"(","password":")" + op.password + "\"}");
+  EXPECT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : r.status().ToString());
+  return op;
 }
 
 std::pair<int, std::string> RunCommand(const std::string& command) {

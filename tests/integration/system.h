@@ -121,6 +121,17 @@ class Account {
   std::string org_id_;
 };
 
+// A platform operator (docs/operations.md "Operators"), created with `toolgate admin create` on
+// the system's data directory and signed in over the API.
+struct Operator {
+  std::string email;
+  std::string user_id;
+  std::string password;
+  std::unique_ptr<http::HttpClient> session;  // sends X-Toolgate-CSRF with its cookie
+};
+// Fails the current test (EXPECT) when the operator cannot be created or signed in.
+Operator CreateOperator(const System& system);
+
 // POST …/invoke with key; version empty uses the latest form of the path.
 http::HttpResponse Invoke(const System& system, const std::string& key,
                           const std::string& function_id, const std::string& version,

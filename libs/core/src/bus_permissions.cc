@@ -12,7 +12,8 @@ constexpr const char* kEdgeReplies = "_INBOX.edge.>";
 constexpr const char* kLauncherReplies = "_INBOX.launcher.>";
 // The registry and billing answer auth's requests (OAuth consent and grants).
 constexpr const char* kAuthReplies = "_INBOX.auth.>";
-// Auth answers billing's organization lookups (operators' credit grants).
+// Auth answers billing's organization lookups (operators' credit grants and payouts), the
+// registry its function views (the names in an earnings statement).
 constexpr const char* kBillingReplies = "_INBOX.billing.>";
 
 std::vector<BusUser> MakeUsers() {
@@ -41,7 +42,7 @@ std::vector<BusUser> MakeUsers() {
         "_INBOX.auth.>"}},
       {"registry",
        {"tg.events.function_changed", "tg.events.workspace_changed", kEdgeReplies, kLauncherReplies,
-        kAuthReplies,
+        kAuthReplies, kBillingReplies,
         // Code for the executors' cache misses: replies of their main connection's requests
         // (<prefix>.<nuid>.<n>), never the settler's inbox (<prefix>.settle.<nuid>.…).
         "_INBOX.executor.*.*"},
@@ -54,9 +55,10 @@ std::vector<BusUser> MakeUsers() {
        {"tg.invoke.secrets", "tg.secrets.http", "tg.health.secrets", "tg.events.secret_changed",
         "_INBOX.secrets.>"}},
       // Billing answers the edge, sends jobs to the executor pools and the settlement acks to
-      // the executors' inboxes.
+      // the executors' inboxes; it asks the registry for the names of a publisher's functions.
       {"billing",
-       {"tg.exec.*.*", "tg.events.execution", "tg.auth.organization_lookup", kEdgeReplies,
+       {"tg.exec.*.*", "tg.events.execution", "tg.auth.organization_lookup",
+        "tg.registry.function_view", kEdgeReplies,
         kLauncherReplies, kAuthReplies, "_INBOX.executor.settle.>"},
        {"tg.invoke.billing", "tg.billing.settle.*", "tg.billing.unserved.*", "tg.billing.http",
         "tg.billing.grant_usage",

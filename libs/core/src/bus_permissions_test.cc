@@ -60,6 +60,8 @@ TEST(BusPermissions, EveryHopIsAllowed) {
            {"launcher", "billing", "tg.health.billing"},
            {"billing", "auth", "tg.auth.organization_lookup"},
            {"auth", "billing", "_INBOX.billing.nuid4.1"},
+           {"billing", "registry", "tg.registry.function_view"},
+           {"registry", "billing", "_INBOX.billing.nuid4.2"},
        }) {
     EXPECT_TRUE(MayPublish(User(hop.from), hop.subject)) << hop.from << " -> " << hop.subject;
     EXPECT_TRUE(MaySubscribe(User(hop.to), hop.subject)) << hop.to << " <- " << hop.subject;

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 
 #include "BillingScript_capture.h"
 #include "BillingScript_hold.h"
+#include "BillingScript_payout.h"
 #include "BillingScript_prelude.h"
 #include "BillingScript_release.h"
 #include "toolgate/metrics/metrics.h"
@@ -19,6 +21,10 @@ constexpr const char* kHolds = "tg:holds";
 constexpr int64_t kTombstoneTtlMs = 7 * 24 * 3600 * 1000LL;
 // A credited top-up is remembered this long against retries of its credit.
 constexpr int64_t kCreditMarkTtlMs = 24 * 3600 * 1000LL;
+// A taken payout is remembered this long, for giving it back when its ledger row did not commit.
+constexpr int64_t kPayoutMarkTtlMs = 24 * 3600 * 1000LL;
+// Balances read per SCAN step by LoadedBalances.
+constexpr const char* kBalanceScanCount = "1000";
 
 std::string BalanceKey(const std::string& org) {
   return "tg:bal:" + org;
@@ -56,6 +62,15 @@ std::string WithPrelude(std::string_view script) {
 const redis::Script kHoldScript{WithPrelude(BillingScript_hold())};
 const redis::Script kCaptureScript{WithPrelude(BillingScript_capture())};
 const redis::Script kReleaseScript{WithPrelude(BillingScript_release())};
+const redis::Script kPayoutScript{WithPrelude(BillingScript_payout())};
+
+// KEYS: bal mark ; ARGV: amount. 1 given back, 0 nothing to give back (never taken, or given
+// back before).
+const redis::Script kReturnPayoutScript(R"lua(
+if redis.call('DEL', KEYS[2]) == 0 then return 0 end
+redis.call('INCRBY', KEYS[1], ARGV[1])
+return 1
+)lua");
 
 // KEYS: hold holds ; ARGV: execution_id
 const redis::Script kForgetDueScript(R"lua(
@@ -647,6 +662,91 @@ Result<bool> BalanceStore::RepairBudget(const Budget& budget, int64_t expected, 
   if (!reply.ok()) return reply.status();
   if (reply->type != redis::Reply::Type::kInteger) return Unexpected("repair budget");
   return reply->integer == 1;
+}
+
+namespace {
+
+std::string PayoutMarkKey(int64_t ledger_id) {
+  return "tg:paid:" + std::to_string(ledger_id);
+}
+
+}  // namespace
+
+Result<PayoutTake> BalanceStore::TakePayout(const std::string& org_id, int64_t payout_ledger_id,
+                                            int64_t amount_micro_usd) {
+  auto reply = redis_.Eval(
+      kPayoutScript, {BalanceKey(org_id), ReservedKey(org_id), PayoutMarkKey(payout_ledger_id)},
+      {std::to_string(amount_micro_usd), std::to_string(kPayoutMarkTtlMs)});
+  if (!reply.ok()) return reply.status();
+  const auto& e = reply->elements;
+  if (reply->type != redis::Reply::Type::kArray || e.empty() || !IntOf(e[0])) {
+    return Unexpected("payout");
+  }
+  PayoutTake take;
+  switch (*IntOf(e[0])) {
+    case 0:
+      take.verdict = PayoutTake::Verdict::kTaken;
+      return take;
+    case 1:
+      take.verdict = PayoutTake::Verdict::kTakenBefore;
+      return take;
+    case 2:
+      take.verdict = PayoutTake::Verdict::kNotLoaded;
+      return take;
+    case 3: {
+      auto balance = e.size() == 3 ? IntOf(e[1]) : std::nullopt;
+      auto reserved = e.size() == 3 ? IntOf(e[2]) : std::nullopt;
+      if (!balance || !reserved) return Unexpected("payout");
+      take.verdict = PayoutTake::Verdict::kNotAvailable;
+      take.available_micro_usd = *balance - *reserved;
+      return take;
+    }
+  }
+  return Unexpected("payout");
+}
+
+Result<bool> BalanceStore::ReturnPayout(const std::string& org_id, int64_t payout_ledger_id,
+                                        int64_t amount_micro_usd) {
+  auto reply =
+      redis_.Eval(kReturnPayoutScript, {BalanceKey(org_id), PayoutMarkKey(payout_ledger_id)},
+                  {std::to_string(amount_micro_usd)});
+  if (!reply.ok()) return reply.status();
+  if (reply->type != redis::Reply::Type::kInteger) return Unexpected("return payout");
+  return reply->integer == 1;
+}
+
+Result<std::vector<std::pair<std::string, int64_t>>> BalanceStore::LoadedBalances() {
+  static const std::string kPrefix = BalanceKey("");
+  // SCAN may return a key more than once: by organization, each once.
+  std::map<std::string, int64_t> balances;
+  std::string cursor = "0";
+  do {
+    auto page =
+        redis_.Command({"SCAN", cursor, "MATCH", kPrefix + "*", "COUNT", kBalanceScanCount});
+    if (!page.ok()) return page.status();
+    if (page->type != redis::Reply::Type::kArray || page->elements.size() != 2 ||
+        page->elements[1].type != redis::Reply::Type::kArray) {
+      return Unexpected("SCAN");
+    }
+    cursor = page->elements[0].str;
+    const auto& keys = page->elements[1].elements;
+    if (keys.empty()) continue;
+    std::vector<std::string> argv = {"MGET"};
+    for (const auto& key : keys) argv.push_back(key.str);
+    auto values = redis_.Command(argv);
+    if (!values.ok()) return values.status();
+    if (values->type != redis::Reply::Type::kArray || values->elements.size() != keys.size()) {
+      return Unexpected("MGET");
+    }
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const redis::Reply& value = values->elements[i];
+      if (value.type == redis::Reply::Type::kNil) continue;  // gone since the SCAN
+      auto balance = ToInt(value.str);
+      if (!balance) return Unexpected("MGET");
+      balances[keys[i].str.substr(kPrefix.size())] = *balance;
+    }
+  } while (cursor != "0");
+  return std::vector<std::pair<std::string, int64_t>>(balances.begin(), balances.end());
 }
 
 }  // namespace toolgate::billing

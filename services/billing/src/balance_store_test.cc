@@ -847,6 +847,71 @@ TEST_F(BalanceStoreTest, RepairIsACompareAndSet) {
   EXPECT_EQ(Int("tg:bal:org-a"), 99);
 }
 
+// A payout (payout.lua) takes only what no call in flight holds, so every capture still finds
+// its hold's money; and it is taken, and given back, once.
+TEST_F(BalanceStoreTest, APayoutTakesOnlyWhatNoHoldReservesAndOnlyOnce) {
+  BalanceStore store = Store();
+  auto unloaded = store.TakePayout("org-a", 7, 10);
+  ASSERT_TRUE(unloaded.ok()) << unloaded.status().ToString();
+  EXPECT_EQ(unloaded->verdict, PayoutTake::Verdict::kNotLoaded);
+  ASSERT_TRUE(store.Load("org-a", 100).ok());
+  ASSERT_EQ(VerdictOf(store, HoldOf("e1", 60)), HoldVerdict::kHeld);
+
+  auto held = store.TakePayout("org-a", 7, 41);
+  ASSERT_TRUE(held.ok());
+  EXPECT_EQ(held->verdict, PayoutTake::Verdict::kNotAvailable);
+  EXPECT_EQ(held->available_micro_usd, 40);
+  EXPECT_EQ(Int("tg:bal:org-a"), 100);
+
+  auto taken = store.TakePayout("org-a", 7, 40);
+  ASSERT_TRUE(taken.ok());
+  EXPECT_EQ(taken->verdict, PayoutTake::Verdict::kTaken);
+  EXPECT_EQ(Int("tg:bal:org-a"), 60);
+  EXPECT_EQ(store.TakePayout("org-a", 7, 40)->verdict, PayoutTake::Verdict::kTakenBefore);
+  EXPECT_EQ(Int("tg:bal:org-a"), 60);
+  // Nothing is left to take while the hold stands, and its capture still finds its money.
+  EXPECT_EQ(store.TakePayout("org-a", 8, 1)->verdict, PayoutTake::Verdict::kNotAvailable);
+  SettleStep step;
+  step.execution_id = "e1";
+  step.org_id = "org-a";
+  step.owner_org_id = "org-b";
+  step.total_micro_usd = 60;
+  ASSERT_TRUE(*store.Settle(step));
+  EXPECT_EQ(Int("tg:bal:org-a"), 0);
+
+  // Given back once (its ledger row did not commit); never one that was not taken.
+  EXPECT_TRUE(*store.ReturnPayout("org-a", 7, 40));
+  EXPECT_FALSE(*store.ReturnPayout("org-a", 7, 40));
+  EXPECT_FALSE(*store.ReturnPayout("org-a", 8, 1));
+  EXPECT_EQ(Int("tg:bal:org-a"), 40);
+}
+
+TEST_F(BalanceStoreTest, APayoutStaysExactBeyondDoublePrecision) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 9'007'199'254'740'993).ok());
+  EXPECT_EQ(store.TakePayout("org-a", 1, 9'007'199'254'740'994)->verdict,
+            PayoutTake::Verdict::kNotAvailable);
+  EXPECT_EQ(store.TakePayout("org-a", 1, 9'007'199'254'740'993)->verdict,
+            PayoutTake::Verdict::kTaken);
+  EXPECT_EQ(Int("tg:bal:org-a"), 0);
+}
+
+TEST_F(BalanceStoreTest, LoadedBalancesListsEveryLoadedOrganizationOnce) {
+  BalanceStore store = Store();
+  EXPECT_TRUE(store.LoadedBalances()->empty());
+  for (int i = 0; i < 2500; ++i) ASSERT_TRUE(store.Load("org-" + std::to_string(i), i).ok());
+  ASSERT_TRUE(client_->Command({"SET", "tg:res:org-1", "5"}).ok());  // not a balance
+  auto balances = store.LoadedBalances();
+  ASSERT_TRUE(balances.ok()) << balances.status().ToString();
+  ASSERT_EQ(balances->size(), 2500u);
+  int64_t sum = 0;
+  for (const auto& [org, balance] : *balances) {
+    EXPECT_EQ("org-" + std::to_string(balance), org);
+    sum += balance;
+  }
+  EXPECT_EQ(sum, 2499LL * 2500 / 2);
+}
+
 TEST_F(BalanceStoreTest, AmountsBeyondDoublePrecisionStayExact) {
   BalanceStore store = Store();
   const int64_t big = (int64_t{1} << 53) + 1;  // not representable as a double

@@ -7,6 +7,8 @@ namespace toolgate::billing {
 namespace {
 
 constexpr int kOrganizationLookupTimeoutMs = 5'000;
+// A statement names its functions within this, or lists them without names.
+constexpr int kFunctionNamesTimeoutMs = 2'000;
 
 }  // namespace
 
@@ -19,6 +21,8 @@ BillingService::BillingService(bus::Service& service, pg::Pool& pool, redis::Cli
       settler_(service.bus(), ledger_, balances_, retries_, config_),
       reaper_(ledger_, balances_, config_),
       reconcile_watch_(ledger_, balances_, config_.reconcile_check_interval_ms),
+      identity_watch_(pool, balances_,
+                      std::chrono::milliseconds(config_.ledger_identity_interval_ms)),
       budget_settings_(pool),
       budget_cache_(budget_settings_, BudgetSettingsCache::Options{}),
       budget_api_(budget_settings_, budget_cache_, ledger_),
@@ -26,9 +30,13 @@ BillingService::BillingService(bus::Service& service, pg::Pool& pool, redis::Cli
       // Within the management timeout the edge waits for the whole answer.
       organizations_(service.bus(), kOrganizationLookupTimeoutMs),
       api_(ledger_, balances_, retries_, organizations_, config_.funding),
+      earnings_(pool),
+      function_names_(service.bus(), kFunctionNamesTimeoutMs),
+      earnings_api_(earnings_, ledger_, balances_, organizations_, function_names_),
       notifications_(pool, redis, balances_, budget_cache_, config_) {
   api_.AddRoutes(router_);
   budget_api_.AddRoutes(router_);
+  earnings_api_.AddRoutes(router_);
   notifications_.AddRoutes(router_);
   settler_.SetCaptureListener(notifications_.CaptureListener());
 }
@@ -52,6 +60,7 @@ Status BillingService::Start() {
   if (s.ok()) s = core::ServeHttp(service_, router_);
   if (s.ok()) reaper_.Start();
   if (s.ok()) reconcile_watch_.Start();
+  if (s.ok()) identity_watch_.Start();
   return s;
 }
 
@@ -62,6 +71,7 @@ void BillingService::Stop() {
   notifications_.Stop();
   reaper_.Stop();
   reconcile_watch_.Stop();
+  identity_watch_.Stop();
 }
 
 }  // namespace toolgate::billing

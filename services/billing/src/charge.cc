@@ -92,6 +92,8 @@ std::string_view EntryTypeName(EntryType type) {
       return "revenue";
     case EntryType::kGrant:
       return "grant";
+    case EntryType::kPayout:
+      return "payout";
   }
   return "charge";
 }

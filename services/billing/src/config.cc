@@ -33,6 +33,9 @@ void DefineBillingFlags(Flags& flags) {
   flags.Define("reconcile-check-interval-ms", "60000",
                "how often balances are compared with the ledger for the reconciliation metrics "
                "(0: never)");
+  flags.Define("ledger-identity-interval-ms", "300000",
+               "how often the whole-ledger identity (credits = balances + platform income + "
+               "payouts) is checked for toolgate_billing_ledger_imbalance_micro_usd (0: never)");
   flags.Define("settle-batch", "256",
                "settlements committed in one transaction, and holds placed in one Redis round "
                "trip, at most");
@@ -82,6 +85,7 @@ Result<Config> ConfigFromFlags(const Flags& flags) {
         Count{"hold-grace-ms", &config.hold_grace_ms},
         Count{"reaper-interval-ms", &config.reaper_interval_ms},
         Count{"reconcile-check-interval-ms", &config.reconcile_check_interval_ms},
+        Count{"ledger-identity-interval-ms", &config.ledger_identity_interval_ms},
         Count{"settle-batch", &batch}, Count{"settle-ack-linger-ms", &config.ack_linger_ms}}) {
     const std::string& text = flags.Get(c.flag);
     auto value = ParseCount(text);

@@ -8,9 +8,10 @@
 #include "toolgate/core/problem.h"
 
 namespace toolgate::billing {
+
 namespace {
 
-std::string Trim(std::string_view s) {
+std::string Trimmed(std::string_view s) {
   size_t begin = 0;
   size_t end = s.size();
   while (begin < end && std::isspace(static_cast<unsigned char>(s[begin]))) ++begin;
@@ -28,18 +29,23 @@ bool HasControlCharacter(std::string_view s) {
 
 }  // namespace
 
-std::optional<v1::Problem> GrantRefusal(const v1::Principal& principal) {
+std::optional<v1::Problem> OperatorRefusal(const v1::Principal& principal,
+                                           std::string_view action) {
   if (principal.is_operator() && !principal.user_id().empty() && principal.key_id().empty() &&
       principal.grant_id().empty()) {
     return std::nullopt;
   }
-  return core::MakeProblem("forbidden",
-                           "Only a platform operator, signed in, may grant credit "
-                           "(see docs/operations.md, \"Operators\").");
+  return core::MakeProblem("forbidden", "Only a platform operator, signed in, may " +
+                                            std::string(action) +
+                                            " (see docs/operations.md, \"Operators\").");
 }
 
-std::variant<CreditGrantRequest, v1::Problem> ParseCreditGrant(const v1::HttpRequest& request,
-                                                               const std::string& org_id) {
+std::optional<v1::Problem> GrantRefusal(const v1::Principal& principal) {
+  return OperatorRefusal(principal, "grant credit");
+}
+
+std::variant<OperatorMoneyRequest, v1::Problem> ParseOperatorMoneyRequest(
+    const v1::HttpRequest& request, const std::string& org_id, const NoteRule& note_rule) {
   if (!IsUuid(org_id)) {
     return core::MakeProblem("not_found", "No organization has this id.");
   }
@@ -47,10 +53,9 @@ std::variant<CreditGrantRequest, v1::Problem> ParseCreditGrant(const v1::HttpReq
   simdjson::dom::object body;
   if (!doc.ok() || doc->root.get_object().get(body)) {
     return core::MakeProblem(
-        "invalid_json",
-        "Send a JSON object such as {\"amount_micro_usd\": 5000000, \"reason\": \"pilot\"}.");
+        "invalid_json", "Send a JSON object such as " + std::string(note_rule.example_body) + ".");
   }
-  CreditGrantRequest out;
+  OperatorMoneyRequest out;
   out.org_id = org_id;
   for (char& c : out.org_id) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   v1::Problem problem;
@@ -75,22 +80,23 @@ std::variant<CreditGrantRequest, v1::Problem> ParseCreditGrant(const v1::HttpReq
       }
       break;
   }
-  std::string reason;
-  switch (GetString(body, "reason", &reason)) {
+  const std::string purpose(note_rule.purpose);
+  std::string note;
+  switch (GetString(body, note_rule.field, &note)) {
     case Field::kAbsent:
-      fail("reason", "is required: say why the organization is given this credit");
+      fail(note_rule.field, "is required: " + purpose);
       break;
     case Field::kWrongType:
-      fail("reason", "must be a string");
+      fail(note_rule.field, "must be a string");
       break;
     case Field::kOk:
-      out.reason = Trim(reason);
-      if (out.reason.empty()) {
-        fail("reason", "must not be blank: say why the organization is given this credit");
-      } else if (out.reason.size() > kMaxGrantReasonLength) {
-        fail("reason", "must be at most 500 bytes");
-      } else if (HasControlCharacter(out.reason)) {
-        fail("reason", "must not contain control characters");
+      out.note = Trimmed(note);
+      if (out.note.empty()) {
+        fail(note_rule.field, "must not be blank: " + purpose);
+      } else if (out.note.size() > note_rule.max_length) {
+        fail(note_rule.field, "must be at most " + std::to_string(note_rule.max_length) + " bytes");
+      } else if (HasControlCharacter(out.note)) {
+        fail(note_rule.field, "must not contain control characters");
       }
       break;
   }
@@ -104,6 +110,18 @@ std::variant<CreditGrantRequest, v1::Problem> ParseCreditGrant(const v1::HttpReq
   }
   if (!problem.code().empty()) return problem;
   return out;
+}
+
+std::variant<CreditGrantRequest, v1::Problem> ParseCreditGrant(const v1::HttpRequest& request,
+                                                               const std::string& org_id) {
+  static constexpr NoteRule kReason{"reason", "say why the organization is given this credit",
+                                    kMaxGrantReasonLength,
+                                    "{\"amount_micro_usd\": 5000000, \"reason\": \"pilot\"}"};
+  auto parsed = ParseOperatorMoneyRequest(request, org_id, kReason);
+  if (auto* problem = std::get_if<v1::Problem>(&parsed)) return std::move(*problem);
+  auto& money = std::get<OperatorMoneyRequest>(parsed);
+  return CreditGrantRequest{std::move(money.org_id), money.amount_micro_usd, std::move(money.note),
+                            std::move(money.idempotency_key)};
 }
 
 }  // namespace toolgate::billing

@@ -13,9 +13,7 @@
 #include "toolgate/core/problem.h"
 
 namespace toolgate::billing {
-namespace {
 
-// A cursor holds the position (a positive integer) where the next page starts.
 std::optional<std::optional<int64_t>> ParseCursor(const core::Request& request,
                                                   v1::HttpResponse* problem) {
   std::string cursor = request.Query("cursor");
@@ -41,6 +39,8 @@ void NextCursor(JsonWriter& w, const std::optional<int64_t>& next_before) {
     w.Null();
   }
 }
+
+namespace {
 
 std::string TopUpJson(const TopUpOutcome& outcome) {
   JsonWriter w;

@@ -25,6 +25,7 @@ EntryType EntryTypeOf(const std::string& name) {
   if (name == "top_up") return EntryType::kTopUp;
   if (name == "revenue") return EntryType::kRevenue;
   if (name == "grant") return EntryType::kGrant;
+  if (name == "payout") return EntryType::kPayout;
   return EntryType::kCharge;
 }
 

@@ -19,6 +19,8 @@
 //                         secrets.
 //   tg:holds              sorted set of held executions by expiry (ms), for the reaper
 //   tg:credited:<ledger>  marks a top-up credited to tg:bal, so a retried credit applies once
+//   tg:paid:<ledger>      marks a payout taken from tg:bal, so it is taken, and given back when
+//                         its ledger row did not commit, once
 //   tg:budget:grant:<id>  the budget of an OAuth grant (hash: reserved, spent, in micro-USD):
 //                         held by its calls in flight, and charged to it; present (loaded) once
 //                         spent is, which then equals the ledger's charges of the grant's
@@ -38,6 +40,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "toolgate/base/status.h"
@@ -161,6 +164,18 @@ enum class ReleaseMode {
   kKeepTombstone,
 };
 
+// What TakePayout did.
+struct PayoutTake {
+  enum class Verdict {
+    kTaken,
+    kTakenBefore,   // the mark of this payout stands: nothing changed
+    kNotLoaded,     // tg:bal is absent: load it from the ledger and try again
+    kNotAvailable,  // balance - reserved < amount: nothing changed
+  };
+  Verdict verdict = Verdict::kTaken;
+  int64_t available_micro_usd = 0;  // kNotAvailable: balance - reserved
+};
+
 // tg:bal and tg:res of one organization; balance is nullopt until loaded.
 struct BalanceView {
   std::optional<int64_t> balance_micro_usd;
@@ -238,6 +253,20 @@ class BalanceStore {
   // For reconcile: sets a loaded budget's spent to value unless it is no longer expected (it
   // moved since it was read: returns false then, changing nothing).
   Result<bool> RepairBudget(const Budget& budget, int64_t expected, int64_t value);
+
+  // Takes a payout (ledger row payout_ledger_id, not yet committed) from a loaded balance, in one
+  // atomic step (scripts/payout.lua): only when available = balance - reserved >= amount, so no
+  // call in flight can find its hold's money paid out; once per ledger id (tg:paid:<id>).
+  Result<PayoutTake> TakePayout(const std::string& org_id, int64_t payout_ledger_id,
+                                int64_t amount_micro_usd);
+  // Gives a taken payout back to the balance (its ledger row did not commit); once, and only
+  // while its mark stands. Returns false when there was nothing to give back.
+  Result<bool> ReturnPayout(const std::string& org_id, int64_t payout_ledger_id,
+                            int64_t amount_micro_usd);
+  // Every loaded balance (tg:bal:*) by organization, read with SCAN: for the whole-ledger
+  // identity (ledger_identity.h). Not a snapshot: balances that move meanwhile are read as they
+  // are when reached.
+  Result<std::vector<std::pair<std::string, int64_t>>> LoadedBalances();
 
  private:
   struct ReleaseItem {

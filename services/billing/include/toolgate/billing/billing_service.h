@@ -4,17 +4,23 @@
 //   tg.billing.settle.*     (queue "billing")       Settler: results, group commit, capture
 //   tg.billing.settle.*     (plain, this replica)   Settler: no-responders notices of its jobs
 //   tg.billing.grant_usage  (queue "billing")       what OAuth grants spent (grant_usage.h)
+//   tg.billing.http: also EarningsApi (earnings statements and payouts)
 //   tg.billing.http         (queue "billing-http")  HttpApi
 //   tg.billing.http: also NotificationApi; Notifications (notifications.h) sends budget alerts
-// plus the hold reaper and the background retry of Redis captures.
+// plus the hold reaper, the background retry of Redis captures, and the checks of balances and of
+// the whole-ledger identity for their metrics.
 #pragma once
 
 #include "toolgate/billing/balance_store.h"
 #include "toolgate/billing/budget_api.h"
 #include "toolgate/billing/budget_settings.h"
 #include "toolgate/billing/config.h"
+#include "toolgate/billing/earnings_api.h"
+#include "toolgate/billing/earnings_store.h"
+#include "toolgate/billing/function_names.h"
 #include "toolgate/billing/http_api.h"
 #include "toolgate/billing/invoke_stage.h"
+#include "toolgate/billing/ledger_identity.h"
 #include "toolgate/billing/ledger_store.h"
 #include "toolgate/billing/notifications.h"
 #include "toolgate/billing/reaper.h"
@@ -50,12 +56,16 @@ class BillingService {
   Settler settler_;
   Reaper reaper_;
   ReconcileWatch reconcile_watch_;
+  LedgerIdentityWatch identity_watch_;
   BudgetSettingsStore budget_settings_;
   BudgetSettingsCache budget_cache_;
   BudgetApi budget_api_;
   InvokeStage stage_;
   BusOrganizationDirectory organizations_;
   HttpApi api_;
+  EarningsStore earnings_;
+  BusFunctionNames function_names_;
+  EarningsApi earnings_api_;
   core::Router router_;
   Notifications notifications_;
 };

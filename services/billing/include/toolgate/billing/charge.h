@@ -39,8 +39,10 @@ Charge ChargeFor(const core::Rates& rates, const v1::InvokeJob& job, int64_t run
 // timeout. 0 for any other result (it ran and is charged, or it failed on the platform).
 int64_t UnchargedTimeoutMs(const v1::ExecutionResult& result);
 
-enum class EntryType { kTopUp, kCharge, kRevenue, kGrant };
+enum class EntryType { kTopUp, kCharge, kRevenue, kGrant, kPayout };
 // "top_up", "charge", "revenue" or "grant": the ledger's type column and the API's type field.
+// "payout" is an operator's record of money sent to the organization for its earnings
+// (negative; billing.payouts holds its reference and who recorded it).
 std::string_view EntryTypeName(EntryType type);
 
 // One row of billing.ledger. amount_micro_usd is signed: a charge is negative.

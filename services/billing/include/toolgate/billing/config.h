@@ -35,6 +35,8 @@ struct Config {
   int64_t reaper_interval_ms = 5'000;
   // How often balances are compared with the ledger for the reconciliation metrics; 0: never.
   int64_t reconcile_check_interval_ms = 60'000;
+  // How often the whole-ledger identity is checked for its metric (ledger_identity.h); 0: never.
+  int64_t ledger_identity_interval_ms = 300'000;
   // Settlements written in one PostgreSQL transaction at most (group commit), and holds placed
   // in one pipelined Redis round trip at most.
   size_t settle_batch = 256;
@@ -55,7 +57,8 @@ struct Config {
 
 // Defines the charging flags (core/charging_flags.h: --cpu-rate, --gpu-rate, --commission-percent,
 // --rate-limit-per-key, --rate-limit-burst, --concurrency-per-org, --uncharged-timeout-s-per-hour)
-// and --hold-grace-ms, --reaper-interval-ms, --reconcile-check-interval-ms, --settle-batch,
+// and --hold-grace-ms, --reaper-interval-ms, --reconcile-check-interval-ms,
+// --ledger-identity-interval-ms, --settle-batch,
 // --settle-ack-linger-ms and --funding.
 void DefineBillingFlags(Flags& flags);
 

@@ -13,8 +13,11 @@
 // Thread-safe.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
+#include "toolgate/base/json_writer.h"
 #include "toolgate/billing/balance_store.h"
 #include "toolgate/billing/funding.h"
 #include "toolgate/billing/ledger_store.h"
@@ -51,6 +54,13 @@ class HttpApi {
   OrganizationDirectory& organizations_;
   const FundingMode funding_;
 };
+
+// ?cursor= of a list: the position (a positive integer) where the page starts, nullopt inside
+// when absent; nullopt with *problem set (422) for a cursor no list returned.
+std::optional<std::optional<int64_t>> ParseCursor(const core::Request& request,
+                                                  v1::HttpResponse* problem);
+// "next_cursor": the cursor of the page starting at next_before, or null on the last page.
+void NextCursor(JsonWriter& w, const std::optional<int64_t>& next_before);
 
 // JSON of one ledger entry and of one execution, as the API shows them. with_logs adds "logs".
 std::string LedgerItemJson(const LedgerItem& item);
