@@ -531,6 +531,17 @@ void DefineUpFlags(Flags& flags) {
                "OpenTelemetry collector base URL every service sends its spans to, OTLP/HTTP "
                "JSON to <url>/v1/traces (empty: spans are only logged)");
   core::DefineOperatorEgressFlags(flags);  // passed on to the executors
+  // Handed on to billing (docs/operations.md "Checkout funding").
+  flags.Define("stripe-secret-key-file", "",
+               "--funding checkout: file holding the Stripe secret key (sk_...)");
+  flags.Define("stripe-webhook-secret-file", "",
+               "--funding checkout: file holding the Stripe webhook endpoint's signing secret "
+               "(whsec_...)");
+  flags.Define("stripe-api-base", "",
+               "--funding checkout: Stripe's API base URL (default Stripe's)");
+  flags.Define("public-url", "",
+               "the web app's public URL, where payers return from checkout (default: the URL "
+               "the edge is reached at)");
 }
 
 Result<std::string> FundingFor(const Flags& flags) {
@@ -573,6 +584,23 @@ Result<PassedOnFlags> PassOnFlags(const Flags& flags) {
                                        cidr.status().message());
       }
       out.executor.insert(out.executor.end(), {std::string("--") + name, text});
+    }
+  }
+  for (const char* name : {"stripe-secret-key-file", "stripe-webhook-secret-file"}) {
+    const std::string& path = flags.Get(name);
+    if (path.empty()) {
+      if (flags.Get("funding") == "checkout") {
+        return Status::InvalidArgument(std::string("--funding checkout needs --") + name);
+      }
+      continue;
+    }
+    // Billing runs in another directory.
+    out.billing.insert(out.billing.end(),
+                       {std::string("--") + name, std::filesystem::absolute(path).string()});
+  }
+  for (const char* name : {"stripe-api-base", "public-url"}) {
+    if (const std::string& value = flags.Get(name); !value.empty()) {
+      out.billing.insert(out.billing.end(), {std::string("--") + name, value});
     }
   }
   return out;
@@ -830,6 +858,9 @@ int RunUp(const std::vector<std::string>& args) {
       argv.insert(argv.end(), {"--pool", "cpu", "--threads", flags.Get("executor-threads"),
                                "--bundle-cache-dir", (data / "bundles" / "cpu").string()});
       argv.insert(argv.end(), egress_flags.begin(), egress_flags.end());
+    }
+    if (name == "billing") {
+      argv.insert(argv.end(), passed_on->billing.begin(), passed_on->billing.end());
     }
     if (name == "edge") {
       argv.insert(argv.end(), {"--http-port", std::to_string(http_port), "--host",

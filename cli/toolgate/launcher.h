@@ -21,11 +21,15 @@ struct PassedOnFlags {
   std::vector<std::string> every_service;  // --otlp-endpoint URL, when set
   // --no-egress, then each --egress-allow-cidr and --egress-deny-cidr, in the order given
   std::vector<std::string> executor;
+  // Checkout funding's --stripe-secret-key-file and --stripe-webhook-secret-file (absolute
+  // paths), --stripe-api-base and --public-url, each when set
+  std::vector<std::string> billing;
 };
 
 // The passed-on flags of flags (parsed, defined by DefineUpFlags). InvalidArgument naming the
-// flag for a malformed CIDR or OTLP endpoint, so that `up` refuses before it starts anything
-// instead of a service failing to start. Pure.
+// flag for a malformed CIDR or OTLP endpoint, or for --funding checkout without both Stripe
+// secret files, so that `up` refuses before it starts anything instead of a service failing to
+// start. Pure but for making the secret files' paths absolute.
 Result<PassedOnFlags> PassOnFlags(const Flags& flags);
 
 // Billing's --funding for flags (parsed, defined by DefineUpFlags): "demo" with --dev-funding

@@ -52,6 +52,23 @@ TEST(LauncherFlagsTest, NothingIsPassedOnByDefault) {
   ASSERT_TRUE(passed.ok());
   EXPECT_TRUE(passed->every_service.empty());
   EXPECT_TRUE(passed->executor.empty());
+  EXPECT_TRUE(passed->billing.empty());
+}
+
+TEST(LauncherFlagsTest, CheckoutFlagsAreHandedToBillingAndTheSecretsRequired) {
+  auto passed =
+      PassOnFlags(UpFlags({"--funding", "checkout", "--stripe-secret-key-file", "/keys/sk",
+                           "--stripe-webhook-secret-file", "/keys/whsec", "--stripe-api-base",
+                           "http://127.0.0.1:9", "--public-url", "https://tg.example.com"}));
+  ASSERT_TRUE(passed.ok()) << passed.status().ToString();
+  EXPECT_EQ(passed->billing, (std::vector<std::string>{
+                                 "--stripe-secret-key-file", "/keys/sk",
+                                 "--stripe-webhook-secret-file", "/keys/whsec", "--stripe-api-base",
+                                 "http://127.0.0.1:9", "--public-url", "https://tg.example.com"}));
+  auto missing =
+      PassOnFlags(UpFlags({"--funding", "checkout", "--stripe-secret-key-file", "/keys/sk"}));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().message(), "--funding checkout needs --stripe-webhook-secret-file");
 }
 
 TEST(LauncherFlagsTest, TheEnvironmentVariablesCountLikeTheFlags) {

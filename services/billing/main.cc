@@ -3,6 +3,7 @@
 // balances and OAuth grants' budgets from the ledger, checks the whole-ledger identity
 // (ledger_identity.h) and exits.
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "toolgate/billing/billing_service.h"
 #include "toolgate/billing/ledger_identity.h"
 #include "toolgate/billing/reconcile.h"
+#include "toolgate/billing/stripe_provider.h"
 #include "toolgate/bus/service.h"
 #include "toolgate/core/admin_server.h"
 #include "toolgate/core/service_main.h"
@@ -34,6 +36,27 @@ redis::Options RedisOptions(const Flags& flags) {
   }
   options.pool_size = static_cast<size_t>(flags.GetInt("redis-pool"));
   return options;
+}
+
+// Checkout funding's payment provider, its secrets read from their files; null in the other
+// modes. Refuses to start (Die) in checkout mode without both secret files: billing would take
+// members to a payment page whose payments it could never credit.
+std::unique_ptr<billing::PaymentProvider> PaymentProviderFor(const Flags& flags,
+                                                             const billing::Config& config) {
+  if (config.funding != billing::FundingMode::kCheckout) return nullptr;
+  for (const char* flag : {"stripe-secret-key-file", "stripe-webhook-secret-file"}) {
+    if (flags.Get(flag).empty()) {
+      core::Die(kName, "--funding checkout needs --" + std::string(flag),
+                "the Stripe secret key and the webhook endpoint's signing secret, each in a file "
+                "(docs/operations.md, \"Checkout funding\")");
+    }
+  }
+  billing::StripeOptions options;
+  options.api_base = config.stripe_api_base;
+  // SecretFromFlag's failure names the flag and the file, never its contents.
+  options.secret_key = core::SecretFromFlag(kName, flags, "stripe-secret-key-file");
+  options.webhook_secret = core::SecretFromFlag(kName, flags, "stripe-webhook-secret-file");
+  return std::make_unique<billing::StripeProvider>(std::move(options));
 }
 
 int RunReconcile(const Flags& flags, const billing::Config& config) {
@@ -89,6 +112,7 @@ int main(int argc, char** argv) {
   if (commands.size() == 1 && commands[0] == "reconcile") return RunReconcile(flags, *config);
   if (!commands.empty()) core::Die(kName, "unknown command", commands[0] + " (see --help)");
 
+  auto payments = PaymentProviderFor(flags, *config);
   auto bus = core::StartService(kName, flags);
   auto connected = pg::ConnectFromFlags(kName, flags);
   pg::Pool& pool = *connected;
@@ -103,7 +127,7 @@ int main(int argc, char** argv) {
   core::ReadinessCheck redis_ready(
       "redis", [&redis_probe] { return redis_probe.Command({"PING"}).status(); });
   bus::Service service(kName, *bus, static_cast<size_t>(flags.GetInt("threads")));
-  billing::BillingService billing(service, pool, redis, *config);
+  billing::BillingService billing(service, pool, redis, *config, std::move(payments));
   if (Status s = billing.Start(); !s.ok()) core::Die(kName, "cannot subscribe", s.ToString());
   int rc = service.Run();
   billing.Stop();

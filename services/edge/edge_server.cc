@@ -936,8 +936,18 @@ void EdgeServer::HandleManagement(const Http::Request& request, Writer writer,
       (*http->mutable_headers())[lower] = HeaderValue(request, name);
     }
   }
+  // A payment provider's webhook: billing verifies the signature over the raw body forwarded
+  // above, byte for byte.
+  if (path == "/billing/webhooks/stripe" && HasHeader(request, "Stripe-Signature")) {
+    (*http->mutable_headers())["stripe-signature"] = HeaderValue(request, "Stripe-Signature");
+  }
 
   (*http->mutable_headers())[std::string(core::kClientAddressHeader)] = client;
+  // Where billing sends payers back from a checkout page: the edge's public URL, or its Host.
+  if (owner == "billing") {
+    (*http->mutable_headers())[std::string(core::kPublicBaseHeader)] =
+        PublicBase(options_.public_url, host);
+  }
 
   v1::AuthenticateRequest auth;
   if (!key.empty()) {

@@ -13,7 +13,7 @@ constexpr int kFunctionNamesTimeoutMs = 2'000;
 }  // namespace
 
 BillingService::BillingService(bus::Service& service, pg::Pool& pool, redis::Client& redis,
-                               Config config)
+                               Config config, std::unique_ptr<PaymentProvider> payments)
     : service_(service),
       config_(config),
       ledger_(pool),
@@ -33,12 +33,17 @@ BillingService::BillingService(bus::Service& service, pg::Pool& pool, redis::Cli
       earnings_(pool),
       function_names_(service.bus(), kFunctionNamesTimeoutMs),
       earnings_api_(earnings_, ledger_, balances_, organizations_, function_names_),
+      payment_store_(pool),
+      checkout_api_(
+          std::move(payments), payment_store_, ledger_, balances_, retries_,
+          CheckoutApi::Options{.funding = config_.funding, .public_url = config_.public_url}),
       notifications_(pool, redis, balances_, budget_cache_, config_) {
   api_.AddRoutes(router_);
   budget_api_.AddRoutes(router_);
   earnings_api_.AddRoutes(router_);
   notifications_.AddRoutes(router_);
   settler_.SetCaptureListener(notifications_.CaptureListener());
+  checkout_api_.AddRoutes(router_);
 }
 
 Status BillingService::Start() {

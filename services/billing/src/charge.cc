@@ -94,8 +94,23 @@ std::string_view EntryTypeName(EntryType type) {
       return "grant";
     case EntryType::kPayout:
       return "payout";
+    case EntryType::kPayment:
+      return "payment";
+    case EntryType::kRefund:
+      return "refund";
+    case EntryType::kDispute:
+      return "dispute";
   }
   return "charge";
+}
+
+std::optional<EntryType> ParseEntryType(std::string_view name) {
+  for (EntryType type :
+       {EntryType::kTopUp, EntryType::kCharge, EntryType::kRevenue, EntryType::kGrant,
+        EntryType::kPayment, EntryType::kRefund, EntryType::kDispute, EntryType::kPayout}) {
+    if (name == EntryTypeName(type)) return type;
+  }
+  return std::nullopt;
 }
 
 std::vector<LedgerEntry> LedgerEntriesFor(const v1::InvokeJob& job, const Charge& charge) {

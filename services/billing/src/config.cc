@@ -46,6 +46,20 @@ void DefineBillingFlags(Flags& flags) {
   flags.Define("webhook-allow-private-targets", "false",
                "notification webhooks may go to http URLs and to loopback, private and other "
                "non-public addresses (development and tests only)");
+  flags.Define("public-url", "",
+               "checkout: the web app's public URL, where payers return from the payment page "
+               "(default: the URL the edge is reached at)");
+  flags.Define("stripe-api-base", "https://api.stripe.com",
+               "checkout: Stripe's API base URL (tests point it at a stand-in)");
+  flags.Define("stripe-secret-key-file", "",
+               "checkout: file holding the Stripe secret key (sk_...); required with "
+               "--funding checkout");
+  flags.Define("stripe-webhook-secret-file", "",
+               "checkout: file holding the signing secret (whsec_...) of the Stripe webhook "
+               "endpoint; required with --funding checkout");
+  flags.Define("webhook-allow-private-targets", "false",
+               "notification webhooks may go to http URLs and to loopback, private and other "
+               "non-public addresses (development and tests only)");
   flags.Define("settle-ack-linger-ms", "20",
                "how long acks of settled results may gather before they go to the executors in "
                "one message (0: at once; at most 1000)");
@@ -112,6 +126,18 @@ Result<Config> ConfigFromFlags(const Flags& flags) {
   auto funding = ParseFundingMode(flags.Get("funding"));
   if (!funding) return Bad("funding", flags.Get("funding"), "must be grants, checkout or demo");
   config.funding = *funding;
+  config.webhook_allow_private_targets = flags.GetBool("webhook-allow-private-targets");
+  for (const char* flag : {"public-url", "stripe-api-base"}) {
+    const std::string& url = flags.Get(flag);
+    if (!url.empty() && url.rfind("https://", 0) != 0 && url.rfind("http://", 0) != 0) {
+      return Bad(flag, url, "must be an http:// or https:// URL");
+    }
+  }
+  config.public_url = flags.Get("public-url");
+  config.stripe_api_base = flags.Get("stripe-api-base");
+  if (config.stripe_api_base.empty()) {
+    return Bad("stripe-api-base", "", "must be an http:// or https:// URL");
+  }
   config.webhook_allow_private_targets = flags.GetBool("webhook-allow-private-targets");
   config.settle_batch = static_cast<size_t>(batch);
   return config;

@@ -8,6 +8,7 @@
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
 #include "toolgate/billing/balance_loader.h"
+#include "toolgate/billing/credit_application.h"
 #include "toolgate/billing/credit_grant.h"
 #include "toolgate/billing/top_up.h"
 #include "toolgate/core/problem.h"
@@ -94,6 +95,18 @@ std::string LedgerItemJson(const LedgerItem& item) {
   if (e.type == EntryType::kGrant) {
     w.Field("reason", e.reason);
     GrantedBy(w, e.granted_by_user_id, e.granted_by_email);
+  }
+  // A payment, refund or dispute: the payment provider's ids, which it answers for.
+  if (!e.payment.provider.empty()) {
+    const PaymentSource& p = e.payment;
+    w.Key("payment")
+        .BeginObject()
+        .Field("provider", p.provider)
+        .Field("event_id", p.event_id)
+        .Field("checkout_session_id", p.checkout_session_id)
+        .FieldOrNull("payment_intent_id", p.payment_intent_id);
+    if (!p.dispute_id.empty()) w.Field("dispute_id", p.dispute_id);
+    w.EndObject();
   }
   w.EndObject();
   return w.Take();
@@ -261,20 +274,11 @@ Result<CreditOutcome> HttpApi::RecordCredit(const NewCredit& credit) {
   if (!loaded.ok()) return loaded;
   auto outcome = ledger_.Credit(credit);
   if (!outcome.ok() || !outcome->first) return outcome;  // a repeat credits nothing
-  auto apply = [this, org = credit.org_id, id = outcome->ledger_id,
-                amount = outcome->amount_micro_usd] {
-    auto r = balances_.Credit(org, id, amount);
-    return r.ok() ? Status::Ok() : r.status();
-  };
   // The credit is durable: a Redis failure now only delays it in the cached balance.
-  if (Status s = apply(); RetryQueue::IsTransient(s)) {
-    retries_.Add("credit " + std::string(EntryTypeName(credit.type)) + " " +
-                     std::to_string(outcome->ledger_id),
-                 apply);
-  } else if (!s.ok()) {
-    log::Error("credit not applied to the cached balance; reconcile repairs it")
-        .Str("error", s.ToString());
-  }
+  ApplyToCachedBalance(balances_, retries_,
+                       "credit " + std::string(EntryTypeName(credit.type)) + " " +
+                           std::to_string(outcome->ledger_id),
+                       credit.org_id, outcome->ledger_id, outcome->amount_micro_usd);
   return outcome;
 }
 

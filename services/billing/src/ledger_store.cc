@@ -22,11 +22,7 @@ constexpr const char* kBalanceSql =
     "WHERE org_id = $1 AND charged)::bigint";
 
 EntryType EntryTypeOf(const std::string& name) {
-  if (name == "top_up") return EntryType::kTopUp;
-  if (name == "revenue") return EntryType::kRevenue;
-  if (name == "grant") return EntryType::kGrant;
-  if (name == "payout") return EntryType::kPayout;
-  return EntryType::kCharge;
+  return ParseEntryType(name).value_or(EntryType::kCharge);
 }
 
 Param OptionalText(const std::string& s) {
@@ -284,40 +280,52 @@ CreditOutcome EarlierCredit(const pg::Rows& rows) {
 
 }  // namespace
 
+Result<CreditOutcome> LedgerStore::CreditIn(pg::Conn& conn, const NewCredit& credit) {
+  // A concurrent request with the same key waits here on the unique index until the first
+  // commits, then inserts nothing and reads the first answer below.
+  const PaymentSource& p = credit.payment;
+  auto inserted = conn.Exec(
+      "INSERT INTO billing.ledger (org_id, type, amount_micro_usd, idempotency_key, reason, "
+      "granted_by_user_id, granted_by_email, provider, provider_event_id, checkout_session_id, "
+      "payment_intent_id, dispute_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) "
+      "ON CONFLICT (org_id, idempotency_key) DO NOTHING RETURNING id",
+      {credit.org_id, std::string(EntryTypeName(credit.type)),
+       std::to_string(credit.amount_micro_usd), OptionalText(credit.idempotency_key),
+       OptionalText(credit.reason), OptionalText(credit.granted_by_user_id),
+       OptionalText(credit.granted_by_email), OptionalText(p.provider), OptionalText(p.event_id),
+       OptionalText(p.checkout_session_id), OptionalText(p.payment_intent_id),
+       OptionalText(p.dispute_id)});
+  if (!inserted.ok()) return inserted.status();
+  if (inserted->empty()) {
+    auto earlier = conn.Exec(kEarlierCreditSql, {credit.org_id, credit.idempotency_key});
+    if (!earlier.ok()) return earlier.status();
+    if (earlier->empty()) return Status::Internal("credit key conflict without a first answer");
+    return EarlierCredit(*earlier);
+  }
+  CreditOutcome out;
+  out.ledger_id = inserted->Int(0, 0);
+  out.amount_micro_usd = credit.amount_micro_usd;
+  out.type = credit.type;
+  out.reason = credit.reason;
+  out.granted_by_user_id = credit.granted_by_user_id;
+  out.granted_by_email = credit.granted_by_email;
+  auto sum = conn.Exec(kBalanceSql, {credit.org_id});
+  if (!sum.ok()) return sum.status();
+  out.balance_micro_usd = sum->Int(0, 0);
+  auto memo =
+      conn.Exec("INSERT INTO billing.top_ups (ledger_id, balance_micro_usd) VALUES ($1, $2)",
+                {std::to_string(out.ledger_id), std::to_string(out.balance_micro_usd)});
+  if (!memo.ok()) return memo.status();
+  return out;
+}
+
 Result<CreditOutcome> LedgerStore::Credit(const NewCredit& credit) {
   CreditOutcome out;
   Status s = pool_.Transaction([&](pg::Conn& conn) -> Status {
-    // A concurrent request with the same key waits here on the unique index until the first
-    // commits, then inserts nothing and reads the first answer below.
-    auto inserted = conn.Exec(
-        "INSERT INTO billing.ledger (org_id, type, amount_micro_usd, idempotency_key, reason, "
-        "granted_by_user_id, granted_by_email) VALUES ($1, $2, $3, $4, $5, $6, $7) "
-        "ON CONFLICT (org_id, idempotency_key) DO NOTHING RETURNING id",
-        {credit.org_id, std::string(EntryTypeName(credit.type)),
-         std::to_string(credit.amount_micro_usd), OptionalText(credit.idempotency_key),
-         OptionalText(credit.reason), OptionalText(credit.granted_by_user_id),
-         OptionalText(credit.granted_by_email)});
-    if (!inserted.ok()) return inserted.status();
-    if (inserted->empty()) {
-      auto earlier = conn.Exec(kEarlierCreditSql, {credit.org_id, credit.idempotency_key});
-      if (!earlier.ok()) return earlier.status();
-      if (earlier->empty()) return Status::Internal("credit key conflict without a first answer");
-      out = EarlierCredit(*earlier);
-      return Status::Ok();
-    }
-    out.ledger_id = inserted->Int(0, 0);
-    out.amount_micro_usd = credit.amount_micro_usd;
-    out.type = credit.type;
-    out.reason = credit.reason;
-    out.granted_by_user_id = credit.granted_by_user_id;
-    out.granted_by_email = credit.granted_by_email;
-    auto sum = conn.Exec(kBalanceSql, {credit.org_id});
-    if (!sum.ok()) return sum.status();
-    out.balance_micro_usd = sum->Int(0, 0);
-    auto memo =
-        conn.Exec("INSERT INTO billing.top_ups (ledger_id, balance_micro_usd) VALUES ($1, $2)",
-                  {std::to_string(out.ledger_id), std::to_string(out.balance_micro_usd)});
-    return memo.ok() ? Status::Ok() : memo.status();
+    auto outcome = CreditIn(conn, credit);
+    if (!outcome.ok()) return outcome.status();
+    out = std::move(*outcome);
+    return Status::Ok();
   });
   if (!s.ok()) return s;
   return out;
@@ -349,16 +357,23 @@ Result<Page<LedgerItem>> LedgerStore::Entries(const std::string& org_id, int lim
       std::string("SELECT id, type, execution_id, function_id, version, compute_micro_usd, "
                   "function_micro_usd, amount_micro_usd, ") +
           kCreatedMs +
-          ", reason, granted_by_user_id, granted_by_email"
+          ", reason, granted_by_user_id, granted_by_email, provider, provider_event_id, "
+          "checkout_session_id, payment_intent_id, dispute_id"
           " FROM ((SELECT id, type, coalesce(execution_id, '') AS execution_id, "
           "coalesce(function_id, '') AS function_id, coalesce(version, '') AS version, "
           "compute_micro_usd, function_micro_usd, amount_micro_usd, created_at, "
           "coalesce(reason, '') AS reason, coalesce(granted_by_user_id, '') AS granted_by_user_id, "
-          "coalesce(granted_by_email, '') AS granted_by_email "
+          "coalesce(granted_by_email, '') AS granted_by_email, "
+          "coalesce(provider, '') AS provider, "
+          "coalesce(provider_event_id, '') AS provider_event_id, "
+          "coalesce(checkout_session_id, '') AS checkout_session_id, "
+          "coalesce(payment_intent_id, '') AS payment_intent_id, "
+          "coalesce(dispute_id, '') AS dispute_id "
           "FROM billing.ledger WHERE org_id = $1 AND ($2::bigint IS NULL OR id < $2) "
           "ORDER BY id DESC LIMIT $3) "
           "UNION ALL (SELECT seq, 'charge', execution_id, function_id, version, "
-          "compute_micro_usd, function_micro_usd, -total_micro_usd, created_at, '', '', '' "
+          "compute_micro_usd, function_micro_usd, -total_micro_usd, created_at, '', '', '', "
+          "'', '', '', '', '' "
           "FROM billing.executions WHERE org_id = $1 AND charged "
           "AND ($2::bigint IS NULL OR seq < $2) ORDER BY seq DESC LIMIT $3)) entries "
           "ORDER BY id DESC LIMIT $3",
@@ -380,6 +395,12 @@ Result<Page<LedgerItem>> LedgerStore::Entries(const std::string& org_id, int lim
     item.entry.reason = rows->Str(i, 9);
     item.entry.granted_by_user_id = rows->Str(i, 10);
     item.entry.granted_by_email = rows->Str(i, 11);
+    PaymentSource& payment = item.entry.payment;
+    payment.provider = rows->Str(i, 12);
+    payment.event_id = rows->Str(i, 13);
+    payment.checkout_session_id = rows->Str(i, 14);
+    payment.payment_intent_id = rows->Str(i, 15);
+    payment.dispute_id = rows->Str(i, 16);
     items.push_back(std::move(item));
   }
   return ToPage<LedgerItem>(std::move(items), limit,

@@ -7,13 +7,17 @@
 //   tg.billing.http: also EarningsApi (earnings statements and payouts)
 //   tg.billing.http         (queue "billing-http")  HttpApi
 //   tg.billing.http: also NotificationApi; Notifications (notifications.h) sends budget alerts
+//   tg.billing.http: also CheckoutApi (checkout funding: sessions and the provider's webhook)
 // plus the hold reaper, the background retry of Redis captures, and the checks of balances and of
 // the whole-ledger identity for their metrics.
 #pragma once
 
+#include <memory>
+
 #include "toolgate/billing/balance_store.h"
 #include "toolgate/billing/budget_api.h"
 #include "toolgate/billing/budget_settings.h"
+#include "toolgate/billing/checkout_api.h"
 #include "toolgate/billing/config.h"
 #include "toolgate/billing/earnings_api.h"
 #include "toolgate/billing/earnings_store.h"
@@ -23,6 +27,8 @@
 #include "toolgate/billing/ledger_identity.h"
 #include "toolgate/billing/ledger_store.h"
 #include "toolgate/billing/notifications.h"
+#include "toolgate/billing/payment_provider.h"
+#include "toolgate/billing/payment_store.h"
 #include "toolgate/billing/reaper.h"
 #include "toolgate/billing/reconcile.h"
 #include "toolgate/billing/retry_queue.h"
@@ -36,8 +42,10 @@ namespace toolgate::billing {
 
 class BillingService {
  public:
-  // service, pool and redis must outlive this object.
-  BillingService(bus::Service& service, pg::Pool& pool, redis::Client& redis, Config config);
+  // service, pool and redis must outlive this object. payments: the payment provider of
+  // checkout funding (null in the other modes).
+  BillingService(bus::Service& service, pg::Pool& pool, redis::Client& redis, Config config,
+                 std::unique_ptr<PaymentProvider> payments = nullptr);
   BillingService(const BillingService&) = delete;
   BillingService& operator=(const BillingService&) = delete;
 
@@ -66,6 +74,8 @@ class BillingService {
   EarningsStore earnings_;
   BusFunctionNames function_names_;
   EarningsApi earnings_api_;
+  PaymentStore payment_store_;
+  CheckoutApi checkout_api_;
   core::Router router_;
   Notifications notifications_;
 };

@@ -39,11 +39,34 @@ Charge ChargeFor(const core::Rates& rates, const v1::InvokeJob& job, int64_t run
 // timeout. 0 for any other result (it ran and is charged, or it failed on the platform).
 int64_t UnchargedTimeoutMs(const v1::ExecutionResult& result);
 
-enum class EntryType { kTopUp, kCharge, kRevenue, kGrant, kPayout };
+enum class EntryType {
+  kTopUp,
+  kCharge,
+  kRevenue,
+  kGrant,
+  kPayment,
+  kRefund,
+  kDispute,
+  kPayout,
+};
 // "top_up", "charge", "revenue" or "grant": the ledger's type column and the API's type field.
+// Checkout funding adds "payment" (a credit bought through a payment provider) and its debits,
+// "refund" and "dispute" (negative amounts).
 // "payout" is an operator's record of money sent to the organization for its earnings
 // (negative; billing.payouts holds its reference and who recorded it).
 std::string_view EntryTypeName(EntryType type);
+// The entry type named exactly so; nullopt for anything else.
+std::optional<EntryType> ParseEntryType(std::string_view name);
+
+// Where a payment, refund or dispute came from: the provider's own ids, which its dashboard and
+// support answer for. Empty for every other entry type.
+struct PaymentSource {
+  std::string provider;             // "stripe"
+  std::string event_id;             // the event that made the entry
+  std::string checkout_session_id;  // the session paid (refunds and disputes: the one refunded)
+  std::string payment_intent_id;    // empty when the provider reported none
+  std::string dispute_id;           // disputes only
+};
 
 // One row of billing.ledger. amount_micro_usd is signed: a charge is negative.
 struct LedgerEntry {
@@ -59,6 +82,8 @@ struct LedgerEntry {
   std::string reason;
   std::string granted_by_user_id;
   std::string granted_by_email;
+  // A payment's, refund's or dispute's source (empty for every other type).
+  PaymentSource payment;
 };
 
 // One row of billing.executions.

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "toolgate/base/flags.h"
 #include "toolgate/base/status.h"
@@ -53,13 +54,19 @@ struct Config {
   // non-public addresses (--webhook-allow-private-targets): development and tests only
   // (webhook/target_policy.h).
   bool webhook_allow_private_targets = false;
+  // Checkout funding: the web app's public URL the payer returns to (empty: the edge's), and
+  // the payment provider's API (a stand-in's in tests). The provider's secrets are read from
+  // their files (--stripe-secret-key-file, --stripe-webhook-secret-file) at start-up only.
+  std::string public_url;
+  std::string stripe_api_base = "https://api.stripe.com";
 };
 
 // Defines the charging flags (core/charging_flags.h: --cpu-rate, --gpu-rate, --commission-percent,
 // --rate-limit-per-key, --rate-limit-burst, --concurrency-per-org, --uncharged-timeout-s-per-hour)
 // and --hold-grace-ms, --reaper-interval-ms, --reconcile-check-interval-ms,
 // --ledger-identity-interval-ms, --settle-batch,
-// --settle-ack-linger-ms and --funding.
+// --settle-ack-linger-ms, --funding, and checkout funding's --public-url, --stripe-api-base,
+// --stripe-secret-key-file and --stripe-webhook-secret-file.
 void DefineBillingFlags(Flags& flags);
 
 // Reads the flags defined above. InvalidArgument names the first bad flag and why, for a one-line

@@ -48,19 +48,22 @@ struct GrantUsageRow {
   int64_t last_used_ms = 0;     // the latest one's creation time
 };
 
-// A credit to record: a member's top-up (demo funding) or an operator's grant. Every way money
-// enters an organization goes through LedgerStore::Credit, so a future payment provider's
-// confirmation (checkout funding) is one more type here, with the provider's event id as its
-// idempotency key.
+// A credit to record: a member's top-up (demo funding), an operator's grant, or a payment
+// provider's payment (checkout funding) and its refunds and disputes. Every way money enters or
+// leaves an organization from outside goes through LedgerStore::Credit.
 struct NewCredit {
   std::string org_id;
-  EntryType type = EntryType::kTopUp;  // kTopUp or kGrant
-  int64_t amount_micro_usd = 0;        // positive
-  std::string idempotency_key;         // empty: none
+  EntryType type = EntryType::kTopUp;  // kTopUp, kGrant, kPayment, kRefund or kDispute
+  // Positive; negative for a refund or a dispute (a debit), which may leave the balance below
+  // zero.
+  int64_t amount_micro_usd = 0;
+  std::string idempotency_key;  // empty: none
   // Required for a grant (the table refuses one without them), empty otherwise.
   std::string reason;
   std::string granted_by_user_id;
   std::string granted_by_email;
+  // Required for a payment, refund or dispute (the table refuses one without them).
+  PaymentSource payment{};
 };
 
 // The answer to a credit: the first one's, for a repeated idempotency key.
@@ -111,6 +114,9 @@ class LedgerStore {
   // request repeating it (even concurrently) gets the first outcome (first = false, and the
   // first's type, which may differ) and credits nothing.
   Result<CreditOutcome> Credit(const NewCredit& credit);
+  // Credit() inside the caller's transaction on conn, so that the credit commits with the
+  // caller's other writes (a payment provider's event row) or not at all.
+  static Result<CreditOutcome> CreditIn(pg::Conn& conn, const NewCredit& credit);
   // Credit() of a top-up.
   Result<TopUpOutcome> TopUp(const std::string& org_id, int64_t amount_micro_usd,
                              const std::string& idempotency_key);
