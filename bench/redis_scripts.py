@@ -52,7 +52,9 @@ def main():
             for i in range(n):
                 keys += ["tg:bal:org-a", "tg:res:org-a", "tg:conc:org-a", "tg:rl:key",
                          f"tg:hold:__rand_int__{i}", "tg:tmo:org-a"]
-                args += [f"e__rand_int__{i}", "100", "0", "99999999999", "org-a", "x" * 150]
+                # mode "hold", no budgets
+                args += [f"e__rand_int__{i}", "100", "0", "99999999999", "org-a", "x" * 150,
+                         "hold", "0"]
             cli("DEL", "tg:holds")
             cli("CONFIG", "RESETSTAT")
             subprocess.run(["redis-benchmark", "-p", port, "-c", "1", "-n", str(COUNT), "-r",

@@ -28,7 +28,11 @@ Route Classify(std::string_view path) {
   for (std::string_view open : kAnonymousRoutes) {
     if (path == open) return Route::kOpen;
   }
-  if (path.starts_with("/api/v1/functions/") && path.ends_with("/invoke")) return Route::kInvoke;
+  // An estimate is answered as the call would be: the same caller and body rules.
+  if (path.starts_with("/api/v1/functions/") &&
+      (path.ends_with("/invoke") || path.ends_with("/estimate"))) {
+    return Route::kInvoke;
+  }
   return Route::kManagement;
 }
 

@@ -384,10 +384,10 @@ Status EdgeServer::Start() {
     if (!target) return body_admission_.Decide(head, std::move(later));
     // An invocation refused here is an answered invocation: counted like the chain's refusals.
     auto count = [this, start_us = MonotonicUs(), target = *target](const BodyVerdict& verdict) {
-      if (!verdict.refusal) return;
+      if (!verdict.refusal || target.estimate) return;
       v1::InvokeReply reply;
       *reply.mutable_problem() = *verdict.refusal;
-      invoke_metrics_.Record(target.first, target.second, reply, verdict.refusal->status(),
+      invoke_metrics_.Record(target.function_id, target.version, reply, verdict.refusal->status(),
                              static_cast<double>(MonotonicUs() - start_us) / 1e6);
     };
     auto now = body_admission_.Decide(head, [count, later = std::move(later)](BodyVerdict verdict) {
@@ -476,7 +476,9 @@ void EdgeServer::OnRequest(const Http::Request& request, Http::ResponseWriter wr
   }
   if (auto target = InvokeTarget(segments)) {
     if (method != Http::Method::Post) {
-      return SendProblem(*shared, "method_not_allowed", "Invoke with POST.", request_id);
+      return SendProblem(*shared, "method_not_allowed",
+                         target->estimate ? "Estimate with POST." : "Invoke with POST.",
+                         request_id);
     }
     InvokeHttp in;
     in.traceparent = HeaderValue(request, "traceparent");
@@ -496,18 +498,20 @@ void EdgeServer::OnRequest(const Http::Request& request, Http::ResponseWriter wr
         [shared](const HttpAnswer& a, const std::string& id, const std::string& traceparent) {
           Send(*shared, a, id, traceparent);
         },
-        request_id, target->first, target->second);
+        request_id, *target);
   }
   HandleManagement(request, shared, request_id, path.substr(std::string("/api/v1").size()), client);
 }
 
-std::optional<std::pair<std::string, std::string>> EdgeServer::InvokeTarget(
+std::optional<EdgeServer::InvokeRoute> EdgeServer::InvokeTarget(
     const std::vector<std::string>& segments) {
   if (segments.size() < 5 || segments.size() > 6 || segments[0] != "api" || segments[1] != "v1" ||
-      segments[2] != "functions" || segments.back() != "invoke") {
+      segments[2] != "functions" ||
+      (segments.back() != "invoke" && segments.back() != "estimate")) {
     return std::nullopt;
   }
-  return std::make_pair(segments[3], segments.size() == 6 ? segments[4] : std::string());
+  return InvokeRoute{segments[3], segments.size() == 6 ? segments[4] : std::string(),
+                     segments.back() == "estimate"};
 }
 
 void EdgeServer::AnswerFromFront(FrontRequest request, FrontRespond respond, FrontRespond part) {
@@ -546,29 +550,43 @@ void EdgeServer::AnswerFromFront(FrontRequest request, FrontRespond respond, Fro
   if (const std::string* max_cost = head.Find("x-toolgate-max-cost")) in.max_cost = *max_cost;
   in.session = head.Cookie("tg_session");
   in.body = std::move(request.body);
-  HandleInvoke(std::move(in), std::move(answer), request_id, target->first, target->second);
+  HandleInvoke(std::move(in), std::move(answer), request_id, *target);
 }
 
 void EdgeServer::HandleInvoke(InvokeHttp request, Answer answer, const std::string& request_id,
-                              const std::string& function_id, const std::string& version) {
+                              const InvokeRoute& route) {
+  const std::string& function_id = route.function_id;
+  const std::string& version = route.version;
   const int64_t start_us = MonotonicUs();
   auto span = std::make_shared<trace::Span>(trace::ContinueOrStart(request.traceparent),
-                                            "edge.invoke", trace::SpanKind::kServer);
+                                            route.estimate ? "edge.estimate" : "edge.invoke",
+                                            trace::SpanKind::kServer);
+  const std::string route_name =
+      std::string(version.empty() ? "/api/v1/functions/{id}/"
+                                  : "/api/v1/functions/{id}/{version}/") +
+      (route.estimate ? "estimate" : "invoke");
   span->SetAttribute("http.request.method", std::string("POST"))
-      .SetAttribute("http.route",
-                    std::string(version.empty() ? "/api/v1/functions/{id}/invoke"
-                                                : "/api/v1/functions/{id}/{version}/invoke"))
+      .SetAttribute("http.route", route_name)
       .SetAttribute("faas.trigger", std::string("http"))
       .SetAttribute("faas.invoked_name", function_id);
   std::string traceparent = span->traceparent();
   const std::string& body = request.body;
+  // An invocation's answer is counted (an estimate's is no invocation) and rendered as the
+  // invoke envelope, an estimate's as what the call would hold.
+  const bool estimate = route.estimate;
+  auto finish = [this, estimate, function_id, version, start_us](const v1::InvokeReply& reply,
+                                                                 const std::string& request_id) {
+    if (estimate) return RenderEstimateReply(reply, request_id, NowMs());
+    HttpAnswer rendered = RenderInvokeReply(reply, request_id, NowMs());
+    invoke_metrics_.Record(function_id, version, reply, rendered.status,
+                           static_cast<double>(MonotonicUs() - start_us) / 1e6);
+    return rendered;
+  };
   // Refused before the chain, and counted like any other answer to an invocation.
   auto refuse = [&](std::string_view code, std::string_view detail) {
     v1::InvokeReply reply;
     *reply.mutable_problem() = core::MakeProblem(code, detail);
-    HttpAnswer rendered = RenderInvokeReply(reply, request_id, NowMs());
-    invoke_metrics_.Record(function_id, version, reply, rendered.status,
-                           static_cast<double>(MonotonicUs() - start_us) / 1e6);
+    HttpAnswer rendered = finish(reply, request_id);
     AnnotateAnswer(*span, rendered.status);
     answer(rendered, request_id, traceparent);
   };
@@ -616,12 +634,11 @@ void EdgeServer::HandleInvoke(InvokeHttp request, Answer answer, const std::stri
   }
   job.set_traceparent(traceparent);
   job.set_max_cost_micro_usd(max_cost);
+  job.set_estimate_only(estimate);
   span->SetAttribute("faas.invocation_id", job.execution_id());
-  DispatchInvoke(std::move(job), [this, answer = std::move(answer), span, request_id, traceparent,
-                                  function_id, version, start_us](v1::InvokeReply reply) {
-    HttpAnswer rendered = RenderInvokeReply(reply, request_id, NowMs());
-    invoke_metrics_.Record(function_id, version, reply, rendered.status,
-                           static_cast<double>(MonotonicUs() - start_us) / 1e6);
+  DispatchInvoke(std::move(job), [answer = std::move(answer), span, request_id, traceparent,
+                                  finish = std::move(finish)](v1::InvokeReply reply) {
+    HttpAnswer rendered = finish(reply, request_id);
     AnnotateAnswer(*span, rendered.status);
     answer(rendered, request_id, traceparent);
   });
@@ -953,6 +970,11 @@ void EdgeServer::HandleManagement(const Http::Request& request, Writer writer,
   if (!key.empty()) {
     auth.set_api_key_sha256(Sha256(key));
   } else if (!session.empty()) {
+  // Where billing sends payers back from a checkout page: the edge's public URL, or its Host.
+  if (owner == "billing") {
+    (*http->mutable_headers())[std::string(core::kPublicBaseHeader)] =
+        PublicBase(options_.public_url, host);
+  }
     auth.set_session_token_sha256(Sha256(session));
   }
   if (path == "/auth/logout") http->set_session_token(session);

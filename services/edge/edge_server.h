@@ -117,12 +117,17 @@ class EdgeServer {
   // Writes an answer to the request: the HttpAnswer with X-Request-Id and traceparent.
   using Answer = std::function<void(const HttpAnswer& answer, const std::string& request_id,
                                     const std::string& traceparent)>;
-  // The invoke route, /api/v1/functions/{id}[/{version}]/invoke: its function id and version
-  // ("" for the latest), or nullopt for another path.
-  static std::optional<std::pair<std::string, std::string>> InvokeTarget(
-      const std::vector<std::string>& segments);
+  // The invoke route, /api/v1/functions/{id}[/{version}]/invoke, and its estimate,
+  // .../estimate (the same decisions, answered with what the call would hold).
+  struct InvokeRoute {
+    std::string function_id;
+    std::string version;  // "" for the latest
+    bool estimate = false;
+  };
+  // nullopt for another path.
+  static std::optional<InvokeRoute> InvokeTarget(const std::vector<std::string>& segments);
   void HandleInvoke(InvokeHttp request, Answer answer, const std::string& request_id,
-                    const std::string& function_id, const std::string& version);
+                    const InvokeRoute& route);
   // The front's own requests (FrontRoute): the invoke route, without Pistache.
   void AnswerFromFront(FrontRequest request, FrontRespond respond, FrontRespond part);
   // client: the address the front reports (the auth service throttles sign-ins by it).

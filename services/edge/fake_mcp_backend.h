@@ -44,6 +44,29 @@ class FakeMcpBackend : public McpBackend {
     done(tools);
   }
   void EndSession(const v1::McpSessionEnded& ended) override { ended_sessions.push_back(ended); }
+  // Answers from medians (keyed "function_id version"; absent: no samples), or with
+  // medians_problem when it is set.
+  void ComputeMedians(std::vector<v1::VersionRef> versions,
+                      std::function<void(v1::ComputeMediansReply)> done) override {
+    v1::ComputeMediansReply reply;
+    if (!medians_problem.code().empty()) {
+      *reply.mutable_problem() = medians_problem;
+      return done(std::move(reply));
+    }
+    for (const v1::VersionRef& v : versions) {
+      median_requests.push_back(v);
+      v1::ComputeMedian* m = reply.add_medians();
+      m->set_function_id(v.function_id());
+      m->set_version(v.version());
+      m->set_max_compute_micro_usd(max_compute_micro_usd);
+      auto it = medians.find(v.function_id() + " " + v.version());
+      if (it != medians.end()) {
+        m->set_median_compute_micro_usd(it->second);
+        m->set_samples(7);
+      }
+    }
+    done(std::move(reply));
+  }
   void SetSessionLogLevel(const v1::McpSessionLogLevel& level) override {
     log_levels.push_back(level);
   }
@@ -71,6 +94,10 @@ class FakeMcpBackend : public McpBackend {
   v1::Principal principal;
   std::optional<v1::Problem> auth_problem;
   v1::WorkspaceToolsReply tools;
+  std::map<std::string, int64_t> medians;  // "function_id version" -> median compute
+  int64_t max_compute_micro_usd = 0;       // every version's, in ComputeMedians
+  v1::Problem medians_problem;
+  std::vector<v1::VersionRef> median_requests;
 
   std::vector<v1::InvokeJob> jobs;
   std::vector<std::string> authenticated;

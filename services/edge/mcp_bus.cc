@@ -107,6 +107,51 @@ void McpBus::WorkspaceTools(std::string org_id, std::function<void(v1::Workspace
                Parsed(std::move(done)));
 }
 
+void McpBus::ComputeMedians(std::vector<v1::VersionRef> versions,
+                            std::function<void(v1::ComputeMediansReply)> done) {
+  auto key = [](const std::string& function_id, const std::string& version) {
+    return function_id + "\n" + version;
+  };
+  const int64_t now = MonotonicUs() / 1000;
+  auto answer = std::make_shared<v1::ComputeMediansReply>();
+  std::vector<size_t> missing;  // positions in versions
+  v1::ComputeMediansRequest request;
+  for (size_t i = 0; i < versions.size(); ++i) {
+    v1::ComputeMedian* slot = answer->add_medians();
+    if (auto cached = medians_.Get(key(versions[i].function_id(), versions[i].version()), now)) {
+      *slot = std::move(*cached);
+      continue;
+    }
+    missing.push_back(i);
+    *request.add_versions() = versions[i];
+  }
+  if (missing.empty()) return done(std::move(*answer));
+  const uint64_t generation = medians_.generation();
+  mux_.Request(
+      core::kComputeMediansSubject, request.SerializeAsString(), "", timeout_ms_,
+      Parsed<v1::ComputeMediansReply>([this, answer, missing, generation, key, now,
+                                       done = std::move(done)](v1::ComputeMediansReply fetched) {
+        if (fetched.has_problem() ||
+            static_cast<size_t>(fetched.medians_size()) != missing.size()) {
+          v1::ComputeMediansReply failed;
+          *failed.mutable_problem() = fetched.has_problem()
+                                          ? fetched.problem()
+                                          : BusFailureProblem(Status::Internal("medians mismatch"));
+          return done(std::move(failed));
+        }
+        for (size_t j = 0; j < missing.size(); ++j) {
+          const v1::ComputeMedian& m = fetched.medians(static_cast<int>(j));
+          // A version without a median yet is asked again next time: its first
+          // calls give it one at once.
+          if (m.samples() > 0) {
+            medians_.Put(key(m.function_id(), m.version()), m, now + kMedianTtlMs, generation);
+          }
+          *answer->mutable_medians(static_cast<int>(missing[j])) = m;
+        }
+        done(std::move(*answer));
+      }));
+}
+
 void McpBus::StoreListing(const v1::McpListingSet& listing,
                           std::function<void(v1::McpListingSetReply)> done) {
   mux_.Request(core::kMcpListingSubject, listing.SerializeAsString(), "", timeout_ms_,

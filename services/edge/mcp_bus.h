@@ -9,10 +9,12 @@
 
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "mcp_endpoint.h"
 #include "mcp_session.h"
 #include "reply_mux.h"
+#include "toolgate/base/bounded_ttl_cache.h"
 #include "toolgate/bus/bus.h"
 #include "toolgate/core/subjects.h"
 
@@ -59,6 +61,14 @@ class McpBus : public McpBackend {
                                  std::function<void(std::optional<std::string>)> done) override;
   void DeliverClientAnswer(const std::string& subject, std::string body) override;
   void After(int ms, std::function<void()> fn) override;
+  // Answered from a cache of billing's answers (kMedianTtlMs) where it can be; the versions it
+  // misses are asked in one request.
+  void ComputeMedians(std::vector<v1::VersionRef> versions,
+                      std::function<void(v1::ComputeMediansReply)> done) override;
+
+  // A median changes slowly; a minute keeps tools/list from asking billing each time.
+  static constexpr int64_t kMedianTtlMs = 60'000;
+  static constexpr size_t kMedianCacheEntries = 10'000;
 
  private:
   bus::Bus& bus_;
@@ -68,6 +78,7 @@ class McpBus : public McpBackend {
   EndedSessions& ended_;
   SessionLogLevels& log_levels_;
   int timeout_ms_;
+  BoundedTtlCache<std::string, v1::ComputeMedian> medians_{kMedianCacheEntries};
 };
 
 }  // namespace toolgate::edge

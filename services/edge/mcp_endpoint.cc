@@ -8,6 +8,7 @@
 #include "browser_session.h"
 #include "invoke_body.h"
 #include "mcp_notices.h"
+#include "mcp_prices.h"
 #include "mcp_workspace.h"
 #include "oauth_resource.h"
 #include "toolgate/base/crypto.h"
@@ -472,6 +473,8 @@ void McpEndpoint::HandlerAnswer(const Call& call, const v1::InvokeSuccess& resul
   a->status = 200;
   a->content_type = "application/json";
   a->body = IsResponseTo(result.body(), id) ? result.body() : HandlerFailure(id, result);
+  // What the call cost and what is left: the caller reads it with the result.
+  if (call.message.method == "tools/call") a->body = WithCallCost(a->body, result.summary());
   if (call.stateless) {
     a->body = StatelessResponse(call, std::move(a->body));
     a->status = StatelessHttpStatus(a->body);
@@ -728,14 +731,44 @@ void McpEndpoint::WorkspaceRequest(std::shared_ptr<Call> call, const v1::Princip
   backend_.WorkspaceTools(principal.org_id(), [this, call, forward](v1::WorkspaceToolsReply tools) {
     if (tools.has_problem()) return call->Problem(tools.problem());
     const std::string& method = call->message.method;
-    if (method == "tools/list") return WorkspaceList(call, std::move(tools));
+    if (method == "tools/list") return WorkspacePrices(call, std::move(tools));
     if (method == "tools/call") return WorkspaceCall(call, std::move(tools));
     if (forward) return WorkspaceForward(call, std::move(tools));
     WorkspaceCatalog(call, std::move(tools));
   });
 }
 
-void McpEndpoint::WorkspaceList(std::shared_ptr<Call> call, v1::WorkspaceToolsReply reply) {
+void McpEndpoint::WorkspacePrices(std::shared_ptr<Call> call, v1::WorkspaceToolsReply reply) {
+  std::vector<v1::VersionRef> versions;
+  versions.reserve(static_cast<size_t>(reply.tools_size()));
+  for (const v1::WorkspaceTool& f : reply.tools()) {
+    v1::VersionRef& ref = versions.emplace_back();
+    ref.set_function_id(f.function_id());
+    ref.set_version(f.version());
+    ref.set_compute_type(f.compute_type());
+    ref.set_timeout_ms(f.timeout_ms());
+    ref.set_memory_mb(f.memory_mb());
+  }
+  auto tools = std::make_shared<v1::WorkspaceToolsReply>(std::move(reply));
+  backend_.ComputeMedians(std::move(versions), [this, call, tools](v1::ComputeMediansReply m) {
+    // Without billing's figures the tools are still listed, with their fees alone.
+    std::vector<ToolPrice> prices;
+    prices.reserve(static_cast<size_t>(tools->tools_size()));
+    const bool known = !m.has_problem() && m.medians_size() == tools->tools_size();
+    if (!known) {
+      log::Warn("tools/list without expected compute")
+          .Str("request_id", call->request.request_id)
+          .Str("problem", m.problem().code());
+    }
+    for (int i = 0; i < tools->tools_size(); ++i) {
+      prices.push_back(PriceOf(tools->tools(i), known ? &m.medians(i) : nullptr));
+    }
+    WorkspaceList(call, std::move(*tools), std::move(prices));
+  });
+}
+
+void McpEndpoint::WorkspaceList(std::shared_ptr<Call> call, v1::WorkspaceToolsReply reply,
+                                std::vector<ToolPrice> prices) {
   // An MCP function's tools come from the listing its publisher's run stored (mcp_listing.h);
   // one without is asked for them (one invocation each, billed as usual), and the answer waits
   // for all of those. A function that cannot list is left out rather than failing the list.
@@ -761,10 +794,13 @@ void McpEndpoint::WorkspaceList(std::shared_ptr<Call> call, v1::WorkspaceToolsRe
       mcp.push_back(i);
     }
   }
-  auto finish = [call, gathering] {
+  auto finish = [call, gathering, prices = std::move(prices)] {
     std::vector<std::string> all;
-    for (auto& slot : gathering->entries) {
-      for (auto& e : slot) all.push_back(std::move(e));
+    for (size_t i = 0; i < gathering->entries.size(); ++i) {
+      // Every tool of a function costs what a call of the function does.
+      for (auto& e : gathering->entries[i]) {
+        all.push_back(i < prices.size() ? WithToolPrice(e, prices[i]) : std::move(e));
+      }
     }
     std::string response = JsonRpcResult(call->message.id_json, ToolsListResult(all));
     if (call->stateless) {
@@ -867,10 +903,11 @@ void McpEndpoint::WorkspaceCall(std::shared_ptr<Call> call, v1::WorkspaceToolsRe
           if (NeedsBridge(*call, a.body)) return Bridge(call, std::move(a.body), 1);
           return call->respond(std::move(a));
         }
-        call->Answer(
-            JsonRpcResult(call->message.id_json,
-                          ToolCallResult(result.status_code(), result.body(), output_schema)),
-            std::move(a));
+        call->Answer(WithCallCost(JsonRpcResult(call->message.id_json,
+                                                ToolCallResult(result.status_code(), result.body(),
+                                                               output_schema)),
+                                  result.summary()),
+                     std::move(a));
       },
       std::move(notices));
 }

@@ -38,6 +38,7 @@
 
 #include "mcp_host_guard.h"
 #include "mcp_listeners.h"
+#include "mcp_prices.h"
 #include "mcp_protocol.h"
 #include "mcp_session.h"
 #include "mcp_stateless.h"
@@ -82,6 +83,11 @@ class McpBackend {
   // tg.registry.mcp_listing: keeps an MCP version's listing with the version.
   virtual void StoreListing(const v1::McpListingSet& listing,
                             std::function<void(v1::McpListingSetReply)> done) = 0;
+  // tg.billing.compute_medians: what recent calls of each version cost in compute, and what its
+  // whole timeout would (mcp_prices.h); one ComputeMedian per version, in order, unless the
+  // reply has a problem.
+  virtual void ComputeMedians(std::vector<v1::VersionRef> versions,
+                              std::function<void(v1::ComputeMediansReply)> done) = 0;
 };
 
 // One HTTP request to an MCP endpoint, as the edge read it.
@@ -173,7 +179,11 @@ class McpEndpoint {
   // subscriptions/listen: the acknowledgment, then list changes until the lifetime is up.
   void WorkspaceListen(std::shared_ptr<Call> call, v1::WorkspaceToolsReply tools,
                        const std::string& org_id);
-  void WorkspaceList(std::shared_ptr<Call> call, v1::WorkspaceToolsReply tools);
+  // tools/list: billing's figures for each function's price (mcp_prices.h), then the list.
+  void WorkspacePrices(std::shared_ptr<Call> call, v1::WorkspaceToolsReply tools);
+  // prices: one per function of tools, in order.
+  void WorkspaceList(std::shared_ptr<Call> call, v1::WorkspaceToolsReply tools,
+                     std::vector<ToolPrice> prices);
   void WorkspaceCall(std::shared_ptr<Call> call, v1::WorkspaceToolsReply tools);
   // resources/list, resources/templates/list, prompts/list: from the MCP functions' listings.
   void WorkspaceCatalog(std::shared_ptr<Call> call, v1::WorkspaceToolsReply tools);

@@ -9,6 +9,7 @@
 #include "mcp_stateless.h"
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/json.h"
+#include "toolgate/base/json_writer.h"
 #include "toolgate/core/event_depth.h"
 #include "toolgate/core/problem.h"
 
@@ -16,6 +17,45 @@ namespace toolgate::edge {
 namespace {
 
 using FakeBackend = FakeMcpBackend;
+
+void WriteUnpriced(JsonWriter& w, simdjson::dom::element e);
+
+// json without the prices and costs Toolgate adds to _meta (mcp_prices.h; their own tests check
+// them), and without a _meta they leave empty: what the other tests are about, unchanged.
+std::string Unpriced(const std::string& json) {
+  auto doc = ParseJson(json);
+  if (!doc.ok()) return json;
+  JsonWriter w;
+  WriteUnpriced(w, doc->root);
+  return w.Take();
+}
+
+void WriteUnpriced(JsonWriter& w, simdjson::dom::element e) {
+  if (e.is_array()) {
+    w.BeginArray();
+    for (auto item : simdjson::dom::array(e)) WriteUnpriced(w, item);
+    w.EndArray();
+    return;
+  }
+  if (!e.is_object()) {
+    w.Raw(ToJson(e));
+    return;
+  }
+  w.BeginObject();
+  for (auto [key, value] : simdjson::dom::object(e)) {
+    if (key == kPriceMetaKey || key == kCostMetaKey) continue;
+    if (key == "_meta" && value.is_object()) {
+      size_t kept = 0;
+      for (auto member : simdjson::dom::object(value)) {
+        if (member.key != kPriceMetaKey && member.key != kCostMetaKey) ++kept;
+      }
+      if (kept == 0) continue;
+    }
+    w.Key(key);
+    WriteUnpriced(w, value);
+  }
+  w.EndObject();
+}
 
 constexpr char kFunction[] = "0b9a3c54-2d1e-4f6a-9b8c-7d6e5f4a3b2c";
 constexpr char kBoth[] = "application/json, text/event-stream";
@@ -423,10 +463,10 @@ class WorkspaceTest : public McpEndpointTest {
 TEST_F(WorkspaceTest, ToolsListListsFunctionsAndTheToolsOfMcpFunctions) {
   HttpAnswer a = Call(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
   EXPECT_EQ(a.status, 200);
-  EXPECT_EQ(a.body, R"({"jsonrpc":"2.0","id":3,"result":{"tools":[)"
-                    R"({"name":"echo","title":"Echo","description":"Echoes",)"
-                    R"("inputSchema":{"type":"object","properties":{"x":{}}}},)"
-                    R"({"name":"calc__add","inputSchema":{"type":"object"}}]}})");
+  EXPECT_EQ(Unpriced(a.body), R"({"jsonrpc":"2.0","id":3,"result":{"tools":[)"
+                              R"({"name":"echo","title":"Echo","description":"Echoes",)"
+                              R"("inputSchema":{"type":"object","properties":{"x":{}}}},)"
+                              R"({"name":"calc__add","inputSchema":{"type":"object"}}]}})");
   EXPECT_EQ(backend_.orgs, std::vector<std::string>{"org-1"});
   ASSERT_EQ(backend_.jobs.size(), 1u);  // the MCP function was asked for its tools
   EXPECT_EQ(backend_.jobs[0].function_id(), "22222222-0000-4000-8000-000000000002");
@@ -440,8 +480,8 @@ TEST_F(WorkspaceTest, AListedMcpFunctionIsListedWithoutRunningAnything) {
       R"([{"name":"add","inputSchema":{"type":"object"}},{"name":"sub"}])");
   HttpAnswer a = Call(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
   EXPECT_EQ(a.status, 200);
-  EXPECT_NE(a.body.find(R"({"name":"calc__add","inputSchema":{"type":"object"}},)"
-                        R"({"name":"calc__sub"})"),
+  EXPECT_NE(Unpriced(a.body).find(R"({"name":"calc__add","inputSchema":{"type":"object"}},)"
+                                  R"({"name":"calc__sub"})"),
             std::string::npos)
       << a.body;
   EXPECT_TRUE(backend_.jobs.empty());  // no handler ran, nothing was charged
@@ -491,13 +531,98 @@ TEST_F(WorkspaceTest, AnMcpFunctionThatCannotListIsLeftOut) {
   EXPECT_NE(a.body.find(R"("name":"echo")"), std::string::npos);
 }
 
+// Each entry says what a call costs this organization: the fee (none for its own function), the
+// version's recent median compute and the compute of its whole timeout, from billing.
+TEST_F(WorkspaceTest, ToolsListShowsEachToolsPrice) {
+  v1::WorkspaceTool* echo = backend_.tools.mutable_tools(0);
+  echo->set_version("1.2.0");
+  echo->set_price_micro_usd(2500);
+  echo->set_compute_type(v1::COMPUTE_TYPE_GPU);
+  echo->set_timeout_ms(3000);
+  echo->set_memory_mb(256);
+  v1::WorkspaceTool* calc = backend_.tools.mutable_tools(1);
+  calc->set_version("0.1.0");
+  calc->set_price_micro_usd(900);
+  calc->set_owned(true);
+  calc->mutable_listing()->set_tools_json(R"([{"name":"add","_meta":{"mine":1}}])");
+  backend_.medians["11111111-0000-4000-8000-000000000001 1.2.0"] = 12;
+  backend_.max_compute_micro_usd = 500;
+  HttpAnswer a = Call(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
+  EXPECT_EQ(a.status, 200);
+  EXPECT_NE(a.body.find(R"("name":"echo",)"), std::string::npos) << a.body;
+  EXPECT_NE(a.body.find(R"("_meta":{"io.toolgate/price":{"currency":"USD",)"
+                        R"("function_micro_usd":2500,"expected_compute_micro_usd":12,)"
+                        R"("max_compute_micro_usd":500,"max_hold_micro_usd":3000}})"),
+            std::string::npos)
+      << a.body;
+  // The organization's own MCP function: no fee, no calls yet; the tool's own _meta is kept.
+  EXPECT_NE(a.body.find(R"({"name":"calc__add","_meta":{"mine":1,"io.toolgate/price":)"
+                        R"({"currency":"USD","function_micro_usd":0,)"
+                        R"("expected_compute_micro_usd":null,"max_compute_micro_usd":500,)"
+                        R"("max_hold_micro_usd":500}}})"),
+            std::string::npos)
+      << a.body;
+  ASSERT_EQ(backend_.median_requests.size(), 2u);
+  EXPECT_EQ(backend_.median_requests[0].version(), "1.2.0");
+  EXPECT_EQ(backend_.median_requests[0].compute_type(), v1::COMPUTE_TYPE_GPU);
+  EXPECT_EQ(backend_.median_requests[0].timeout_ms(), 3000);
+  EXPECT_EQ(backend_.median_requests[0].memory_mb(), 256);
+}
+
+TEST_F(WorkspaceTest, ToolsAreListedWithTheirFeesWhenBillingCannotSayMore) {
+  backend_.tools.mutable_tools(0)->set_price_micro_usd(2500);
+  backend_.tools.mutable_tools(1)->mutable_listing()->set_tools_json(R"([{"name":"add"}])");
+  backend_.medians_problem = core::MakeProblem("service_unavailable", "billing is down");
+  HttpAnswer a = Call(R"({"jsonrpc":"2.0","id":3,"method":"tools/list"})");
+  EXPECT_EQ(a.status, 200);
+  EXPECT_NE(a.body.find(R"("function_micro_usd":2500,"expected_compute_micro_usd":null,)"
+                        R"("max_compute_micro_usd":0,"max_hold_micro_usd":2500)"),
+            std::string::npos)
+      << a.body;
+  EXPECT_NE(a.body.find(R"("name":"calc__add")"), std::string::npos);
+}
+
+// A call's result says what it cost and what is left, for a plain function and for a tool of
+// an MCP function (beside the handler's own _meta).
+TEST_F(WorkspaceTest, ACallsResultCarriesItsCost) {
+  backend_.handler = [](const v1::InvokeJob& job) {
+    v1::InvokeReply reply =
+        job.function_id() == "11111111-0000-4000-8000-000000000001"
+            ? HandlerAnswer(200, R"({"y":2})")
+            : HandlerAnswer(200, R"({"jsonrpc":"2.0","id":"c","result":{"content":[],)"
+                                 R"("_meta":{"own":true}}})");
+    v1::Summary* s = reply.mutable_result()->mutable_summary();
+    s->mutable_cost()->set_total_micro_usd(2507);
+    s->mutable_cost()->set_compute_micro_usd(7);
+    s->mutable_cost()->set_function_micro_usd(2500);
+    s->set_available_after_micro_usd(97493);
+    s->set_budget_remaining_micro_usd(7493);
+    s->set_budget_limit("key_daily");
+    return reply;
+  };
+  const std::string cost =
+      R"("io.toolgate/cost":{"currency":"USD","total_micro_usd":2507,"compute_micro_usd":7,)"
+      R"("function_micro_usd":2500,"available_micro_usd":97493,)"
+      R"("budget_remaining_micro_usd":7493,"budget_limit":"key_daily","execution_id":"exec-1"})";
+  HttpAnswer plain = Call(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":)"
+                          R"({"name":"echo","arguments":{"x":1}}})");
+  EXPECT_NE(plain.body.find(R"("isError":false,"_meta":{)" + cost + "}}"), std::string::npos)
+      << plain.body;
+  HttpAnswer forwarded = Call(R"({"jsonrpc":"2.0","id":"c","method":"tools/call","params":)"
+                              R"({"name":"calc__add","arguments":{}}})");
+  EXPECT_EQ(forwarded.body, R"({"jsonrpc":"2.0","id":"c","result":{"content":[],)"
+                            R"("_meta":{"own":true,)" +
+                                cost + "}}}");
+}
+
 TEST_F(WorkspaceTest, CallingAFunction) {
   backend_.handler = [](const v1::InvokeJob&) { return HandlerAnswer(200, R"({"y":2})"); };
   HttpAnswer a = Call(R"({"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo",)"
                       R"("arguments":{"x":1}}})");
   EXPECT_EQ(a.status, 200);
-  EXPECT_EQ(a.body, R"({"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text",)"
-                    R"("text":"{\"y\":2}"}],"structuredContent":{"y":2},"isError":false}})");
+  EXPECT_EQ(Unpriced(a.body),
+            R"({"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text",)"
+            R"("text":"{\"y\":2}"}],"structuredContent":{"y":2},"isError":false}})");
   ASSERT_EQ(backend_.jobs.size(), 1u);
   EXPECT_EQ(backend_.jobs[0].function_id(), "11111111-0000-4000-8000-000000000001");
   EXPECT_EQ(backend_.jobs[0].version(), "");  // the latest
@@ -515,7 +640,8 @@ TEST_F(WorkspaceTest, CallingAToolOfAnMcpFunctionForwardsTheCall) {
   HttpAnswer a = Call(R"({"jsonrpc":"2.0","id":"c","method":"tools/call","params":)"
                       R"({"name":"calc__add","arguments":{"a":1,"b":2}}})");
   EXPECT_EQ(a.status, 200);
-  EXPECT_EQ(a.body, R"({"jsonrpc":"2.0","id":"c","result":{}})");  // the function's answer
+  EXPECT_EQ(Unpriced(a.body),
+            R"({"jsonrpc":"2.0","id":"c","result":{}})");  // the function's answer
   ASSERT_EQ(backend_.jobs.size(), 1u);
   EXPECT_EQ(backend_.jobs[0].function_id(), "22222222-0000-4000-8000-000000000002");
   EXPECT_EQ(backend_.jobs[0].event_json(), R"({"jsonrpc":"2.0","id":"c","method":"tools/call",)"
@@ -840,9 +966,10 @@ TEST_F(StatelessTest, TheWorkspaceDiscoversListsWithCachingHintsAndForwardsTheMe
   McpHttpRequest list = Request("tools/list");
   list.workspace = true;
   a = Send(std::move(list));
-  EXPECT_EQ(a.body, R"({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"calc__add",)"
-                    R"("inputSchema":{"type":"object"}}],"ttlMs":60000,"cacheScope":"private",)"
-                    R"("resultType":"complete"}})");
+  EXPECT_EQ(Unpriced(a.body),
+            R"({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"calc__add",)"
+            R"("inputSchema":{"type":"object"}}],"ttlMs":60000,"cacheScope":"private",)"
+            R"("resultType":"complete"}})");
   ASSERT_EQ(backend_.jobs.size(), 1u);
   EXPECT_NE(backend_.jobs[0].event_json().find(kMeta), std::string::npos)
       << backend_.jobs[0].event_json();
@@ -889,7 +1016,7 @@ TEST_F(McpEndpointTest, ProgressGoesOnTheResponseStreamWhenTheRequestHasAToken) 
                            R"("slow","_meta":{"progressToken":"p-1"}}})",
                            session));
   EXPECT_EQ(a.status, 200);
-  EXPECT_EQ(a.body, R"({"jsonrpc":"2.0","id":4,"result":{}})");
+  EXPECT_EQ(Unpriced(a.body), R"({"jsonrpc":"2.0","id":4,"result":{}})");
   // No log level was set: the log notice is not the client's to see.
   EXPECT_EQ(events_, (std::vector<std::string>{
                          R"({"jsonrpc":"2.0","method":"notifications/progress","params":)"

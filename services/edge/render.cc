@@ -57,10 +57,58 @@ HttpAnswer RenderInvokeReply(const v1::InvokeReply& reply, std::string_view requ
   // total for a call that ran; 0 for a refusal, which is never charged; nothing when the outcome
   // is unknown (504: a stage did not answer, the call may yet be charged).
   if (reply.has_result()) {
-    a.headers.emplace_back("X-Toolgate-Cost",
-                           std::to_string(reply.result().summary().cost().total_micro_usd()));
+    const v1::Summary& s = reply.result().summary();
+    a.headers.emplace_back("X-Toolgate-Cost", std::to_string(s.cost().total_micro_usd()));
+    // What is left to spend after it: the available balance, and the tightest spending limit's
+    // remainder (with the limit's name) when one applied.
+    if (s.has_available_after_micro_usd()) {
+      a.headers.emplace_back("X-Toolgate-Balance", std::to_string(s.available_after_micro_usd()));
+    }
+    if (s.has_budget_remaining_micro_usd()) {
+      a.headers.emplace_back(
+          "X-Toolgate-Budget-Remaining",
+          std::to_string(s.budget_remaining_micro_usd()) + "; limit=" + s.budget_limit());
+    }
   } else if (reply.has_problem() && reply.problem().code() != "upstream_timeout") {
     a.headers.emplace_back("X-Toolgate-Cost", "0");
+  }
+  int64_t expires = reply.key_expires_at_ms();
+  if (expires > 0 && expires - now_ms <= kExpiryWarningMs) {
+    a.headers.emplace_back("X-Api-Key-Expires-At", FormatRfc3339(expires));
+  }
+  return a;
+}
+
+HttpAnswer RenderEstimateReply(const v1::InvokeReply& reply, std::string_view request_id,
+                               int64_t now_ms) {
+  HttpAnswer a;
+  if (reply.has_problem()) {
+    a = RenderProblem(reply.problem(), request_id);
+  } else if (!reply.has_estimate()) {
+    a = RenderProblem(core::MakeProblem("internal_error", "Billing answered an estimate oddly."),
+                      request_id);
+  } else {
+    const v1::Estimate& e = reply.estimate();
+    JsonWriter w;
+    w.BeginObject()
+        .Field("max_hold_micro_usd", e.max_hold_micro_usd())
+        .Field("function_micro_usd", e.function_micro_usd())
+        .Field("max_compute_micro_usd", e.max_compute_micro_usd())
+        .Field("available_micro_usd", e.available_micro_usd());
+    w.Key("budget_remaining_micro_usd");
+    if (e.has_budget_remaining_micro_usd()) {
+      w.Int(e.budget_remaining_micro_usd());
+    } else {
+      w.Null();
+    }
+    w.Key("budget_limit");
+    if (e.budget_limit().empty()) {
+      w.Null();
+    } else {
+      w.String(e.budget_limit());
+    }
+    w.EndObject();
+    a.body = w.Take();
   }
   int64_t expires = reply.key_expires_at_ms();
   if (expires > 0 && expires - now_ms <= kExpiryWarningMs) {

@@ -25,6 +25,10 @@ HttpAnswer RenderProblem(const v1::Problem& problem, std::string_view request_id
 // outcome is unknown) and X-Api-Key-Expires-At when the key expires within 14 days of now_ms.
 HttpAnswer RenderInvokeReply(const v1::InvokeReply& reply, std::string_view request_id,
                              int64_t now_ms);
+// The answer to POST .../estimate: 200 with what the call would hold, or the problem the call
+// would get; X-Api-Key-Expires-At as above, no cost header (nothing ran).
+HttpAnswer RenderEstimateReply(const v1::InvokeReply& reply, std::string_view request_id,
+                               int64_t now_ms);
 // A management answer from the owning service (Set-Cookie and other headers included; a
 // Content-Type header replaces the JSON default).
 HttpAnswer RenderHttpResponse(const v1::HttpResponse& response, std::string_view request_id);

@@ -53,6 +53,57 @@ TEST(RenderTest, CostHeaderSaysWhatTheCallWasCharged) {
   EXPECT_EQ(HeaderOf(RenderInvokeReply(unknown, "rid", 0), "X-Toolgate-Cost"), "");
 }
 
+// What is left after a call: the available balance, and the tightest limit's remainder with its
+// name; neither when billing did not say (an older billing, no limit).
+TEST(RenderTest, BalanceHeadersSayWhatIsLeft) {
+  v1::InvokeReply reply;
+  auto* s = reply.mutable_result()->mutable_summary();
+  reply.mutable_result()->set_status_code(200);
+  s->mutable_cost()->set_total_micro_usd(107);
+  HttpAnswer bare = RenderInvokeReply(reply, "rid", 0);
+  EXPECT_EQ(HeaderOf(bare, "X-Toolgate-Balance"), "");
+  EXPECT_EQ(HeaderOf(bare, "X-Toolgate-Budget-Remaining"), "");
+  s->set_available_after_micro_usd(0);
+  s->set_budget_remaining_micro_usd(393);
+  s->set_budget_limit("key_daily");
+  HttpAnswer a = RenderInvokeReply(reply, "rid", 0);
+  EXPECT_EQ(HeaderOf(a, "X-Toolgate-Balance"), "0");
+  EXPECT_EQ(HeaderOf(a, "X-Toolgate-Budget-Remaining"), "393; limit=key_daily");
+}
+
+TEST(RenderTest, AnEstimateSaysWhatTheCallWouldHold) {
+  v1::InvokeReply reply;
+  auto* e = reply.mutable_estimate();
+  e->set_max_hold_micro_usd(1010);
+  e->set_function_micro_usd(1000);
+  e->set_max_compute_micro_usd(10);
+  e->set_available_micro_usd(500000);
+  HttpAnswer a = RenderEstimateReply(reply, "rid", 0);
+  EXPECT_EQ(a.status, 200);
+  EXPECT_EQ(
+      a.body,
+      R"({"max_hold_micro_usd":1010,"function_micro_usd":1000,"max_compute_micro_usd":10,)"
+      R"("available_micro_usd":500000,"budget_remaining_micro_usd":null,"budget_limit":null})");
+  EXPECT_EQ(HeaderOf(a, "X-Toolgate-Cost"), "");
+  e->set_budget_remaining_micro_usd(20000);
+  e->set_budget_limit("org_monthly");
+  EXPECT_NE(RenderEstimateReply(reply, "rid", 0)
+                .body.find(R"("budget_remaining_micro_usd":20000,"budget_limit":"org_monthly")"),
+            std::string::npos);
+  // The call's own refusal, with its Retry-After; nothing about a charge.
+  v1::InvokeReply refused;
+  *refused.mutable_problem() = core::MakeProblem("rate_limited", "slow down");
+  refused.mutable_problem()->set_retry_after_s(3);
+  HttpAnswer r = RenderEstimateReply(refused, "rid", 0);
+  EXPECT_EQ(r.status, 429);
+  EXPECT_EQ(HeaderOf(r, "Retry-After"), "3");
+  EXPECT_EQ(HeaderOf(r, "X-Toolgate-Cost"), "");
+  // Anything else from the chain is not an estimate.
+  v1::InvokeReply odd;
+  odd.mutable_result()->set_status_code(200);
+  EXPECT_EQ(RenderEstimateReply(odd, "rid", 0).status, 500);
+}
+
 TEST(RenderTest, ProblemWithRetryAfter) {
   v1::InvokeReply reply;
   *reply.mutable_problem() = core::MakeProblem("rate_limited", "slow down");

@@ -145,6 +145,39 @@ test('per-tool endpoint with a version and a Bearer key', async () => {
   }
 });
 
+// Prices an agent reads through the SDK it already uses (docs/mcp.md "Prices and costs"): each
+// listed tool's _meta says what a call costs, each call's result what it cost and what is left.
+test('workspace endpoint: prices in tools/list, costs in tools/call results', async () => {
+  const client = await connect(transportTo('/mcp'));
+  try {
+    const { tools } = await client.listTools();
+    const greeter = tools.find((t) => t.name === 'greeter');
+    const price = greeter._meta['io.toolgate/price'];
+    assert.equal(price.currency, 'USD');
+    assert.equal(price.function_micro_usd, 0, 'the organization calls its own tool: no fee');
+    assert.ok(Number.isInteger(price.max_compute_micro_usd) && price.max_compute_micro_usd > 0);
+    assert.equal(price.max_hold_micro_usd, price.function_micro_usd + price.max_compute_micro_usd);
+    for (const t of tools) assert.ok(t._meta['io.toolgate/price'], `${t.name} has a price`);
+
+    const hello = await client.callTool({ name: 'greeter', arguments: { name: 'Ada' } });
+    const cost = hello._meta['io.toolgate/cost'];
+    assert.equal(cost.currency, 'USD');
+    assert.equal(cost.total_micro_usd, cost.compute_micro_usd + cost.function_micro_usd);
+    assert.ok(cost.total_micro_usd > 0 && cost.total_micro_usd <= price.max_hold_micro_usd);
+    const execution = await fetch(new URL(`/api/v1/executions/${cost.execution_id}`, baseUrl), {
+      headers: { Authorization: key },
+    }).then((r) => r.json());
+    assert.equal(execution.cost.total_micro_usd, cost.total_micro_usd, 'the ledger charged what _meta says');
+    const balance = await fetch(new URL('/api/v1/billing/balance', baseUrl), {
+      headers: { Authorization: key },
+    }).then((r) => r.json());
+    assert.equal(cost.available_micro_usd, balance.available_micro_usd);
+    assert.equal(cost.budget_remaining_micro_usd, null);
+  } finally {
+    await client.close();
+  }
+});
+
 test('workspace endpoint: every function, and the tools of MCP functions', async () => {
   const transport = transportTo('/mcp');
   const client = await connect(transport);

@@ -25,7 +25,8 @@ std::vector<BusUser> MakeUsers() {
        {"tg.invoke.secrets", "tg.invoke.billing", "tg.auth.key_lookup", "tg.auth.keys_used",
         "tg.registry.function_view", "tg.auth.authenticate", "tg.auth.http", "tg.registry.http",
         "tg.secrets.http", "tg.billing.http", "tg.registry.workspace_tools",
-        "tg.registry.mcp_listing", "tg.health.*", "tg.events.mcp_session_ended",
+        "tg.registry.mcp_listing", "tg.billing.compute_medians", "tg.health.*",
+        "tg.events.mcp_session_ended",
         "tg.edge.mcp_sessions_ended", "tg.events.mcp_session_log_level",
         "tg.edge.mcp_client_answers"},
        {"_INBOX.edge.>", "tg.events.mcp_session_ended", "tg.edge.mcp_sessions_ended",
@@ -61,8 +62,8 @@ std::vector<BusUser> MakeUsers() {
         "tg.registry.function_view", kEdgeReplies,
         kLauncherReplies, kAuthReplies, "_INBOX.executor.settle.>"},
        {"tg.invoke.billing", "tg.billing.settle.*", "tg.billing.unserved.*", "tg.billing.http",
-        "tg.billing.grant_usage",
-        "tg.health.billing", "_INBOX.billing.>"}},
+        "tg.billing.grant_usage", "tg.billing.compute_medians", "tg.health.billing",
+        "_INBOX.billing.>"}},
       // The executor sends results to billing and its dispatch notices to the edge; it reads its
       // own inbox (settlement acks under .settle, code replies) but cannot write to it.
       {"executor",

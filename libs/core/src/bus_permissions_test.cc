@@ -62,6 +62,9 @@ TEST(BusPermissions, EveryHopIsAllowed) {
            {"auth", "billing", "_INBOX.billing.nuid4.1"},
            {"billing", "registry", "tg.registry.function_view"},
            {"registry", "billing", "_INBOX.billing.nuid4.2"},
+           {"edge", "billing", "tg.billing.compute_medians"},
+           {"billing", "registry", "tg.registry.function_view"},
+           {"registry", "billing", "_INBOX.billing.nuid4.2"},
        }) {
     EXPECT_TRUE(MayPublish(User(hop.from), hop.subject)) << hop.from << " -> " << hop.subject;
     EXPECT_TRUE(MaySubscribe(User(hop.to), hop.subject)) << hop.to << " <- " << hop.subject;

@@ -48,6 +48,13 @@ void ChainStage::Outbox::Answer(const std::string& edge_reply, int64_t key_expir
   answers_.emplace_back(edge_reply, answer.SerializeAsString(), "", traceparent);
 }
 
+void ChainStage::Outbox::Estimated(const StageJob& job, v1::Estimate estimate) {
+  v1::InvokeReply answer;
+  answer.set_key_expires_at_ms(job.job.principal().key_expires_at_ms());
+  *answer.mutable_estimate() = std::move(estimate);
+  answers_.emplace_back(job.reply, answer.SerializeAsString(), "", job.span->traceparent());
+}
+
 void ChainStage::Outbox::Send() {
   // One message per subject; a group that cannot be sent is answered 503 whole (a batch is at
   // most 256 jobs, one envelope, so it left whole or not at all).

@@ -14,12 +14,19 @@
 -- to INCRBY/DECRBY and compared as strings (less, in prelude.lua); a reply of INCRBY is used as
 -- a number only below 2^53, where a double is exact.
 --
+-- A hold in mode 'estimate' (POST .../estimate) is checked the same way and changes nothing:
+-- no token is taken, nothing is reserved or recorded; its answer is what the hold would leave.
+--
 -- KEYS: tg:holds, then per hold: bal res conc rl hold tmo, then the key of each of its budgets
 -- ARGV: burst concurrency timeout_allowance_ms, then per hold: execution_id amount rate
---       expiry_ms org detail budgets, then the cap of each of its budgets (rate 0: no rate limit;
---       timeout_allowance_ms 0: no allowance checked; detail: the rest of the record, opaque
---       here; budgets: how many; a cap of 0: counted, not capped)
--- Returns one array per hold: {0} held, {1} already held, {2} balance not loaded,
+--       expiry_ms org detail mode budgets, then the cap of each of its budgets (rate 0: no rate
+--       limit; timeout_allowance_ms 0: no allowance checked; detail: the rest of the record,
+--       opaque here; mode: 'hold' or 'estimate'; budgets: how many; a cap of 0: counted, not
+--       capped)
+-- Returns one array per hold: {0, balance, reserved, cap_1, used_1, ...} held (or, for an
+-- estimate, would be), with what the hold left: the balance, the organization's reserved and,
+-- per budget, its cap and reserved + spent (this hold counted); {1} already held, {2} balance
+-- not loaded,
 -- {3, retry_after_s} rate limited, {4, retry_after_s} concurrency limit,
 -- {5, balance, reserved} insufficient balance, {6, retry_after_s} timeout allowance spent,
 -- {7, i} its i-th budget not loaded, {8, i, cap, used} its i-th budget cannot take the amount
@@ -119,8 +126,9 @@ local function hold(k, a, n)
   local bal_key, res_key, conc_key, rate_key, hold_key, tmo_key =
     KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
   local amount, rate = ARGV[a + 1], tonumber(ARGV[a + 2])
-  -- The hold's budgets: keys from KEYS[k + 6], caps from ARGV[a + 7].
-  local bk, ba = k + 6, a + 7
+  local estimate = ARGV[a + 6] == 'estimate'
+  -- The hold's budgets: keys from KEYS[k + 6], caps from ARGV[a + 8].
+  local bk, ba = k + 6, a + 8
   if redis.call('EXISTS', hold_key) == 1 then return {1} end
   local o = org_of(bal_key, conc_key, tmo_key)
   if not o.bal then return {2} end
@@ -135,8 +143,10 @@ local function hold(k, a, n)
       b.at = now
     end
     if b.tokens < 1 then return {3, math.ceil((1 - b.tokens) / rate)} end
-    b.tokens = b.tokens - 1
-    b.used, b.ttl = true, math.ceil(burst / rate * 1000) + 1000
+    if not estimate then
+      b.tokens = b.tokens - 1
+      b.used, b.ttl = true, math.ceil(burst / rate * 1000) + 1000
+    end
   end
   if limit > 0 and in_flight(o) >= limit then return {4, 1} end
   if timeout_allowance > 0 and timeout_left(o) <= 0 then
@@ -144,6 +154,18 @@ local function hold(k, a, n)
   end
   local capped = over_a_cap(bk, ba, n, amount)
   if capped then return capped end
+  if estimate then
+    local reserved_now = at_least_zero(redis.call('GET', res_key))
+    local reserved_after = plus(reserved_now, amount)
+    if less(o.bal, reserved_after) then return {5, o.bal, reserved_now} end
+    local out = {0, o.bal, reserved_after}
+    for i = 1, n do
+      local b = budget_of(KEYS[bk + i - 1])
+      out[#out + 1] = ARGV[ba + i - 1]
+      out[#out + 1] = plus(plus(b.reserved, b.spent), amount)
+    end
+    return out
+  end
   local reserved = redis.call('INCRBY', res_key, amount)
   local reserved_text = math.abs(reserved) <= EXACT and string.format('%.0f', reserved)
                         or redis.call('GET', res_key)
@@ -153,20 +175,23 @@ local function hold(k, a, n)
   end
   o.added = o.added + 1
   local keys = {}
+  local out = {0, o.bal, reserved_text}
   for i = 1, n do
     local b = budget_of(KEYS[bk + i - 1])
     b.reserved, b.added = plus(b.reserved, amount), plus(b.added, amount)
     keys[i] = b.key
+    out[#out + 1] = ARGV[ba + i - 1]
+    out[#out + 1] = plus(b.reserved, b.spent)
   end
   redis.call('HSET', hold_key, 'state', 'held', 'org', ARGV[a + 4], 'amount', amount,
              'detail', ARGV[a + 5])
   if n > 0 then redis.call('HSET', hold_key, 'budgets', table.concat(keys, ' ')) end
   due[#due + 1] = ARGV[a + 3]
   due[#due + 1] = ARGV[a]
-  return {0}
+  return out
 end
 
-local out, err = each_listed_item('hold', 1, 6, 3, 7, hold)
+local out, err = each_listed_item('hold', 1, 6, 3, 8, hold)
 if not out then return err end
 call_in_runs('ZADD', KEYS[1], due)
 for _, b in ipairs(budget_order) do

@@ -195,6 +195,19 @@ std::string DetailOf(const HoldRecord& hold) {
   d.set_compute_type(hold.compute_type);
   d.set_created_ms(hold.created_ms);
   d.set_expiry_ms(hold.expiry_ms);
+std::string_view BudgetLimitName(const Budget& budget) {
+  const bool daily = budget.period && budget.period->unit == PeriodUnit::kDay;
+  switch (budget.kind) {
+    case BudgetKind::kGrant:
+      return "grant";
+    case BudgetKind::kKey:
+      return daily ? "key_daily" : "key_monthly";
+    case BudgetKind::kOrg:
+      return daily ? "org_daily" : "org_monthly";
+  }
+  return "grant";
+}
+
   return d.SerializeAsString();
 }
 
@@ -232,7 +245,11 @@ Result<HoldOutcome> HoldOutcomeOf(const redis::Reply& reply, int64_t budgets) {
   }
   HoldOutcome out;
   switch (*IntOf(e[0])) {
-    case 0:
+    case 0: {
+      // {0, balance, reserved, then cap and used per budget}.
+      if (e.size() != 3 + 2 * static_cast<size_t>(budgets) || !IntOf(e[1]) || !IntOf(e[2])) {
+        return Unexpected("hold");
+      }
       out.verdict = HoldVerdict::kHeld;
       return out;
     case 1:
@@ -249,7 +266,20 @@ Result<HoldOutcome> HoldOutcomeOf(const redis::Reply& reply, int64_t budgets) {
                     : *IntOf(e[0]) == 4 ? HoldVerdict::kConcurrencyLimit
                                         : HoldVerdict::kTimeoutBudgetExhausted;
       out.retry_after_s = *IntOf(e[1]);
+      out.available_after_micro_usd = *IntOf(e[1]) - *IntOf(e[2]);
+      for (size_t i = 0; i < static_cast<size_t>(budgets); ++i) {
+        auto cap = IntOf(e[3 + 2 * i]);
+        auto used = IntOf(e[4 + 2 * i]);
+        if (!cap || !used) return Unexpected("hold");
+        if (*cap == 0) continue;  // counted, not capped
+        const int64_t remaining = *cap - *used;
+        if (!out.tightest_budget || remaining < out.budget_remaining_micro_usd) {
+          out.tightest_budget = i;
+          out.budget_remaining_micro_usd = remaining;
+        }
+      }
       return out;
+    }
     case 5: {
       if (e.size() < 3 || !IntOf(e[1]) || !IntOf(e[2])) return Unexpected("hold");
       out.verdict = HoldVerdict::kInsufficientBalance;
@@ -375,7 +405,7 @@ std::vector<Result<HoldOutcome>> BalanceStore::HoldMany(
                                 std::to_string(limits_.concurrency_per_org),
                                 TimeoutAllowanceMs(limits_)};
   keys.reserve(1 + holds.size() * 7);
-  args.reserve(3 + holds.size() * 8);
+  args.reserve(3 + holds.size() * 9);
   const std::string rate = std::to_string(limits_.rate_per_key_per_s);
   for (const HoldRecord* h : holds) {
     const HoldRecord& hold = *h;
@@ -402,11 +432,14 @@ std::vector<Result<HoldOutcome>> BalanceStore::HoldMany(
   out.reserve(holds.size());
   for (size_t i = 0; i < holds.size(); ++i) {
     const auto budgets = static_cast<int64_t>(holds[i]->budgets.size());
-    out.push_back(CountHold(items.ok() ? HoldOutcomeOf((*items)[i], budgets)
-                                       : Result<HoldOutcome>(items.status())));
+    auto outcome =
+        items.ok() ? HoldOutcomeOf((*items)[i], budgets) : Result<HoldOutcome>(items.status());
+    // An estimate holds nothing, so it is no hold to count.
+    out.push_back(holds[i]->estimate ? std::move(outcome) : CountHold(std::move(outcome)));
   }
   return out;
 }
+    args.push_back(hold.estimate ? "estimate" : "hold");
 
 Result<bool> BalanceStore::Settle(const SettleStep& step) {
   return std::move(SettleMany({step}).front());

@@ -1103,6 +1103,77 @@ TEST_F(GrantBudgetTest, ReleaseReturnsTheGrantsReservation) {
   EXPECT_TRUE(*store.ReleaseMany({&e2})[0]);
   EXPECT_TRUE(store.ReleaseUnrun({{"e3", "org-a", 0}})[0]->released);
   EXPECT_EQ(Reserved(), 0);
+// A hold answers what it left: the available balance (this hold counted) and the tightest
+// capped budget's remainder; an uncapped budget (cap 0) is counted, never the tightest.
+TEST_F(GrantBudgetTest, AHoldSaysWhatItLeft) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_TRUE(store.LoadBudget(Grant(100), 30).ok());
+  Budget uncapped{BudgetKind::kOrg, "org-a", 0, ParsePeriod(PeriodUnit::kDay, "2026-12-02"), {}};
+  ASSERT_TRUE(store.LoadBudget(uncapped, 0).ok());
+  HoldRecord first = GrantHoldOf("e1", 20, 100);
+  first.budgets.push_back(uncapped);
+  auto held = store.Hold(first);
+  ASSERT_TRUE(held.ok()) << held.status().ToString();
+  ASSERT_EQ(held->verdict, HoldVerdict::kHeld);
+  EXPECT_EQ(held->available_after_micro_usd, 980);
+  ASSERT_TRUE(held->tightest_budget.has_value());
+  EXPECT_EQ(*held->tightest_budget, 0u);
+  EXPECT_EQ(held->budget_remaining_micro_usd, 50);  // 100 - 30 spent - 20 held
+
+  HoldRecord plain = HoldOf("e2", 5);
+  auto second = store.Hold(plain);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->available_after_micro_usd, 975);
+  EXPECT_FALSE(second->tightest_budget.has_value());
+  EXPECT_EQ(BudgetLimitName(Grant(1)), "grant");
+  EXPECT_EQ(BudgetLimitName(uncapped), "org_daily");
+}
+
+// An estimate is checked exactly as the hold and changes nothing: no reservation, no count in
+// flight, no rate token, no hold record, no budget reservation.
+TEST_F(GrantBudgetTest, AnEstimateChecksAsAHoldAndChangesNothing) {
+  limits_.rate_per_key_per_s = 1;
+  limits_.rate_burst = 1;
+  limits_.concurrency_per_org = 1;
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_TRUE(store.LoadBudget(Grant(100), 30).ok());
+  HoldRecord estimate = GrantHoldOf("e1", 20, 100);
+  estimate.estimate = true;
+  for (int i = 0; i < 3; ++i) {  // the bucket of 1 is never used up by estimates
+    auto outcome = store.Hold(estimate);
+    ASSERT_TRUE(outcome.ok()) << outcome.status().ToString();
+    ASSERT_EQ(outcome->verdict, HoldVerdict::kHeld);
+    EXPECT_EQ(outcome->available_after_micro_usd, 980);
+    EXPECT_EQ(outcome->budget_remaining_micro_usd, 50);
+  }
+  EXPECT_EQ(Int("tg:res:org-a"), 0);
+  EXPECT_EQ(Int("tg:conc:org-a"), 0);
+  EXPECT_EQ(Reserved(), 0);
+  EXPECT_EQ(client_->Command({"EXISTS", "tg:hold:e1"})->integer, 0);
+  EXPECT_EQ(client_->Command({"ZCARD", "tg:holds"})->integer, 0);
+  EXPECT_EQ(client_->Command({"EXISTS", "tg:rl:key-1"})->integer, 0);
+
+  // What a hold would be refused, the estimate is refused the same way.
+  HoldRecord over_cap = GrantHoldOf("e2", 71, 100);
+  over_cap.estimate = true;
+  auto capped = store.Hold(over_cap);
+  ASSERT_TRUE(capped.ok());
+  EXPECT_EQ(capped->verdict, HoldVerdict::kBudgetExceeded);
+  HoldRecord too_much = HoldOf("e3", 1001);
+  too_much.estimate = true;
+  auto poor = store.Hold(too_much);
+  ASSERT_TRUE(poor.ok());
+  EXPECT_EQ(poor->verdict, HoldVerdict::kInsufficientBalance);
+  EXPECT_EQ(poor->available_micro_usd, 1000);
+  // The real hold, then: it takes the only slot in flight, and the estimate sees that.
+  ASSERT_EQ(VerdictOf(store, GrantHoldOf("e4", 20, 100)), HoldVerdict::kHeld);
+  auto busy = store.Hold(estimate);
+  ASSERT_TRUE(busy.ok());
+  EXPECT_EQ(busy->verdict, HoldVerdict::kRateLimited);  // the hold took the bucket's token
+}
+
   EXPECT_EQ(Spent(), 10);
   // Released once: again changes nothing.
   EXPECT_FALSE(*store.Release("e1", "org-a", ReleaseMode::kDelete));

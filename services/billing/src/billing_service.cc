@@ -18,7 +18,7 @@ BillingService::BillingService(bus::Service& service, pg::Pool& pool, redis::Cli
       config_(config),
       ledger_(pool),
       balances_(redis, config_.limits),
-      settler_(service.bus(), ledger_, balances_, retries_, config_),
+      settler_(service.bus(), ledger_, balances_, retries_, config_, recent_compute_),
       reaper_(ledger_, balances_, config_),
       reconcile_watch_(ledger_, balances_, config_.reconcile_check_interval_ms),
       identity_watch_(pool, balances_,
@@ -62,6 +62,7 @@ Status BillingService::Start() {
   }
   // On the worker pool: it reads PostgreSQL.
   if (s.ok()) s = ServeGrantUsage(service_, ledger_);
+  if (s.ok()) s = ServeComputeMedians(service_, recent_compute_, config_.rates);
   if (s.ok()) s = core::ServeHttp(service_, router_);
   if (s.ok()) reaper_.Start();
   if (s.ok()) reconcile_watch_.Start();

@@ -65,6 +65,21 @@ std::vector<Budget> BudgetsFor(const v1::Principal& principal) {
                  {}}};
 }
 
+v1::Estimate EstimateOf(const HoldRecord& hold, const HoldOutcome& outcome,
+                        int64_t function_micro_usd) {
+  v1::Estimate e;
+  e.set_max_hold_micro_usd(hold.amount_micro_usd);
+  e.set_function_micro_usd(function_micro_usd);
+  e.set_max_compute_micro_usd(hold.amount_micro_usd - function_micro_usd);
+  // Available now, before the call: what the hold would leave plus the hold itself.
+  e.set_available_micro_usd(outcome.available_after_micro_usd + hold.amount_micro_usd);
+  if (outcome.tightest_budget && *outcome.tightest_budget < hold.budgets.size()) {
+    e.set_budget_remaining_micro_usd(outcome.budget_remaining_micro_usd + hold.amount_micro_usd);
+    e.set_budget_limit(std::string(BudgetLimitName(hold.budgets[*outcome.tightest_budget])));
+  }
+  return e;
+}
+
 std::optional<v1::Problem> MaxCostProblem(int64_t amount_micro_usd, int64_t max_cost_micro_usd) {
   if (max_cost_micro_usd <= 0 || amount_micro_usd <= max_cost_micro_usd) return std::nullopt;
   return core::MakeProblem(
@@ -204,6 +219,7 @@ void InvokeStage::Handle(bus::Message&& message) {
   hold.created_ms = NowMs();
   hold.expiry_ms = hold.created_ms + job.function().timeout_ms() + config_.hold_grace_ms;
   hold.budgets = BudgetsFor(job.principal());
+  hold.estimate = job.estimate_only();
 
   // Before anything is held: the caller's ceiling on what this call may cost.
   if (auto problem = MaxCostProblem(hold.amount_micro_usd, job.max_cost_micro_usd())) {
@@ -312,8 +328,18 @@ void InvokeStage::Proceed(Call& call, const Result<HoldOutcome>& outcome,
     out.Reject(call.in, std::move(*problem));
     return;
   }
-  job.mutable_hold()->set_amount_micro_usd(hold.amount_micro_usd);
-  job.mutable_hold()->set_function_micro_usd(FeeFor(job));
+  if (hold.estimate) {
+    out.Estimated(call.in, EstimateOf(hold, *outcome, FeeFor(job)));
+    return;
+  }
+  v1::Hold* held = job.mutable_hold();
+  held->set_amount_micro_usd(hold.amount_micro_usd);
+  held->set_function_micro_usd(FeeFor(job));
+  held->set_available_micro_usd(outcome->available_after_micro_usd);
+  if (outcome->tightest_budget && *outcome->tightest_budget < hold.budgets.size()) {
+    held->set_budget_remaining_micro_usd(outcome->budget_remaining_micro_usd);
+    held->set_budget_limit(std::string(BudgetLimitName(hold.budgets[*outcome->tightest_budget])));
+  }
   // Should the job not leave, its hold is released at once rather than by the reaper.
   out.Forward(call.in, call.exec_subject, UnservedSubject(job.execution_id()),
               [this, id = hold.execution_id, org = hold.org_id] {

@@ -41,12 +41,13 @@ struct Settler::Pending {
 };
 
 Settler::Settler(bus::Bus& bus, LedgerStore& ledger, BalanceStore& balances, RetryQueue& retries,
-                 const Config& config)
+                 const Config& config, RecentComputeCharges& recent)
     : bus_(bus),
       ledger_(ledger),
       balances_(balances),
       retries_(retries),
       config_(config),
+      recent_(recent),
       recorded_(
           4096,
           [this](std::vector<v1::ExecutionRecorded> events) {
@@ -226,6 +227,8 @@ void Settler::Commit(Batch batch) {
       event.set_runtime_ms(execution.runtime_ms);
       event.set_status_code(execution.status_code);
       recorded_.Push(std::move(event));
+      recent_.Record(execution.function_id, execution.version, execution.charge.compute_micro_usd,
+                     NowMs());
     }
   }
   AckAll(batch);

@@ -3,6 +3,7 @@
 #include "toolgate/base/json.h"
 #include "toolgate/base/log.h"
 #include "toolgate/core/problem.h"
+#include "toolgate/core/runtime_names.h"
 
 namespace toolgate::registry {
 namespace {
@@ -21,10 +22,12 @@ constexpr const char* kWorkspaceToolsSql =
     "  array_to_json(v.declared_keys)::text, COALESCE(b.env_keys, ''),"
     "  v.mcp_listing IS NOT NULL, (v.mcp_listing->'tools')::text,"
     "  (v.mcp_listing->'resources')::text, (v.mcp_listing->'resource_templates')::text,"
-    "  (v.mcp_listing->'prompts')::text, COALESCE(v.output_schema::text, ''), f.icon_url "
+    "  (v.mcp_listing->'prompts')::text, COALESCE(v.output_schema::text, ''), f.icon_url,"
+    "  v.price_micro_usd, f.org_id = $1, v.compute_type, v.timeout_ms, v.memory_mb "
     "FROM listed l JOIN registry.functions f ON f.id = l.id "
     "LEFT JOIN registry.workspace_env_keys b ON b.org_id = $1 AND b.function_id = f.id "
-    "JOIN LATERAL (SELECT version, input_schema, declared_keys, mcp_listing, output_schema"
+    "JOIN LATERAL (SELECT version, input_schema, declared_keys, mcp_listing, output_schema,"
+    "  price_micro_usd, compute_type, timeout_ms, memory_mb"
     "  FROM registry.versions"
     "  WHERE function_id = f.id ORDER BY p1 DESC, p2 DESC, p3 DESC, p4 DESC LIMIT 1) v ON true "
     "ORDER BY l.part, l.listed_at, f.id";
@@ -48,6 +51,12 @@ Result<std::vector<v1::WorkspaceTool>> LoadWorkspaceTools(pg::Pool& pool,
     t.set_env_keys(rows->Str(r, 7));
     t.set_output_schema_json(rows->Str(r, 13));
     t.set_icon_url(rows->Str(r, 14));
+    // What a call costs this organization: tools/list shows it (docs/mcp.md, "Prices").
+    t.set_price_micro_usd(rows->Int(r, 15));
+    t.set_owned(rows->Bool(r, 16));
+    t.set_compute_type(core::ParseComputeType(rows->Str(r, 17)).value_or(v1::COMPUTE_TYPE_CPU));
+    t.set_timeout_ms(static_cast<int32_t>(rows->Int(r, 18)));
+    t.set_memory_mb(static_cast<int32_t>(rows->Int(r, 19)));
     if (rows->Bool(r, 8)) {
       // Written whole by StoreMcpListing, so each of the four keys is there; mutable_listing()
       // sets has_listing(), which tells the edge to list from it.

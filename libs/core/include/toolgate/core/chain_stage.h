@@ -82,6 +82,8 @@ class ChainStage {
     // The same for a job no longer at hand: its edge's reply subject, key expiry and trace.
     void Answer(const std::string& edge_reply, int64_t key_expires_at_ms,
                 const std::string& traceparent, v1::Problem problem);
+    // Queues the edge's answer to an estimate_only job: what its hold would be.
+    void Estimated(const StageJob& job, v1::Estimate estimate);
     // Sends everything queued: forwards first (one message per subject), then answers (one per
     // edge). Empty afterwards.
     void Send();

@@ -46,6 +46,9 @@ inline constexpr const char* kWorkspaceToolsSubject = "tg.registry.workspace_too
 inline constexpr const char* kMcpListingSubject = "tg.registry.mcp_listing";
 // GrantUsageRequest -> GrantUsageReply: auth asks billing what OAuth grants have spent.
 inline constexpr const char* kGrantUsageSubject = "tg.billing.grant_usage";
+// ComputeMediansRequest -> ComputeMediansReply: the edge asks billing what versions' recent
+// calls cost in compute, for the prices MCP tools/list shows.
+inline constexpr const char* kComputeMediansSubject = "tg.billing.compute_medians";
 // OrganizationLookupRequest -> OrganizationLookupReply: billing asks auth before an operator's
 // credit grant whether the organization exists and who the operator is.
 inline constexpr const char* kOrganizationLookupSubject = "tg.auth.organization_lookup";

@@ -5,6 +5,7 @@
 //   tg.billing.settle.*     (plain, this replica)   Settler: no-responders notices of its jobs
 //   tg.billing.grant_usage  (queue "billing")       what OAuth grants spent (grant_usage.h)
 //   tg.billing.http: also EarningsApi (earnings statements and payouts)
+//   tg.billing.compute_medians (queue "billing")    recent compute charges (compute_medians.h)
 //   tg.billing.http         (queue "billing-http")  HttpApi
 //   tg.billing.http: also NotificationApi; Notifications (notifications.h) sends budget alerts
 //   tg.billing.http: also CheckoutApi (checkout funding: sessions and the provider's webhook)
@@ -61,6 +62,7 @@ class BillingService {
   LedgerStore ledger_;
   BalanceStore balances_;
   RetryQueue retries_;
+  RecentComputeCharges recent_compute_;
   Settler settler_;
   Reaper reaper_;
   ReconcileWatch reconcile_watch_;

@@ -96,6 +96,11 @@ std::optional<v1::Problem> ProblemFor(const HoldOutcome& outcome, const HoldReco
 // a grant).
 std::vector<Budget> BudgetsFor(const v1::Principal& principal);
 
+// The answer to an estimate_only job whose check passed (outcome kHeld): the hold it would
+// place, the fee within it, and the balance and tightest budget remainder available now.
+v1::Estimate EstimateOf(const HoldRecord& hold, const HoldOutcome& outcome,
+                        int64_t function_micro_usd);
+
 // 402 max_cost_exceeded when a hold of amount_micro_usd passes the call's X-Toolgate-Max-Cost
 // (max_cost_micro_usd; 0: none), else nullopt.
 std::optional<v1::Problem> MaxCostProblem(int64_t amount_micro_usd, int64_t max_cost_micro_usd);

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "toolgate/base/batch_queue.h"
+#include "toolgate/billing/compute_medians.h"
 #include "toolgate/billing/balance_store.h"
 #include "toolgate/billing/config.h"
 #include "toolgate/billing/ledger_store.h"
@@ -51,8 +52,9 @@ struct CapturedCharge {
 class Settler {
  public:
   // Every reference must outlive the Settler. Starts the batcher thread.
+  // recent learns each charged execution's compute charge (the medians MCP prices show).
   Settler(bus::Bus& bus, LedgerStore& ledger, BalanceStore& balances, RetryQueue& retries,
-          const Config& config);
+          const Config& config, RecentComputeCharges& recent);
   // Stop().
   ~Settler();
   Settler(const Settler&) = delete;
@@ -100,6 +102,7 @@ class Settler {
   BalanceStore& balances_;
   RetryQueue& retries_;
   const Config& config_;
+  RecentComputeCharges& recent_;
 
   // The registry's execution events (its counters), gathered for up to 100 ms after each
   // message: under load one message a tenth of a second rather than one per settlement batch.
