@@ -60,8 +60,6 @@ TEST(BusPermissions, EveryHopIsAllowed) {
            {"launcher", "billing", "tg.health.billing"},
            {"billing", "auth", "tg.auth.organization_lookup"},
            {"auth", "billing", "_INBOX.billing.nuid4.1"},
-           {"billing", "registry", "tg.registry.function_view"},
-           {"registry", "billing", "_INBOX.billing.nuid4.2"},
            {"edge", "billing", "tg.billing.compute_medians"},
            {"billing", "registry", "tg.registry.function_view"},
            {"registry", "billing", "_INBOX.billing.nuid4.2"},

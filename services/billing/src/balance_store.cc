@@ -180,6 +180,19 @@ std::optional<Budget> BudgetOfKey(std::string_view key) {
   return Budget{kind, std::string(key.substr(0, last - 2)), 0, std::move(*period), {}};
 }
 
+std::string_view BudgetLimitName(const Budget& budget) {
+  const bool daily = budget.period && budget.period->unit == PeriodUnit::kDay;
+  switch (budget.kind) {
+    case BudgetKind::kGrant:
+      return "grant";
+    case BudgetKind::kKey:
+      return daily ? "key_daily" : "key_monthly";
+    case BudgetKind::kOrg:
+      return daily ? "org_daily" : "org_monthly";
+  }
+  return "grant";
+}
+
 BalanceStore::BalanceStore(redis::Client& redis, Limits limits) : redis_(redis), limits_(limits) {}
 
 namespace {
@@ -195,19 +208,6 @@ std::string DetailOf(const HoldRecord& hold) {
   d.set_compute_type(hold.compute_type);
   d.set_created_ms(hold.created_ms);
   d.set_expiry_ms(hold.expiry_ms);
-std::string_view BudgetLimitName(const Budget& budget) {
-  const bool daily = budget.period && budget.period->unit == PeriodUnit::kDay;
-  switch (budget.kind) {
-    case BudgetKind::kGrant:
-      return "grant";
-    case BudgetKind::kKey:
-      return daily ? "key_daily" : "key_monthly";
-    case BudgetKind::kOrg:
-      return daily ? "org_daily" : "org_monthly";
-  }
-  return "grant";
-}
-
   return d.SerializeAsString();
 }
 
@@ -251,21 +251,6 @@ Result<HoldOutcome> HoldOutcomeOf(const redis::Reply& reply, int64_t budgets) {
         return Unexpected("hold");
       }
       out.verdict = HoldVerdict::kHeld;
-      return out;
-    case 1:
-      out.verdict = HoldVerdict::kAlreadyHeld;
-      return out;
-    case 2:
-      out.verdict = HoldVerdict::kBalanceNotLoaded;
-      return out;
-    case 3:
-    case 4:
-    case 6:
-      if (e.size() < 2 || !IntOf(e[1])) return Unexpected("hold");
-      out.verdict = *IntOf(e[0]) == 3   ? HoldVerdict::kRateLimited
-                    : *IntOf(e[0]) == 4 ? HoldVerdict::kConcurrencyLimit
-                                        : HoldVerdict::kTimeoutBudgetExhausted;
-      out.retry_after_s = *IntOf(e[1]);
       out.available_after_micro_usd = *IntOf(e[1]) - *IntOf(e[2]);
       for (size_t i = 0; i < static_cast<size_t>(budgets); ++i) {
         auto cap = IntOf(e[3 + 2 * i]);
@@ -280,6 +265,21 @@ Result<HoldOutcome> HoldOutcomeOf(const redis::Reply& reply, int64_t budgets) {
       }
       return out;
     }
+    case 1:
+      out.verdict = HoldVerdict::kAlreadyHeld;
+      return out;
+    case 2:
+      out.verdict = HoldVerdict::kBalanceNotLoaded;
+      return out;
+    case 3:
+    case 4:
+    case 6:
+      if (e.size() < 2 || !IntOf(e[1])) return Unexpected("hold");
+      out.verdict = *IntOf(e[0]) == 3   ? HoldVerdict::kRateLimited
+                    : *IntOf(e[0]) == 4 ? HoldVerdict::kConcurrencyLimit
+                                        : HoldVerdict::kTimeoutBudgetExhausted;
+      out.retry_after_s = *IntOf(e[1]);
+      return out;
     case 5: {
       if (e.size() < 3 || !IntOf(e[1]) || !IntOf(e[2])) return Unexpected("hold");
       out.verdict = HoldVerdict::kInsufficientBalance;
@@ -422,6 +422,7 @@ std::vector<Result<HoldOutcome>> BalanceStore::HoldMany(
     args.push_back(std::to_string(hold.expiry_ms));
     args.push_back(hold.org_id);
     args.push_back(DetailOf(hold));
+    args.push_back(hold.estimate ? "estimate" : "hold");
     args.push_back(std::to_string(hold.budgets.size()));
     for (const Budget& budget : hold.budgets) {
       keys.push_back(BudgetKey(budget));
@@ -439,7 +440,6 @@ std::vector<Result<HoldOutcome>> BalanceStore::HoldMany(
   }
   return out;
 }
-    args.push_back(hold.estimate ? "estimate" : "hold");
 
 Result<bool> BalanceStore::Settle(const SettleStep& step) {
   return std::move(SettleMany({step}).front());

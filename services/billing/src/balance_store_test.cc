@@ -1038,71 +1038,6 @@ TEST_F(GrantBudgetTest, ConcurrentHoldsNeverPassTheGrantsCap) {
   EXPECT_EQ(Int("tg:bal:org-a"), 100 * kAmount - charged);
 }
 
-TEST_F(GrantBudgetTest, ACaptureBelowTheHoldFreesTheRestOfTheCap) {
-  BalanceStore store = Store();
-  ASSERT_TRUE(store.Load("org-a", 1000).ok());
-  ASSERT_TRUE(store.LoadBudget(Grant(100), 0).ok());
-  ASSERT_EQ(VerdictOf(store, GrantHoldOf("e1", 60, 100)), HoldVerdict::kHeld);
-  auto refused = store.Hold(GrantHoldOf("e2", 60, 100));
-  ASSERT_TRUE(refused.ok());
-  EXPECT_EQ(refused->verdict, HoldVerdict::kBudgetExceeded);
-  EXPECT_EQ(refused->budget, 0u);
-  EXPECT_EQ(refused->budget_used_micro_usd, 60);
-
-  ASSERT_TRUE(*store.Settle({"e1", "org-a", "org-b", 25, 0}));
-  EXPECT_EQ(Spent(), 25);
-  EXPECT_EQ(Reserved(), 0);
-  EXPECT_EQ(VerdictOf(store, GrantHoldOf("e2", 60, 100)), HoldVerdict::kHeld);  // 85 of 100
-  auto over = store.Hold(GrantHoldOf("e3", 16, 100));
-  ASSERT_TRUE(over.ok());
-  EXPECT_EQ(over->verdict, HoldVerdict::kBudgetExceeded);
-  EXPECT_EQ(over->budget_used_micro_usd, 85);
-  EXPECT_EQ(VerdictOf(store, GrantHoldOf("e3", 15, 100)), HoldVerdict::kHeld);  // exactly 100
-  // A cap raised since (it travels with each call) counts what was spent under the old one.
-  EXPECT_EQ(VerdictOf(store, GrantHoldOf("e4", 20, 120)), HoldVerdict::kHeld);
-  EXPECT_EQ(Reserved(), 95);
-  EXPECT_EQ(Spent(), 25);
-}
-
-TEST_F(GrantBudgetTest, AHoldRefusedByTheCapHoldsNothing) {
-  BalanceStore store = Store();
-  ASSERT_TRUE(store.Load("org-a", 1000).ok());
-  ASSERT_TRUE(store.LoadBudget(Grant(50), 45).ok());
-  // In one batch, in order: the grant's call over its cap is refused, one that fits is held, and
-  // a call of the same organization without the grant is not concerned.
-  auto outcomes =
-      store.HoldMany({GrantHoldOf("over", 10, 50), GrantHoldOf("fits", 5, 50), HoldOf("key", 500)});
-  ASSERT_EQ(outcomes.size(), 3u);
-  for (const auto& o : outcomes) ASSERT_TRUE(o.ok()) << o.status().ToString();
-  EXPECT_EQ(outcomes[0]->verdict, HoldVerdict::kBudgetExceeded);
-  EXPECT_EQ(outcomes[1]->verdict, HoldVerdict::kHeld);
-  EXPECT_EQ(outcomes[2]->verdict, HoldVerdict::kHeld);
-  EXPECT_FALSE(store.GetHold("over")->has_value());
-  EXPECT_EQ(Int("tg:res:org-a"), 505);
-  EXPECT_EQ(Int("tg:conc:org-a"), 2);
-  EXPECT_EQ(Reserved(), 5);
-  EXPECT_EQ(Spent(), 45);
-  EXPECT_EQ(store.DueHolds(INT64_MAX, 10)->size(), 2u);
-  // The balance is checked after the cap and refuses for itself: the grant holds nothing then.
-  auto poor = store.Hold(GrantHoldOf("poor", 600, 0));
-  ASSERT_TRUE(poor.ok());
-  EXPECT_EQ(poor->verdict, HoldVerdict::kInsufficientBalance);
-  EXPECT_EQ(Reserved(), 5);
-}
-
-TEST_F(GrantBudgetTest, ReleaseReturnsTheGrantsReservation) {
-  BalanceStore store = Store();
-  ASSERT_TRUE(store.Load("org-a", 1000).ok());
-  ASSERT_TRUE(store.LoadBudget(Grant(100), 10).ok());
-  HoldRecord e1 = GrantHoldOf("e1", 40, 100), e2 = GrantHoldOf("e2", 30, 100),
-             e3 = GrantHoldOf("e3", 20, 100);
-  for (const HoldRecord* h : {&e1, &e2, &e3}) ASSERT_EQ(VerdictOf(store, *h), HoldVerdict::kHeld);
-  EXPECT_EQ(Reserved(), 90);
-  // An executor that never got the job, a failed batch undone, a handler that did not run.
-  EXPECT_TRUE(*store.Release("e1", "org-a", ReleaseMode::kDelete));
-  EXPECT_TRUE(*store.ReleaseMany({&e2})[0]);
-  EXPECT_TRUE(store.ReleaseUnrun({{"e3", "org-a", 0}})[0]->released);
-  EXPECT_EQ(Reserved(), 0);
 // A hold answers what it left: the available balance (this hold counted) and the tightest
 // capped budget's remainder; an uncapped budget (cap 0) is counted, never the tightest.
 TEST_F(GrantBudgetTest, AHoldSaysWhatItLeft) {
@@ -1174,6 +1109,71 @@ TEST_F(GrantBudgetTest, AnEstimateChecksAsAHoldAndChangesNothing) {
   EXPECT_EQ(busy->verdict, HoldVerdict::kRateLimited);  // the hold took the bucket's token
 }
 
+TEST_F(GrantBudgetTest, ACaptureBelowTheHoldFreesTheRestOfTheCap) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_TRUE(store.LoadBudget(Grant(100), 0).ok());
+  ASSERT_EQ(VerdictOf(store, GrantHoldOf("e1", 60, 100)), HoldVerdict::kHeld);
+  auto refused = store.Hold(GrantHoldOf("e2", 60, 100));
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->verdict, HoldVerdict::kBudgetExceeded);
+  EXPECT_EQ(refused->budget, 0u);
+  EXPECT_EQ(refused->budget_used_micro_usd, 60);
+
+  ASSERT_TRUE(*store.Settle({"e1", "org-a", "org-b", 25, 0}));
+  EXPECT_EQ(Spent(), 25);
+  EXPECT_EQ(Reserved(), 0);
+  EXPECT_EQ(VerdictOf(store, GrantHoldOf("e2", 60, 100)), HoldVerdict::kHeld);  // 85 of 100
+  auto over = store.Hold(GrantHoldOf("e3", 16, 100));
+  ASSERT_TRUE(over.ok());
+  EXPECT_EQ(over->verdict, HoldVerdict::kBudgetExceeded);
+  EXPECT_EQ(over->budget_used_micro_usd, 85);
+  EXPECT_EQ(VerdictOf(store, GrantHoldOf("e3", 15, 100)), HoldVerdict::kHeld);  // exactly 100
+  // A cap raised since (it travels with each call) counts what was spent under the old one.
+  EXPECT_EQ(VerdictOf(store, GrantHoldOf("e4", 20, 120)), HoldVerdict::kHeld);
+  EXPECT_EQ(Reserved(), 95);
+  EXPECT_EQ(Spent(), 25);
+}
+
+TEST_F(GrantBudgetTest, AHoldRefusedByTheCapHoldsNothing) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_TRUE(store.LoadBudget(Grant(50), 45).ok());
+  // In one batch, in order: the grant's call over its cap is refused, one that fits is held, and
+  // a call of the same organization without the grant is not concerned.
+  auto outcomes =
+      store.HoldMany({GrantHoldOf("over", 10, 50), GrantHoldOf("fits", 5, 50), HoldOf("key", 500)});
+  ASSERT_EQ(outcomes.size(), 3u);
+  for (const auto& o : outcomes) ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(outcomes[0]->verdict, HoldVerdict::kBudgetExceeded);
+  EXPECT_EQ(outcomes[1]->verdict, HoldVerdict::kHeld);
+  EXPECT_EQ(outcomes[2]->verdict, HoldVerdict::kHeld);
+  EXPECT_FALSE(store.GetHold("over")->has_value());
+  EXPECT_EQ(Int("tg:res:org-a"), 505);
+  EXPECT_EQ(Int("tg:conc:org-a"), 2);
+  EXPECT_EQ(Reserved(), 5);
+  EXPECT_EQ(Spent(), 45);
+  EXPECT_EQ(store.DueHolds(INT64_MAX, 10)->size(), 2u);
+  // The balance is checked after the cap and refuses for itself: the grant holds nothing then.
+  auto poor = store.Hold(GrantHoldOf("poor", 600, 0));
+  ASSERT_TRUE(poor.ok());
+  EXPECT_EQ(poor->verdict, HoldVerdict::kInsufficientBalance);
+  EXPECT_EQ(Reserved(), 5);
+}
+
+TEST_F(GrantBudgetTest, ReleaseReturnsTheGrantsReservation) {
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_TRUE(store.LoadBudget(Grant(100), 10).ok());
+  HoldRecord e1 = GrantHoldOf("e1", 40, 100), e2 = GrantHoldOf("e2", 30, 100),
+             e3 = GrantHoldOf("e3", 20, 100);
+  for (const HoldRecord* h : {&e1, &e2, &e3}) ASSERT_EQ(VerdictOf(store, *h), HoldVerdict::kHeld);
+  EXPECT_EQ(Reserved(), 90);
+  // An executor that never got the job, a failed batch undone, a handler that did not run.
+  EXPECT_TRUE(*store.Release("e1", "org-a", ReleaseMode::kDelete));
+  EXPECT_TRUE(*store.ReleaseMany({&e2})[0]);
+  EXPECT_TRUE(store.ReleaseUnrun({{"e3", "org-a", 0}})[0]->released);
+  EXPECT_EQ(Reserved(), 0);
   EXPECT_EQ(Spent(), 10);
   // Released once: again changes nothing.
   EXPECT_FALSE(*store.Release("e1", "org-a", ReleaseMode::kDelete));

@@ -233,6 +233,17 @@ v1::InvokeReply ReplyFor(const v1::ExecutionResult& result, const Charge& charge
   cost->set_compute_micro_usd(charge.compute_micro_usd);
   cost->set_function_micro_usd(charge.function_micro_usd);
   cost->set_total_micro_usd(charge.total_micro_usd);
+  // What the hold left, with this call's charge taken instead of its hold: exact when the
+  // organization made no other call in between (docs/api.md, "Cost headers").
+  const v1::Hold& hold = result.job().hold();
+  const int64_t unused = hold.amount_micro_usd() - charge.total_micro_usd;
+  if (hold.has_available_micro_usd()) {
+    summary->set_available_after_micro_usd(hold.available_micro_usd() + unused);
+  }
+  if (hold.has_budget_remaining_micro_usd()) {
+    summary->set_budget_remaining_micro_usd(hold.budget_remaining_micro_usd() + unused);
+    summary->set_budget_limit(hold.budget_limit());
+  }
   return reply;
 }
 
@@ -250,17 +261,6 @@ std::string SanitizeText(std::string_view text) {
     text.remove_prefix(n);
   }
   return out;
-  // What the hold left, with this call's charge taken instead of its hold: exact when the
-  // organization made no other call in between (docs/api.md, "Cost headers").
-  const v1::Hold& hold = result.job().hold();
-  const int64_t unused = hold.amount_micro_usd() - charge.total_micro_usd;
-  if (hold.has_available_micro_usd()) {
-    summary->set_available_after_micro_usd(hold.available_micro_usd() + unused);
-  }
-  if (hold.has_budget_remaining_micro_usd()) {
-    summary->set_budget_remaining_micro_usd(hold.budget_remaining_micro_usd() + unused);
-    summary->set_budget_limit(hold.budget_limit());
-  }
 }
 
 }  // namespace toolgate::billing

@@ -106,13 +106,13 @@ struct HoldRecord {
   // The budgets the hold is counted against, each at most once. GetHold returns them without
   // their caps, which only the hold itself compares.
   std::vector<Budget> budgets;
-};
-
-enum class HoldVerdict {
   // An estimate (POST .../estimate): checked exactly as a hold, and nothing changes: no rate
   // token is taken, nothing is reserved or recorded. Its kHeld outcome says what the hold would
   // leave.
   bool estimate = false;
+};
+
+enum class HoldVerdict {
   kHeld,
   kAlreadyHeld,       // a hold for this execution exists: nothing changed
   kBalanceNotLoaded,  // tg:bal is absent: load it from the ledger (Load) and try again
@@ -132,21 +132,21 @@ struct HoldOutcome {
   int64_t available_micro_usd = 0;    // kInsufficientBalance
   size_t budget = 0;                  // kBudgetNotLoaded, kBudgetExceeded: its index in budgets
   int64_t budget_used_micro_usd = 0;  // kBudgetExceeded: reserved + spent
-};
-
-// The capture of one execution's charge.
   // kHeld: what the hold left (for an estimate: would leave), this hold counted: the
   // organization's balance less everything reserved, and the tightest capped budget's remainder
   // (cap - reserved - spent) with its index in budgets (nullopt: no budget has a cap).
   int64_t available_after_micro_usd = 0;
   std::optional<size_t> tightest_budget;
   int64_t budget_remaining_micro_usd = 0;
-struct SettleStep {
-  std::string execution_id;
+};
+
 // A budget's name in answers (Summary.budget_limit, the estimate): "grant", "key_daily",
 // "key_monthly", "org_daily" or "org_monthly".
 std::string_view BudgetLimitName(const Budget& budget);
 
+// The capture of one execution's charge.
+struct SettleStep {
+  std::string execution_id;
   std::string org_id;  // the caller
   std::string owner_org_id;
   int64_t total_micro_usd = 0;    // taken from the caller's balance
