@@ -237,6 +237,21 @@ TEST_F(EarningsTest, EarningsAreTheLedgersRevenueRowsPerDayAndFunction) {
   EXPECT_EQ(from_csv, statement);
 }
 
+// A deleted function's earnings stay (they are the ledger's), listed by id without a name.
+TEST_F(EarningsTest, ADeletedFunctionsEarningsStayWithoutAName) {
+  auto [payer, key] = Payer("Payer");
+  Call(key, formula_, 2);
+  auto deleted = publisher_->session().Delete("/api/v1/functions/" + formula_);
+  ASSERT_TRUE(deleted.ok());
+  ASSERT_LT(deleted->status, 300) << deleted->body;
+  auto r = publisher_->session().Get("/api/v1/billing/earnings");
+  ASSERT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : "");
+  std::map<std::string, std::string> names;
+  EXPECT_EQ(StatementRows(r->body, &names), RevenueRows(*publisher_));
+  ASSERT_EQ(names.count(formula_), 1u) << r->body;
+  EXPECT_EQ(names[formula_], "<null>");  // null in the JSON
+}
+
 TEST_F(EarningsTest, APeriodIsHalfOpenUtcAndABadOneIsA400) {
   auto [payer, key] = Payer("Payer");
   Call(key, weather_, 1);

@@ -1,5 +1,6 @@
 #include "toolgate/billing/earnings_api.h"
 
+#include <set>
 #include <utility>
 
 #include "toolgate/base/crypto.h"
@@ -101,11 +102,11 @@ v1::HttpResponse EarningsApi::Earnings(const core::Request& request) {
   if (!payable.ok()) return core::Unavailable(payable.status());
   statement.payable = *payable;
 
-  std::vector<std::string> ids;
-  for (const EarningsRow& row : statement.rows) {
-    if (ids.empty() || ids.back() != row.function_id) ids.push_back(row.function_id);
-  }
-  auto names = names_.Names(statement.org_id, ids);
+  // Each function once, however many days it earned on.
+  std::set<std::string> functions;
+  for (const EarningsRow& row : statement.rows) functions.insert(row.function_id);
+  auto names =
+      names_.Names(statement.org_id, std::vector<std::string>(functions.begin(), functions.end()));
   for (EarningsRow& row : statement.rows) {
     auto it = names.find(row.function_id);
     if (it != names.end()) row.function_name = it->second;

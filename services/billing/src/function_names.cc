@@ -12,7 +12,6 @@ std::map<std::string, std::string> BusFunctionNames::Names(
   const int64_t deadline_us = MonotonicUs() + int64_t{timeout_ms_} * 1000;
   size_t asked = 0;
   for (const std::string& id : function_ids) {
-    if (names.count(id) > 0) continue;
     const int64_t left_ms = (deadline_us - MonotonicUs()) / 1000;
     if (left_ms <= 0 || ++asked > kMaxNamedFunctions) break;
     v1::FunctionViewRequest request;

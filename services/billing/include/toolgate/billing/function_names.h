@@ -13,9 +13,9 @@ namespace toolgate::billing {
 class FunctionNames {
  public:
   virtual ~FunctionNames() = default;
-  // The names of those of function_ids that owner_org_id owns and the registry still has; an id
-  // it cannot name (deleted, another's, the registry not answering) is left out, so a statement
-  // never waits on or fails for a name. Thread-safe.
+  // The names of those of function_ids (each once) that owner_org_id owns and the registry still
+  // has; an id it cannot name (deleted, another's, the registry not answering) is left out, so a
+  // statement never waits on or fails for a name. Thread-safe.
   virtual std::map<std::string, std::string> Names(
       const std::string& owner_org_id, const std::vector<std::string>& function_ids) = 0;
 };
