@@ -1,8 +1,8 @@
 // Money in the web app, in a real browser (Debian's Chromium driven by playwright-core): spending
 // limits per API key and per organization, the banner that warns at 80 % and alerts at 100 %,
-// the 402 budget_exceeded in Try it, and Top up in each funding mode. Each funding mode is a
-// system of its own (tests/node/toolgate_system.mjs starts `toolgate up` in a fresh data
-// directory): play money (--dev-funding) and grants (--funding grants).
+// the 402 budget_exceeded in Try it, Top up in each funding mode, and the earnings statement.
+// Each funding mode is a system of its own (tests/node/toolgate_system.mjs starts `toolgate up`
+// in a fresh data directory): play money (--dev-funding) and grants (--funding grants).
 // A screenshot of each page goes to $TOOLGATE_WEB_MONEY_TEST_OUTPUT (default
 // build/web-money-test-output).
 //
@@ -12,7 +12,9 @@
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -45,6 +47,15 @@ async function waitFor(what, probe, timeoutMs) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => { setTimeout(resolve, 100); });
   }
+}
+
+// "$0.025" as the app writes micro-USD (format.js usd()).
+function usd(micro) {
+  const n = Number(micro);
+  const whole = Math.floor(Math.abs(n) / 1e6);
+  let frac = String(Math.abs(n) % 1e6).padStart(6, '0').replace(/0+$/, '');
+  if (frac.length < 2) frac = frac.padEnd(2, '0');
+  return `${n < 0 ? '-' : ''}$${whole.toLocaleString('en-US')}.${frac}`;
 }
 
 const inTwoMonths = () => new Date(Date.now() + 60 * 86400000).toISOString().slice(0, 10) + 'T23:59:59Z';
@@ -312,6 +323,53 @@ describe('money with play money (demo funding), in Chromium', { timeout: 600000 
     await waitFor('the banner to drop the organization', async () => !(await page.locator('[data-banner="budget"]').innerText()).includes('organization’s'), 10000);
   });
 
+  step('the publisher\'s earnings page shows per day, per tool, payouts and payable as the API does, and a CSV', async () => {
+    const { page } = browser;
+    // An operator pays part of the earnings out.
+    const operator = await operatorOf(system);
+    const publisherOrg = (await publisher('GET', '/me')).organization.id;
+    const payout = await raw(system, operator, 'POST', `/admin/organizations/${publisherOrg}/payouts`, { amount_micro_usd: 5000, reference: 'SEPA-TEST-1' });
+    assert.equal(payout.status, 201, JSON.stringify(payout.body));
+
+    await browser.signedInAs(publisher);
+    const [answer] = await Promise.all([apiResponse(page, 'GET', '/billing/earnings', 200), page.goto('/settings/earnings')]);
+    await page.getByRole('heading', { name: 'Earnings', level: 2 }).waitFor();
+    // The same statement read independently, for the period the page asked for.
+    const asked = new URL(answer.url());
+    const statement = await publisher('GET', `/billing/earnings${asked.search}`);
+    assert.equal(statement.totals.calls, 2, JSON.stringify(statement));
+    assert.equal(statement.totals.gross_micro_usd, 2 * PRICE);
+    const net = statement.totals.net_micro_usd;
+    assert.equal(net, 2 * PRICE * 0.8, 'the fees less the 20 % commission');
+    assert.equal(await page.locator('[data-money="earned"] .amount').innerText(), usd(net));
+    assert.equal(await page.locator('[data-money="paid-out"] .amount').innerText(), usd(5000));
+    assert.equal(await page.locator('[data-money="payable"] .amount').innerText(), usd(statement.payable_micro_usd));
+    assert.equal(statement.payable_micro_usd, net - 5000);
+    const today = new Date().toISOString().slice(0, 10);
+    const dayRow = page.getByRole('region', { name: 'Earnings per day' }).locator(`tr[data-day="${today}"]`);
+    assert.deepEqual((await dayRow.locator('td').allInnerTexts()).slice(1), ['2', usd(2 * PRICE), usd(2 * PRICE - net), usd(net)]);
+    const toolRow = page.getByRole('region', { name: 'Earnings per tool' }).locator(`tr[data-function-id="${toolId}"]`);
+    await toolRow.getByRole('link', { name: 'Paid echo' }).waitFor();
+    assert.equal(await toolRow.locator('[data-net]').innerText(), usd(net));
+    const payoutRow = page.getByRole('region', { name: 'Payouts' }).locator('tr[data-payout-id]');
+    assert.deepEqual((await payoutRow.locator('td').allInnerTexts()).slice(1), [usd(5000), 'SEPA-TEST-1']);
+    await shot('08-earnings');
+
+    // Download CSV gives the API's CSV statement of the same period.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    const csv = fs.readFileSync(await download.path(), 'utf8');
+    const fromApi = await fetch(`${system.baseUrl}/api/v1/billing/earnings${asked.search}`, { headers: { cookie: publisher.cookie, Accept: 'text/csv' } });
+    assert.equal(fromApi.status, 200);
+    assert.equal(csv, await fromApi.text());
+    assert.match(csv, /^date,function_id,function_name,calls,gross_micro_usd,commission_micro_usd,net_micro_usd\r\n/);
+    assert.ok(csv.includes(`${today},${toolId},Paid echo,2,${2 * PRICE},${2 * PRICE - net},${net}`), csv);
+    assert.match(download.suggestedFilename(), /\.csv$/);
+
+    // A period the API refuses (over 366 days) is named at its field.
+    await Promise.all([apiResponse(page, 'GET', '/billing/earnings', 400), page.goto('/settings/earnings?from=2024-01-01&to=2026-11-30')]);
+    await page.getByRole('form', { name: 'Period' }).locator('.field-error').first().waitFor();
+  });
+
   step('ran without script errors or content-security violations', async () => {
     assert.deepEqual(browser.problems, []);
   });
@@ -372,3 +430,148 @@ describe('money with operators\' grants (grants funding), in Chromium', { timeou
   });
 });
 
+// Stripe's API reduced to what billing calls (POST /v1/checkout/sessions), on loopback, as
+// tests/integration/payments_test.cc's stand-in answers it; its payment page is a page of its
+// own (GET /c/pay/<id>), so that the browser's trip to the provider can be seen. Records the
+// sessions it created with the form billing sent.
+const STRIPE_KEY = 'sk_test_toolgate_web_stand_in_0123456789';
+const WEBHOOK_SECRET = 'whsec_toolgate_web_stand_in_secret';
+async function startStandInStripe() {
+  const sessions = new Map();  // id -> the form billing sent
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => { body += d; });
+    req.on('end', () => {
+      const url = new URL(req.url, 'http://stand-in');
+      if (req.method === 'GET' && url.pathname.startsWith('/c/pay/')) {
+        res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+        res.end('<!doctype html><title>Stand-in checkout</title><h1>Pay Toolgate</h1>');
+        return;
+      }
+      if (req.method !== 'POST' || url.pathname !== '/v1/checkout/sessions' || req.headers.authorization !== `Bearer ${STRIPE_KEY}`) {
+        res.writeHead(404, { 'Content-Type': 'application/json' });
+        res.end('{"error":{"type":"invalid_request_error","message":"Unrecognized request"}}');
+        return;
+      }
+      const form = Object.fromEntries(new URLSearchParams(body));
+      const id = `cs_test_${crypto.randomBytes(12).toString('hex')}`;
+      sessions.set(id, form);
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ id, object: 'checkout.session', mode: 'payment', status: 'open', payment_status: 'unpaid', currency: 'usd',
+        amount_total: Number(form['line_items[0][price_data][unit_amount]']), client_reference_id: form.client_reference_id,
+        url: `${stripe.url}/c/pay/${id}` }));
+    });
+  });
+  await new Promise((resolve) => { server.listen(0, '127.0.0.1', resolve); });
+  const stripe = { url: `http://127.0.0.1:${server.address().port}`, sessions, close: () => new Promise((r) => { server.close(r); }) };
+  return stripe;
+}
+
+// A checkout.session.completed event delivered to the webhook route as Stripe delivers it:
+// no cookie, signed with the endpoint's secret (Stripe-Signature: t=..,v1=HMAC-SHA256).
+async function deliverCompleted(system, sessionId, form) {
+  const payload = JSON.stringify({ id: `evt_${crypto.randomBytes(8).toString('hex')}`, object: 'event', type: 'checkout.session.completed', livemode: false,
+    data: { object: { id: sessionId, object: 'checkout.session', mode: 'payment', client_reference_id: form.client_reference_id,
+      metadata: { toolgate_org_id: form['metadata[toolgate_org_id]'] }, amount_subtotal: Number(form['line_items[0][price_data][unit_amount]']),
+      amount_total: Number(form['line_items[0][price_data][unit_amount]']), currency: 'usd', payment_status: 'paid', status: 'complete',
+      payment_intent: `pi_${crypto.randomBytes(8).toString('hex')}` } } });
+  const t = Math.floor(Date.now() / 1000);
+  const signature = crypto.createHmac('sha256', WEBHOOK_SECRET).update(`${t}.${payload}`).digest('hex');
+  const r = await fetch(`${system.baseUrl}/api/v1/billing/webhooks/stripe`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json; charset=utf-8', 'Stripe-Signature': `t=${t},v1=${signature}` }, body: payload,
+  });
+  const text = await r.text();
+  assert.equal(r.status, 200, text);
+  assert.equal(JSON.parse(text).outcome, 'credited', text);
+}
+
+describe('money bought through checkout (checkout funding, a stand-in for Stripe), in Chromium', { timeout: 600000 }, () => {
+  let system;
+  let stripe;
+  let browser;
+  let member;
+  const { shot, step } = stepper('checkout', () => browser);
+
+  before(async () => {
+    stripe = await startStandInStripe();
+    const secrets = fs.mkdtempSync(path.join(os.tmpdir(), 'toolgate-web-money-stripe-'));
+    const secretFile = (name, secret) => {
+      const file = path.join(secrets, name);
+      fs.writeFileSync(file, `${secret}\n`, { mode: 0o600 });
+      return file;
+    };
+    system = await startSystem('toolgate-web-money-checkout-', {
+      flags: ['--funding', 'checkout', '--stripe-api-base', stripe.url, '--stripe-secret-key-file', secretFile('stripe.key', STRIPE_KEY),
+        '--stripe-webhook-secret-file', secretFile('stripe-webhook.secret', WEBHOOK_SECRET)],
+    });
+    process.on('exit', () => { system?.stop(); });
+    member = await system.signUp('Buying Org');
+    browser = await openBrowser(system, 'checkout');
+    await browser.signedInAs(member);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await system?.stop();
+    await stripe?.close();
+  });
+
+  step('Top up goes to the provider\'s checkout page; the balance grows only when its webhook lands', async () => {
+    const { page } = browser;
+    await page.goto('/settings/billing');
+    await page.locator('[data-funding="checkout"]', { hasText: 'payment provider' }).waitFor();
+    const form = page.getByRole('form', { name: 'Top up' });
+    await form.getByRole('heading', { name: 'Buy credit' }).waitFor();
+    // The provider takes whole cents: anything finer is refused at the field, before any request.
+    await page.getByLabel('Amount (USD)').fill('25.005');
+    await form.getByRole('button', { name: 'Top up', exact: true }).click();
+    await form.locator('[data-field="amount_micro_usd"] .field-error', { hasText: 'whole cents' }).waitFor();
+    assert.equal(stripe.sessions.size, 0);
+    await page.getByLabel('Amount (USD)').fill('25');
+    await shot('01-buy-credit');
+    // The API's answer, read on its way to the page (the page leaves before it could be read).
+    let session = null;
+    await page.route('**/api/v1/billing/checkout-sessions', async (route) => {
+      const response = await route.fetch();
+      assert.equal(response.status(), 201, await response.text());
+      session = await response.json();
+      await route.fulfill({ response });
+    });
+    await Promise.all([page.waitForURL(`${stripe.url}/c/pay/**`), form.getByRole('button', { name: 'Top up', exact: true }).click()]);
+    await page.unroute('**/api/v1/billing/checkout-sessions');
+    assert.ok(session, 'billing answered the checkout session');
+    assert.equal(page.url(), session.checkout_url, 'the browser is at the checkout_url');
+    assert.equal(session.amount_micro_usd, 25000000);
+    const sent = stripe.sessions.get(session.checkout_session_id);
+    assert.equal(sent['line_items[0][price_data][unit_amount]'], '2500');
+    await page.getByRole('heading', { name: 'Pay Toolgate' }).waitFor();
+
+    // The provider sends the payer back before its webhook: nothing is credited yet.
+    const successUrl = sent.success_url.replace('{CHECKOUT_SESSION_ID}', session.checkout_session_id);
+    assert.ok(successUrl.startsWith(`${system.baseUrl}/settings/billing?checkout=success`), successUrl);
+    await page.goto(successUrl);
+    const notice = page.locator('[data-checkout="success"]');
+    await notice.getByText('Your balance goes up when the payment provider confirms the payment').waitFor();
+    await page.locator('[data-money="balance"] .amount', { hasText: '$0.00' }).waitFor();
+    await shot('02-returned-before-webhook');
+
+    await deliverCompleted(system, session.checkout_session_id, sent);
+    await notice.getByRole('button', { name: 'Check the balance again' }).click();
+    await page.locator('[data-money="balance"] .amount', { hasText: '$25.00' }).waitFor();
+    // The ledger's payment names the provider's checkout session it answers for.
+    await page.locator('table tr[data-type="payment"]', { hasText: session.checkout_session_id }).waitFor();
+    await shot('03-credited-by-webhook');
+
+    // Cancelled at the provider: the page says nothing was paid.
+    await page.goto(sent.cancel_url);
+    await page.locator('[data-checkout="cancelled"]', { hasText: 'Nothing was paid' }).waitFor();
+    // Members still cannot mint credit themselves.
+    const refused = await raw(system, member, 'POST', '/billing/top-ups', { amount_micro_usd: 1000000 });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.code, 'funding_by_grant_only');
+  });
+
+  step('ran without script errors or content-security violations', async () => {
+    assert.deepEqual(browser.problems, []);
+  });
+});
