@@ -300,11 +300,19 @@ TEST_F(BillingTest, SettlementTablesKeepOnlyTheIndexesTheirQueriesUse) {
       "ledger: CREATE INDEX ledger_revenue_org_created ON billing.ledger USING btree "
       "(org_id, created_at) INCLUDE (function_id, function_micro_usd, amount_micro_usd) "
       "WHERE (type = 'revenue'::text)",
+      // Checkout funding: a provider's session credited, a dispute debited, an event acted on,
+      // each once (partial: only payment providers' rows have an entry).
+      "ledger: CREATE UNIQUE INDEX ledger_dispute ON billing.ledger USING btree (provider, "
+      "dispute_id) WHERE (type = 'dispute'::text)",
       "ledger: CREATE UNIQUE INDEX ledger_execution_id_type_key ON billing.ledger USING btree "
       "(execution_id, type)",
       "ledger: CREATE UNIQUE INDEX ledger_org_id_idempotency_key_key ON billing.ledger USING "
       "btree (org_id, idempotency_key)",
+      "ledger: CREATE UNIQUE INDEX ledger_payment_session ON billing.ledger USING btree "
+      "(provider, checkout_session_id) WHERE (type = 'payment'::text)",
       "ledger: CREATE UNIQUE INDEX ledger_pkey ON billing.ledger USING btree (id)",
+      "ledger: CREATE UNIQUE INDEX ledger_provider_event ON billing.ledger USING btree "
+      "(provider, provider_event_id) WHERE (provider_event_id IS NOT NULL)",
   };
   EXPECT_EQ(indexes, expected);
 }
