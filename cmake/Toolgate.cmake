@@ -49,7 +49,20 @@ function(toolgate_embed_sql)
   file(GLOB _files CONFIGURE_DEPENDS ${E_DIR}/*.sql)
   list(SORT _files)
   set(_body "")
+  # pg::Migrate records how many steps a database has applied, so a step's position is its
+  # version: the n-th file must be numbered n (001_, 002_, ...), or a database migrated before a
+  # gap was filled would skip the step that fills it.
+  set(_position 0)
   foreach(_f ${_files})
+    math(EXPR _position "${_position} + 1")
+    get_filename_component(_name ${_f} NAME)
+    string(LENGTH "00${_position}" _digits)
+    math(EXPR _start "${_digits} - 3")
+    string(SUBSTRING "00${_position}" ${_start} 3 _expected)
+    if(NOT _name MATCHES "^${_expected}_")
+      message(FATAL_ERROR "${E_DIR}: migration ${_name} is step ${_position}; migrations are "
+                          "numbered 001, 002, ... in order, without gaps")
+    endif()
     file(READ ${_f} _sql)
     string(APPEND _body "      R\"toolgate_sql(${_sql})toolgate_sql\",\n")
   endforeach()

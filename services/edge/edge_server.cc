@@ -970,11 +970,6 @@ void EdgeServer::HandleManagement(const Http::Request& request, Writer writer,
   if (!key.empty()) {
     auth.set_api_key_sha256(Sha256(key));
   } else if (!session.empty()) {
-  // Where billing sends payers back from a checkout page: the edge's public URL, or its Host.
-  if (owner == "billing") {
-    (*http->mutable_headers())[std::string(core::kPublicBaseHeader)] =
-        PublicBase(options_.public_url, host);
-  }
     auth.set_session_token_sha256(Sha256(session));
   }
   if (path == "/auth/logout") http->set_session_token(session);
