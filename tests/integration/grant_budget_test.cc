@@ -296,6 +296,71 @@ TEST_F(GrantBudgetTest, SixtyCallsAgainstACapCoveringTwentyFive) {
   EXPECT_EQ(foreign.usage_size(), 0);
 }
 
+// The same against an API key's and an organization's daily spending limits (docs/api.md,
+// "Spending limits"): 60 calls at once, a limit that covers 25 holds, exactly 25 run and 35 are
+// refused with 402 budget_exceeded before running; the limit then shows as spent exactly what
+// the 25 were charged.
+class SpendingLimitRace : public GrantBudgetTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(SpendingLimitRace, SixtyCallsAgainstADailyLimitCoveringTwentyFive) {
+  const bool organization_limit = GetParam();
+  auto created = account_->session().Post("/api/v1/api-keys", R"({"name":"racer"})");
+  ASSERT_TRUE(created.ok() && created->status == 201);
+  const std::string key_id = StringField(created->body, "id");
+  const int64_t hold = ExpectedCompute(kTimeoutMs, kMemoryMb);
+  const std::string path = organization_limit ? std::string("/api/v1/billing/budget")
+                                              : "/api/v1/api-keys/" + key_id + "/budget";
+  auto set = account_->session().Send(
+      "PUT", path, R"({"daily_micro_usd":)" + std::to_string(26 * hold - 1) + "}");
+  ASSERT_TRUE(set.ok() && set->status == 200) << (set.ok() ? set->body : "");
+  auto job_for_key = [&] {
+    v1::InvokeJob job = GrantJob("", 0);
+    v1::Principal* p = job.mutable_principal();
+    p->clear_grant_id();
+    p->clear_client_name();
+    p->clear_resource_path();
+    p->clear_scopes();
+    p->add_scopes("invoke");
+    p->set_key_id(key_id);
+    job.clear_audience();
+    return job;
+  };
+  const int64_t balance_before = account_->Balance();
+  std::vector<std::string> inboxes;
+  {
+    ExecutorStopped stopped;
+    for (int i = 0; i < 60; ++i) inboxes.push_back(Send(job_for_key()));
+    ASSERT_TRUE(WaitUntil([&] { return Answered(inboxes) == 35; }, 30'000, "35 refusals"));
+    for (const auto& inbox : inboxes) {
+      if (Answered({inbox}) == 0) continue;
+      v1::InvokeReply r = ReplyTo(inbox);
+      ASSERT_TRUE(r.has_problem()) << r.ShortDebugString();
+      EXPECT_EQ(r.problem().code(), "budget_exceeded");
+      EXPECT_EQ(r.problem().status(), 402);
+    }
+    EXPECT_EQ(account_->Available(), balance_before - 25 * hold);
+  }
+  ASSERT_TRUE(WaitUntil([&] { return Answered(inboxes) == 60; }, 60'000, "the 25 held calls"));
+  int64_t charged = 0;
+  int ran = 0;
+  for (const auto& inbox : inboxes) {
+    v1::InvokeReply r = ReplyTo(inbox);
+    if (!r.has_result()) continue;
+    ++ran;
+    charged += r.result().summary().cost().total_micro_usd();
+  }
+  EXPECT_EQ(ran, 25);
+  ASSERT_TRUE(WaitUntil([&] { return account_->Available() == balance_before - charged; }, 10'000,
+                        "the charges to be captured"));
+  EXPECT_EQ(account_->Balance(), balance_before - charged);
+  auto spent = account_->session().Get(path);
+  ASSERT_TRUE(spent.ok() && spent->status == 200);
+  EXPECT_EQ(IntField(spent->body, "spent_today_micro_usd"), charged) << spent->body;
+}
+
+INSTANTIATE_TEST_SUITE_P(KeyAndOrganization, SpendingLimitRace, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Organization" : "Key"; });
+
 // A call that never reaches a handler (no executor serves its pool) returns what it held to the
 // grant.
 TEST_F(GrantBudgetTest, ACallNoExecutorServesReturnsItsHold) {
@@ -417,8 +482,8 @@ TEST(GrantLedgerTest, ExecutionsKeepTheirGrantAndAnswerForItsUsage) {
   EXPECT_TRUE(ledger.GrantUsage("org_a", {})->empty());
 
   // A budget's spent is every organization's charges with the grant (one grant, one caller).
-  EXPECT_EQ(*ledger.BudgetSpent({billing::BudgetKind::kGrant, g1, 0}), 49);
-  EXPECT_EQ(*ledger.BudgetSpent({billing::BudgetKind::kGrant, g3, 0}), 0);
+  EXPECT_EQ(*ledger.BudgetSpent({billing::BudgetKind::kGrant, g1, 0, {}, {}}), 49);
+  EXPECT_EQ(*ledger.BudgetSpent({billing::BudgetKind::kGrant, g3, 0, {}, {}}), 0);
   auto spends = ledger.GrantSpends();
   ASSERT_TRUE(spends.ok());
   std::map<std::string, int64_t> spent(spends->begin(), spends->end());

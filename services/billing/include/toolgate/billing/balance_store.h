@@ -136,7 +136,7 @@ struct HoldOutcome {
   // organization's balance less everything reserved, and the tightest capped budget's remainder
   // (cap - reserved - spent) with its index in budgets (nullopt: no budget has a cap).
   int64_t available_after_micro_usd = 0;
-  std::optional<size_t> tightest_budget;
+  std::optional<size_t> tightest_budget{};
   int64_t budget_remaining_micro_usd = 0;
 };
 
