@@ -722,11 +722,17 @@ int RunUp(const std::vector<std::string>& args) {
 
   // NATS: messages large enough for a published bundle (core::kNatsMaxPayloadBytes); one user
   // per service, allowed only its own subjects (core::BusUsers()). 0600: it holds the passwords.
+  // JetStream (billing's queue of asynchronous executions, bus/jet_stream.h) stores under
+  // DATA/nats/jetstream, the launcher's user's only like the rest of DATA/nats.
+  fs::path jetstream_dir = data / "nats" / "jetstream";
+  fs::create_directories(jetstream_dir);
+  ::chmod(jetstream_dir.c_str(), 0700);
   WriteFileAtomically(data / "nats" / "nats.conf",
                       "listen: 127.0.0.1:" + std::to_string(nats_port) +
                           "\nmax_payload: " + std::to_string(core::kNatsMaxPayloadBytes) +
                           "\nmax_pending: 268435456\npid_file: \"" +
-                          (data / "run" / "nats.pid").string() + "\"\n" +
+                          (data / "run" / "nats.pid").string() +
+                          "\"\njetstream {\n  store_dir: \"" + jetstream_dir.string() + "\"\n}\n" +
                           core::NatsAuthorization([&](const std::string& user) {
                             return "\"" + creds.nats.at(user) + "\"";
                           }),

@@ -57,10 +57,13 @@ std::vector<BusUser> MakeUsers() {
         "_INBOX.secrets.>"}},
       // Billing answers the edge, sends jobs to the executor pools and the settlement acks to
       // the executors' inboxes; it asks the registry for the names of a publisher's functions.
+      // It queues asynchronous executions in JetStream (bus/jet_stream.h): the API, the
+      // acknowledgements of what it fetched, and the queue's subjects; the API's replies and the
+      // fetched messages come to its own inbox.
       {"billing",
        {"tg.exec.*.*", "tg.events.execution", "tg.auth.organization_lookup",
-        "tg.registry.function_view", kEdgeReplies,
-        kLauncherReplies, kAuthReplies, "_INBOX.executor.settle.>"},
+        "tg.registry.function_view", kEdgeReplies, kLauncherReplies, kAuthReplies,
+        "_INBOX.executor.settle.>", "$JS.API.>", "$JS.ACK.>", "tg.async.queue.*"},
        {"tg.invoke.billing", "tg.billing.settle.*", "tg.billing.unserved.*", "tg.billing.http",
         "tg.billing.grant_usage", "tg.billing.compute_medians", "tg.health.billing",
         "_INBOX.billing.>"}},

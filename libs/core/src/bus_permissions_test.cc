@@ -86,6 +86,21 @@ TEST(BusPermissions, OnlyBillingAcksSettlements) {
   EXPECT_FALSE(MaySubscribe(User("executor"), "tg.billing.settle.e1"));
 }
 
+// Billing's JetStream queue (bus/jet_stream.h): the API, acks and the queue's subjects are
+// billing's alone; replies and fetched messages come to its inbox.
+TEST(BusPermissions, OnlyBillingUsesJetStream) {
+  for (const auto& u : BusUsers()) {
+    for (const char* subject :
+         {"$JS.API.STREAM.CREATE.TG_ASYNC", "$JS.API.CONSUMER.MSG.NEXT.TG_ASYNC.dispatch",
+          "$JS.ACK.TG_ASYNC.dispatch.1.2.2.1700000000000000000.0", "tg.async.queue.e1"}) {
+      EXPECT_EQ(MayPublish(u, subject), u.name == "billing") << u.name << " -> " << subject;
+    }
+  }
+  EXPECT_TRUE(MaySubscribe(User("billing"), "_INBOX.billing.nuid5"));
+  EXPECT_TRUE(MaySubscribe(User("billing"), "_INBOX.billing.nuid5.*"));
+  EXPECT_FALSE(MayPublish(User("billing"), "$JS.EVENT.ADVISORY.API"));
+}
+
 TEST(BusPermissions, AStageCannotTakeAnotherStagesQueue) {
   const char* queues[][2] = {
       {"auth", "tg.auth.key_lookup"},          {"registry", "tg.registry.function_view"},
@@ -139,6 +154,9 @@ TEST(BusPermissions, DeployConfigIsTheRendering) {
   EXPECT_NE(ss.str().find("\nmax_payload: " + std::to_string(kNatsMaxPayloadBytes) + "\n"),
             std::string::npos)
       << "deploy/nats.conf must allow the launcher's max_payload";
+  // Billing's queue (bus/jet_stream.h) needs JetStream, as in the launcher's configuration.
+  EXPECT_NE(ss.str().find("\njetstream {\n  store_dir: "), std::string::npos)
+      << "deploy/nats.conf must enable JetStream";
 }
 
 }  // namespace

@@ -123,6 +123,8 @@ enum class Delivery {
   kReaderThread,
 };
 
+class JetStream;
+
 class Bus {
  public:
   using Handler = std::function<void(Message&&)>;
@@ -180,6 +182,8 @@ class Bus {
   uint64_t reconnects() const { return reconnects_.load(std::memory_order_acquire); }
 
  private:
+  // JetStream (jet_stream.h) makes its context on nc_; that is all it touches.
+  friend class JetStream;
   struct Sub {
     natsSubscription* sub = nullptr;
     Bus* bus = nullptr;
