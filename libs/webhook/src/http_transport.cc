@@ -1,11 +1,15 @@
 #include "toolgate/webhook/http_transport.h"
 
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "toolgate/base/log.h"
 #include "toolgate/webhook/signature.h"
@@ -35,13 +39,41 @@ struct ListDeleter {
 struct AttemptState {
   const TargetPolicy* policy = nullptr;
   size_t max_response_bytes = 0;
-  std::string refusal;  // the class of the first address refused, e.g. "loopback address"
+  std::string refusal;  // why the first address was refused, e.g. "loopback address"
   size_t response_bytes = 0;
   bool response_cut = false;
 };
 
-// curl calls this for every address it is about to connect to, after resolving the name
-// itself: the address judged is the address used.
+// The port of an AF_INET or AF_INET6 socket address, in host order; nullopt for another family
+// or a length too short for its family. Copied rather than cast: curl declares it a sockaddr.
+std::optional<uint16_t> PortOf(const sockaddr* address, socklen_t length) {
+  if (address->sa_family == AF_INET && length >= static_cast<socklen_t>(sizeof(sockaddr_in))) {
+    sockaddr_in v4;
+    std::memcpy(&v4, address, sizeof v4);
+    return ntohs(v4.sin_port);
+  }
+  if (address->sa_family == AF_INET6 && length >= static_cast<socklen_t>(sizeof(sockaddr_in6))) {
+    sockaddr_in6 v6;
+    std::memcpy(&v6, address, sizeof v6);
+    return ntohs(v6.sin6_port);
+  }
+  return std::nullopt;
+}
+
+// The webhook-signature header's value: the current key's signature, then the previous key's
+// during a rotation (a receiver still holding the old secret verifies the second).
+std::string SignatureHeader(const Request& request, int64_t timestamp_s) {
+  std::string value = Sign(request.signing_key, request.message_id, timestamp_s, request.body);
+  if (!request.previous_signing_key.empty() &&
+      request.previous_signing_key != request.signing_key) {
+    value += ' ';
+    value += Sign(request.previous_signing_key, request.message_id, timestamp_s, request.body);
+  }
+  return value;
+}
+
+// curl calls this for every address and port it is about to connect to, after resolving the
+// name itself: the endpoint judged is the endpoint used.
 curl_socket_t OpenSocket(void* user, curlsocktype purpose, curl_sockaddr* address) {
   auto* attempt = static_cast<AttemptState*>(user);
   auto refuse = [&](std::string why) {
@@ -50,8 +82,9 @@ curl_socket_t OpenSocket(void* user, curlsocktype purpose, curl_sockaddr* addres
   };
   if (purpose != CURLSOCKTYPE_IPCXN) return refuse("not an outbound connection");
   const auto ip = core::IpAddress::FromSockaddr(&address->addr, address->addrlen);
-  if (!ip) return refuse("not an IP address");
-  std::string why = AddressRefusal(*ip, *attempt->policy);
+  const auto port = PortOf(&address->addr, address->addrlen);
+  if (!ip || !port) return refuse("not an IP address");
+  std::string why = EndpointRefusal(*ip, *port, *attempt->policy);
   if (!why.empty()) return refuse(std::move(why));
   return ::socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
 }
@@ -91,9 +124,7 @@ AttemptResult HttpTransport::Attempt(const Request& request, int64_t timestamp_s
   for (const std::string& header :
        {std::string("Content-Type: application/json"), "User-Agent: " + options_.user_agent,
         "webhook-id: " + request.message_id, "webhook-timestamp: " + std::to_string(timestamp_s),
-        "webhook-signature: " +
-            Sign(request.signing_key, request.message_id, timestamp_s, request.body),
-        std::string("Expect:")}) {
+        "webhook-signature: " + SignatureHeader(request, timestamp_s), std::string("Expect:")}) {
     curl_slist* next = curl_slist_append(raw, header.c_str());
     if (next == nullptr) {
       curl_slist_free_all(raw);
@@ -108,8 +139,8 @@ AttemptResult HttpTransport::Attempt(const Request& request, int64_t timestamp_s
   attempt.policy = &options_.policy;
   attempt.max_response_bytes = options_.max_response_bytes;
   curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR,
-                   options_.policy.allow_private_targets ? "http,https" : "https");
+  const bool http_allowed = options_.policy.allow_private_targets || options_.policy.allow_http;
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, http_allowed ? "http,https" : "https");
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
   // An environment proxy would connect on our behalf to an address we never judged.
   curl_easy_setopt(h, CURLOPT_PROXY, "");

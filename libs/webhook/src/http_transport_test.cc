@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "toolgate/base/crypto.h"
+#include "toolgate/core/egress_policy.h"
 #include "toolgate/webhook/signature.h"
 
 namespace toolgate::webhook {
@@ -207,6 +208,124 @@ TEST_F(HttpTransportTest, A5xxIsRetryable) {
       Request{"http://127.0.0.1:" + std::to_string(receiver.port()) + "/", "m", "{}", "k"}, 1);
   EXPECT_EQ(result.outcome, AttemptOutcome::kRetryableHttp);
   EXPECT_EQ(result.status, 503);
+}
+
+// The operator's egress rules as callbacks follow them, with the loopback opened and http
+// allowed, as a deployment whose receivers run on this host would have them.
+HttpTransport::Options LoopbackAllowed() {
+  HttpTransport::Options options;
+  options.policy.allow_http = true;
+  options.policy.allowed_networks = {core::Cidr::Parse("127.0.0.1/32").value()};
+  options.timeout_ms = 5'000;
+  return options;
+}
+
+std::string LoopbackUrl(const Receiver& receiver, const std::string& host = "127.0.0.1") {
+  return "http://" + host + ":" + std::to_string(receiver.port()) + "/hook";
+}
+
+TEST_F(HttpTransportTest, ReachesALoopbackReceiverInsideAnAllowedNetwork) {
+  Receiver receiver(Answer(204));
+  HttpTransport transport(LoopbackAllowed());
+  const AttemptResult result =
+      transport.Attempt(Request{LoopbackUrl(receiver), "msg_1", "{}", "key"}, 1);
+  EXPECT_EQ(result.outcome, AttemptOutcome::kDelivered) << result.error;
+  EXPECT_EQ(result.status, 204);
+  EXPECT_EQ(receiver.requests().size(), 1u);
+}
+
+TEST_F(HttpTransportTest, RefusesTheLoopbackReceiverOutsideTheAllowedNetworks) {
+  Receiver receiver(Answer(204));
+  // http allowed, the loopback not: refused before any connection.
+  HttpTransport::Options http_only = LoopbackAllowed();
+  http_only.policy.allowed_networks.clear();
+  HttpTransport without_network(http_only);
+  const AttemptResult by_literal =
+      without_network.Attempt(Request{LoopbackUrl(receiver), "msg_1", "{}", "key"}, 1);
+  EXPECT_EQ(by_literal.outcome, AttemptOutcome::kRefused) << by_literal.error;
+  // A name resolving to the loopback is refused when it is connected to.
+  const AttemptResult by_name =
+      without_network.Attempt(Request{LoopbackUrl(receiver, "localhost"), "msg_1", "{}", "k"}, 1);
+  EXPECT_EQ(by_name.outcome, AttemptOutcome::kRefused) << by_name.error;
+  EXPECT_EQ(by_name.error, "the endpoint's address is not allowed: loopback address");
+  // The network allowed, http not.
+  HttpTransport::Options https_only = LoopbackAllowed();
+  https_only.policy.allow_http = false;
+  HttpTransport without_http(https_only);
+  const AttemptResult by_scheme =
+      without_http.Attempt(Request{LoopbackUrl(receiver), "msg_1", "{}", "key"}, 1);
+  EXPECT_EQ(by_scheme.outcome, AttemptOutcome::kRefused) << by_scheme.error;
+  EXPECT_EQ(by_scheme.error, "the URL must be an https URL");
+  EXPECT_TRUE(receiver.requests().empty());
+}
+
+TEST_F(HttpTransportTest, RefusesAReceiverWhosePortIsADeniedEndpoint) {
+  Receiver platform(Answer(200));  // stands for the edge or Redis on this host
+  Receiver tenant(Answer(204));
+  HttpTransport::Options options = LoopbackAllowed();
+  options.policy.allowed_networks.push_back(core::Cidr::Parse("::1/128").value());
+  options.policy.denied_endpoints = {
+      {core::IpAddress::Parse("127.0.0.1").value(), static_cast<uint16_t>(platform.port())}};
+  HttpTransport transport(options);
+  // Named by its address: refused with the URL.
+  const AttemptResult by_literal =
+      transport.Attempt(Request{LoopbackUrl(platform), "msg_1", "{}", "key"}, 1);
+  EXPECT_EQ(by_literal.outcome, AttemptOutcome::kRefused) << by_literal.error;
+  EXPECT_EQ(by_literal.error, "the URL must not name the platform's own endpoint");
+  // Named by a name: refused in the socket callback, on the port curl was about to connect to.
+  const AttemptResult by_name =
+      transport.Attempt(Request{LoopbackUrl(platform, "localhost"), "msg_1", "{}", "key"}, 1);
+  EXPECT_EQ(by_name.outcome, AttemptOutcome::kRefused) << by_name.error;
+  EXPECT_EQ(by_name.error, "the endpoint's address is not allowed: the platform's own endpoint");
+  EXPECT_TRUE(platform.requests().empty());
+  // The same name on another port is reached.
+  const AttemptResult other_port =
+      transport.Attempt(Request{LoopbackUrl(tenant, "localhost"), "msg_1", "{}", "key"}, 1);
+  EXPECT_EQ(other_port.outcome, AttemptOutcome::kDelivered) << other_port.error;
+  EXPECT_EQ(tenant.requests().size(), 1u);
+}
+
+TEST_F(HttpTransportTest, SignsWithBothKeysDuringARotation) {
+  Receiver receiver(Answer(204));
+  HttpTransport transport(LoopbackAllowed());
+  const std::string current = *SigningKey(NewSecret());
+  const std::string previous = *SigningKey(NewSecret());
+  Request request{LoopbackUrl(receiver), "msg_rotated", R"({"status":"succeeded"})", current};
+  request.previous_signing_key = previous;
+  const AttemptResult result = transport.Attempt(request, 1700000000);
+  EXPECT_EQ(result.outcome, AttemptOutcome::kDelivered) << result.error;
+  ASSERT_EQ(receiver.requests().size(), 1u);
+  const std::string got = receiver.requests()[0];
+  const std::string body = got.substr(got.find("\r\n\r\n") + 4);
+  const std::string header = HeaderOf(got, "webhook-signature");
+  const size_t space = header.find(' ');
+  ASSERT_NE(space, std::string::npos) << header;
+  const std::string first = header.substr(0, space);
+  const std::string second = header.substr(space + 1);
+  EXPECT_TRUE(first.starts_with("v1,")) << header;
+  EXPECT_TRUE(second.starts_with("v1,")) << header;
+  EXPECT_EQ(second.find(' '), std::string::npos) << header;
+  // The current key's signature first, the previous key's second.
+  EXPECT_TRUE(Verify(current, "msg_rotated", 1700000000, body, first));
+  EXPECT_TRUE(Verify(previous, "msg_rotated", 1700000000, body, second));
+  EXPECT_FALSE(Verify(current, "msg_rotated", 1700000000, body, second));
+  EXPECT_FALSE(Verify(previous, "msg_rotated", 1700000000, body, first));
+  // A receiver holding either secret accepts the header as sent.
+  EXPECT_TRUE(Verify(current, "msg_rotated", 1700000000, body, header));
+  EXPECT_TRUE(Verify(previous, "msg_rotated", 1700000000, body, header));
+}
+
+TEST_F(HttpTransportTest, SignsOnceWithoutAPreviousKey) {
+  Receiver receiver(Answer(204));
+  HttpTransport transport(LoopbackAllowed());
+  const std::string key = *SigningKey(NewSecret());
+  const AttemptResult result =
+      transport.Attempt(Request{LoopbackUrl(receiver), "msg_one", "{}", key}, 1700000000);
+  EXPECT_EQ(result.outcome, AttemptOutcome::kDelivered) << result.error;
+  ASSERT_EQ(receiver.requests().size(), 1u);
+  const std::string header = HeaderOf(receiver.requests()[0], "webhook-signature");
+  EXPECT_EQ(header.find(' '), std::string::npos) << header;
+  EXPECT_TRUE(Verify(key, "msg_one", 1700000000, "{}", header));
 }
 
 }  // namespace

@@ -76,5 +76,134 @@ TEST(TargetPolicyTest, TheDevelopmentPolicyAllowsHttpAndEveryAddress) {
   EXPECT_EQ(UrlRefusal("ftp://127.0.0.1/", kPrivateAllowed), "must be an https URL");
 }
 
+core::IpAddress Address(const char* text) {
+  return core::IpAddress::Parse(text).value();
+}
+core::Cidr Network(const char* text) {
+  return core::Cidr::Parse(text).value();
+}
+
+// The operator's egress rules as callbacks follow them: 10.1.0.0/16 and 127.0.0.1/32 opened,
+// Redis on 10.1.0.7:6379 and the edge on 127.0.0.1:8080 the platform's own.
+TargetPolicy EgressRules() {
+  TargetPolicy policy;
+  policy.allow_http = true;
+  policy.allowed_networks = {Network("10.1.0.0/16"), Network("127.0.0.1/32"),
+                             Network("169.254.0.0/16")};
+  policy.denied_endpoints = {{Address("10.1.0.7"), 6379}, {Address("127.0.0.1"), 8080}};
+  return policy;
+}
+
+TEST(TargetPolicyTest, EndpointRefusalRefusesAPlatformEndpointInsideAnAllowedNetwork) {
+  const TargetPolicy policy = EgressRules();
+  EXPECT_EQ(EndpointRefusal(Address("10.1.0.7"), 6379, policy), kPlatformEndpoint);
+  EXPECT_EQ(EndpointRefusal(Address("127.0.0.1"), 8080, policy), kPlatformEndpoint);
+  // The same service by another spelling of its address.
+  EXPECT_EQ(EndpointRefusal(Address("::ffff:10.1.0.7"), 6379, policy), kPlatformEndpoint);
+  EXPECT_EQ(EndpointRefusal(Address("::ffff:127.0.0.1"), 8080, policy), kPlatformEndpoint);
+  // A service named by one loopback address may listen on every one.
+  EXPECT_EQ(EndpointRefusal(Address("127.0.0.2"), 8080, policy), kPlatformEndpoint);
+  EXPECT_EQ(EndpointRefusal(Address("::1"), 8080, policy), kPlatformEndpoint);
+  // A connection to the unspecified address reaches this host.
+  EXPECT_EQ(EndpointRefusal(Address("0.0.0.0"), 8080, policy), kPlatformEndpoint);
+  EXPECT_EQ(EndpointRefusal(Address("::"), 6379, policy), kPlatformEndpoint);
+  // Even where the development policy allows everything else.
+  TargetPolicy development = policy;
+  development.allow_private_targets = true;
+  EXPECT_EQ(EndpointRefusal(Address("127.0.0.1"), 8080, development), kPlatformEndpoint);
+  EXPECT_EQ(EndpointRefusal(Address("127.0.0.1"), 8081, development), "");
+}
+
+TEST(TargetPolicyTest, EndpointRefusalMatchesADeniedEndpointOnItsPortOnly) {
+  const TargetPolicy policy = EgressRules();
+  EXPECT_EQ(EndpointRefusal(Address("10.1.0.7"), 6380, policy), "");
+  EXPECT_EQ(EndpointRefusal(Address("10.1.0.8"), 6379, policy), "");
+  EXPECT_EQ(EndpointRefusal(Address("127.0.0.1"), 9090, policy), "");
+}
+
+TEST(TargetPolicyTest, EndpointRefusalRefusesEveryPortOfAnUnspecifiedDeniedAddress) {
+  TargetPolicy policy = EgressRules();
+  policy.denied_endpoints = {{Address("0.0.0.0"), 5432}};
+  EXPECT_EQ(EndpointRefusal(Address("10.1.2.3"), 5432, policy), kPlatformEndpoint);
+  EXPECT_EQ(EndpointRefusal(Address("93.184.216.34"), 5432, policy), kPlatformEndpoint);
+  EXPECT_EQ(EndpointRefusal(Address("10.1.2.3"), 5433, policy), "");
+}
+
+TEST(TargetPolicyTest, EndpointRefusalAllowsAPrivateAddressInsideAnAllowedNetworkOnly) {
+  const TargetPolicy policy = EgressRules();
+  EXPECT_EQ(EndpointRefusal(Address("10.1.2.3"), 80, policy), "");
+  EXPECT_EQ(EndpointRefusal(Address("::ffff:10.1.2.3"), 80, policy), "");
+  EXPECT_EQ(EndpointRefusal(Address("127.0.0.1"), 9090, policy), "");
+  EXPECT_EQ(EndpointRefusal(Address("169.254.1.1"), 80, policy), "");
+  // Outside them, refused as by default.
+  EXPECT_EQ(EndpointRefusal(Address("10.2.0.1"), 80, policy), "private address");
+  EXPECT_EQ(EndpointRefusal(Address("127.0.0.2"), 9090, policy), "loopback address");
+  EXPECT_EQ(EndpointRefusal(Address("::1"), 9090, policy), "loopback address");
+  EXPECT_EQ(EndpointRefusal(Address("192.168.1.1"), 443, policy), "private address");
+  EXPECT_EQ(EndpointRefusal(Address("10.1.2.3"), 80, kDefault), "private address");
+}
+
+TEST(TargetPolicyTest, EndpointRefusalAllowsAPublicAddress) {
+  EXPECT_EQ(EndpointRefusal(Address("93.184.216.34"), 443, kDefault), "");
+  EXPECT_EQ(EndpointRefusal(Address("2606:2800:220:1:248:1893:25c8:1946"), 443, kDefault), "");
+  EXPECT_EQ(EndpointRefusal(Address("93.184.216.34"), 6379, EgressRules()), "");
+}
+
+TEST(TargetPolicyTest, EndpointRefusalRefusesMetadataEvenInsideAnAllowedNetwork) {
+  // 169.254.0.0/16 is opened by EgressRules; the instance's credentials stay out of reach.
+  TargetPolicy policy = EgressRules();
+  policy.allowed_networks.push_back(Network("169.254.169.254/32"));
+  policy.allowed_networks.push_back(Network("fd00::/8"));
+  EXPECT_EQ(EndpointRefusal(Address("169.254.169.254"), 80, policy), "cloud metadata address");
+  EXPECT_EQ(EndpointRefusal(Address("::ffff:169.254.169.254"), 80, policy),
+            "cloud metadata address");
+  EXPECT_EQ(EndpointRefusal(Address("fd00:ec2::254"), 80, policy), "cloud metadata address");
+  EXPECT_EQ(EndpointRefusal(Address("169.254.169.254"), 80, kDefault), "cloud metadata address");
+  // Only the development policy reaches it.
+  EXPECT_EQ(EndpointRefusal(Address("169.254.169.254"), 80, kPrivateAllowed), "");
+}
+
+TEST(TargetPolicyTest, AddressRefusalIgnoresAllowedNetworks) {
+  EXPECT_EQ(AddressRefusal(Address("10.1.2.3"), EgressRules()), "private address");
+}
+
+TEST(TargetPolicyTest, AllowHttpAcceptsHttpUrlsButNoOtherScheme) {
+  TargetPolicy policy;
+  policy.allow_http = true;
+  EXPECT_EQ(UrlRefusal("http://hooks.example.com/toolgate", policy), "");
+  EXPECT_EQ(UrlRefusal("https://hooks.example.com/toolgate", policy), "");
+  EXPECT_EQ(UrlRefusal("ftp://hooks.example.com/", policy), "must be an http or https URL");
+  // http is no licence for a non-public address.
+  EXPECT_EQ(UrlRefusal("http://127.0.0.1:8080/", policy),
+            "must not name a host that is a loopback address");
+  EXPECT_EQ(UrlRefusal("http://hooks.example.com/", kDefault), "must be an https URL");
+}
+
+TEST(TargetPolicyTest, UrlRefusalAcceptsAnAddressLiteralInsideAnAllowedNetwork) {
+  const TargetPolicy policy = EgressRules();
+  EXPECT_EQ(UrlRefusal("http://10.1.2.3:8080/hook", policy), "");
+  EXPECT_EQ(UrlRefusal("https://10.1.2.3/hook", policy), "");
+  EXPECT_EQ(UrlRefusal("http://127.0.0.1:9090/hook", policy), "");
+  EXPECT_EQ(UrlRefusal("http://[::ffff:10.1.2.3]:8080/hook", policy), "");
+  EXPECT_EQ(UrlRefusal("http://10.2.0.1/hook", policy),
+            "must not name a host that is a private address");
+  EXPECT_EQ(UrlRefusal("http://169.254.169.254/latest/meta-data", policy),
+            "must not name a host that is a cloud metadata address");
+}
+
+TEST(TargetPolicyTest, UrlRefusalRefusesAPlatformEndpointByItsPortOrTheSchemesDefault) {
+  TargetPolicy policy = EgressRules();
+  EXPECT_EQ(UrlRefusal("http://10.1.0.7:6379/", policy),
+            "must not name the platform's own endpoint");
+  EXPECT_EQ(UrlRefusal("http://127.0.0.1:8080/hook", policy),
+            "must not name the platform's own endpoint");
+  EXPECT_EQ(UrlRefusal("http://10.1.0.7:6380/", policy), "");
+  policy.denied_endpoints.push_back({Address("10.1.0.9"), 80});
+  policy.denied_endpoints.push_back({Address("10.1.0.9"), 443});
+  EXPECT_EQ(UrlRefusal("http://10.1.0.9/", policy), "must not name the platform's own endpoint");
+  EXPECT_EQ(UrlRefusal("https://10.1.0.9/", policy), "must not name the platform's own endpoint");
+  EXPECT_EQ(UrlRefusal("https://10.1.0.9:8443/", policy), "");
+}
+
 }  // namespace
 }  // namespace toolgate::webhook

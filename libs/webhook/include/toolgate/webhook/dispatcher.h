@@ -41,7 +41,7 @@ class Dispatcher {
   struct Options {
     // The metrics' and logs' name for what sends through this dispatcher.
     std::string source = "webhooks";
-    RetryPolicy retry;
+    RetryPolicy retry = {};
     // Messages waiting (first attempts and retries) at most.
     size_t max_queue = 10'000;
   };

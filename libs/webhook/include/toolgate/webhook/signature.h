@@ -5,6 +5,8 @@
 //   webhook-timestamp  the attempt's time, integer seconds since the Unix epoch
 //   webhook-signature  "v1,<base64 of HMAC-SHA256(key, "<id>.<timestamp>.<body>")>"; a receiver
 //                      accepts the request when any of the space-separated signatures matches
+//                      (during a secret rotation Toolgate sends two: Request's
+//                      previous_signing_key, transport.h)
 // where key is the base64-decoded part of the endpoint's secret after "whsec_".
 //
 // Secrets are keys: never log one, never put one in an error message. Pure functions, thread-safe
