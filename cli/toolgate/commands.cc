@@ -802,6 +802,42 @@ int NotificationsTest(const Call& call) {
   return delivered ? kOk : kFailed;
 }
 
+// ---- The webhook secret (asynchronous calls' callbacks) ----
+
+constexpr const char* kWebhookSecretPath = "/webhooks/secret";
+
+// Makes the organization's webhook secret, or rotates it: the answer holds the secret, shown
+// this once.
+int WebhooksRotateSecret(const Call& call) {
+  auto r = Client(call).Post(Api(kWebhookSecretPath), "");
+  if (Report(call, r) != kOk) return kFailed;
+  std::fputs(
+      "keep the secret: it signs every callback of your asynchronous calls and is shown only "
+      "now\n",
+      stderr);
+  auto doc = ParseJson(r->body);
+  simdjson::dom::object answer;
+  std::string previous_until;
+  if (doc.ok() && doc->root.get_object().get(answer) == simdjson::SUCCESS &&
+      GetString(answer, "previous_valid_until", &previous_until) == Field::kOk) {
+    std::fprintf(stderr,
+                 "the previous secret also signs until %s: give the new one to your receivers "
+                 "before then\n",
+                 previous_until.c_str());
+  }
+  return kOk;
+}
+
+int WebhooksShow(const Call& call) {
+  auto r = Client(call).Get(Api(kWebhookSecretPath));
+  if (r.ok() && r->status == 404) {
+    ReportFailure(call, r);
+    std::fputs("hint: make one with `toolgate webhooks rotate-secret`\n", stderr);
+    return kFailed;
+  }
+  return Report(call, r);
+}
+
 // ---- Earnings and payouts ----
 
 int AdminPayout(const Call& call) {
@@ -994,6 +1030,23 @@ Result<std::string> EventArgument(const Call& call) {
   return ToJson(parsed->root);
 }
 
+// An Idempotency-Key as the API takes it: 1 to 255 printable ASCII characters.
+bool IsIdempotencyKey(std::string_view key) {
+  return !key.empty() && key.size() <= 255 &&
+         std::all_of(key.begin(), key.end(), [](char c) { return c >= 0x20 && c <= 0x7e; });
+}
+
+// The execution_id of an answer (202 of an asynchronous call, a cancel's), or "".
+std::string ExecutionIdOf(std::string_view body) {
+  auto doc = ParseJson(body);
+  simdjson::dom::object obj;
+  std::string id;
+  if (doc.ok() && doc->root.get_object().get(obj) == simdjson::SUCCESS) {
+    GetString(obj, "execution_id", &id);
+  }
+  return id;
+}
+
 int Invoke(const Call& call) {
   if (call.api_key.empty() && call.profile.session.empty()) {
     return UsageError(call, "sign in with `toolgate login`, or give --api-key or TOOLGATE_API_KEY");
@@ -1003,11 +1056,29 @@ int Invoke(const Call& call) {
   JsonWriter body;
   body.BeginObject().Key("event").Raw(*event).EndObject();
 
+  const bool async = call.args.Has("async");
   http::HeaderList headers;
   if (call.args.Has("env-keys")) {
     auto keys = core::ParseEnvKeys(call.args.Get("env-keys"));
     if (!keys.ok()) return UsageError(call, keys.status().message());
     headers.emplace_back("X-Env-Keys", call.args.Get("env-keys"));
+  }
+  if (async) headers.emplace_back("Prefer", "respond-async");
+  if (call.args.Has("callback-url")) {
+    // The API refuses a callback on a synchronous call (400 invalid_callback_url); say so first.
+    if (!async) return UsageError(call, "--callback-url needs --async");
+    const std::string url = call.args.Get("callback-url");
+    if (!url.starts_with("https://") && !url.starts_with("http://")) {
+      return UsageError(call, "--callback-url is an http or https URL");
+    }
+    headers.emplace_back("X-Callback-Url", url);
+  }
+  if (call.args.Has("idempotency-key")) {
+    const std::string key = call.args.Get("idempotency-key");
+    if (!IsIdempotencyKey(key)) {
+      return UsageError(call, "--idempotency-key is 1 to 255 printable ASCII characters");
+    }
+    headers.emplace_back("Idempotency-Key", key);
   }
   std::string path = Api("/functions/") + http::UrlEncode(call.args.positional[0]);
   if (call.args.Has("version")) path += "/" + http::UrlEncode(call.args.Get("version"));
@@ -1026,9 +1097,32 @@ int Invoke(const Call& call) {
   // A platform error is problem+json; the handler's own answer, whatever its status, is the
   // invocation envelope and goes to stdout.
   if (r->Header("Content-Type").starts_with("application/problem+json")) {
-    return ReportFailure(call, r);
+    const int rc = ReportFailure(call, r);
+    if (r->status == 409 && r->body.find("\"callback_secret_missing\"") != std::string::npos) {
+      std::fputs(
+          "hint: callbacks are signed with your organization's webhook secret; make it with "
+          "`toolgate webhooks rotate-secret`\n",
+          stderr);
+    }
+    return rc;
+  }
+  if (r->Header("Idempotent-Replayed") == "true") {
+    std::fputs(
+        "this Idempotency-Key was used before: the first call's answer, not run or charged "
+        "again\n",
+        stderr);
   }
   PrintAnswer(call, r->body);
+  // 202: queued (--async), or a repeated Idempotency-Key whose first call is still under way.
+  if (r->status == 202) {
+    const std::string id = ExecutionIdOf(r->body);
+    if (!id.empty()) {
+      std::fprintf(stderr,
+                   "execution %s is under way: `toolgate executions wait %s` waits for its "
+                   "result, `toolgate executions cancel %s` stops it\n",
+                   id.c_str(), id.c_str(), id.c_str());
+    }
+  }
   return r->status < 400 ? kOk : kFailed;
 }
 
@@ -1391,6 +1485,95 @@ int Logs(const Call& call) {
       continue;
     }
     for (const auto& id : *fresh) print(id);
+  }
+  return kOk;
+}
+
+// `executions wait`'s exit code when --timeout-s passed before the execution finished.
+constexpr int kStillRunning = 3;
+// The longest --timeout-s: a finished execution stays readable for 7 days.
+constexpr int64_t kMaxWaitS = 7 * 24 * 3600;
+
+std::string ExecutionPath(const std::string& id) {
+  return Api("/executions/") + http::UrlEncode(id);
+}
+
+// Reads the execution every --interval-ms until its status is final, then prints it as
+// `executions show` does. Exit 0 when it succeeded, 1 when it ended otherwise (failed,
+// timed_out, cancelled) or a request failed, 3 when --timeout-s passed first.
+int ExecutionsWait(const Call& call) {
+  const std::string& id = call.args.positional[0];
+  auto interval_ms = IntOption(call, "interval-ms", 1000, 100, 3'600'000);
+  if (!interval_ms) return UsageError(call, "--interval-ms is 100 to 3600000 milliseconds");
+  auto timeout_s = IntOption(call, "timeout-s", 0, 1, kMaxWaitS);
+  if (!timeout_s) {
+    return UsageError(call, "--timeout-s is 1 to " + std::to_string(kMaxWaitS) + " seconds");
+  }
+  ExecutionWaitOptions options;
+  options.interval = std::chrono::milliseconds(*interval_ms);
+  if (call.args.Has("timeout-s")) options.timeout = std::chrono::seconds(*timeout_s);
+
+  ApiClient client = Client(call);
+  std::optional<Result<http::HttpResponse>> last;  // the latest answer, for ReportFailure
+  ExecutionWaitIo io;
+  io.fetch = [&]() -> Result<std::string> {
+    last = client.Get(ExecutionPath(id));
+    const auto& r = *last;
+    if (!r.ok()) return Status::Unavailable(r.status().message());
+    if (r->status < 400) return r->body;
+    std::string text = DescribeHttpError(r->status, r->body);
+    if (text.starts_with("error: ")) text.erase(0, 7);
+    text = std::string(TrimAsciiWhitespace(text));
+    // A server that is restarting or overloaded answers again later; a refusal does not change.
+    if (r->status >= 500 || r->status == 429) return Status::Unavailable(text);
+    return Status::InvalidArgument(text);
+  };
+  io.pause = [](std::chrono::milliseconds pause) {
+    struct timespec wait = {static_cast<time_t>(pause.count() / 1000),
+                            static_cast<long>(pause.count() % 1000) * 1'000'000L};
+    nanosleep(&wait, nullptr);
+  };
+  io.now = [] { return std::chrono::steady_clock::now(); };
+  io.on_status = [&](const std::string& status) {
+    if (!IsFinalExecutionStatus(status)) {
+      std::fprintf(stderr, "execution %s is %s\n", id.c_str(), status.c_str());
+    }
+  };
+  io.on_retry = [](const Status& failure) { PrintError(failure.message() + " (still waiting)"); };
+  auto waited = WaitForExecution(io, options);
+  if (!waited.ok()) {
+    if (last && !Succeeded(*last)) return ReportFailure(call, *last);
+    PrintError(waited.status().message());
+    return kFailed;
+  }
+  if (!waited->finished) {
+    PrintError("execution " + id + " is still " + waited->status + " after " +
+               std::to_string(*timeout_s) + " s; wait again with `toolgate executions wait " + id +
+               "`, or stop it with `toolgate executions cancel " + id + "`");
+    return kStillRunning;
+  }
+  PrintAnswer(call, waited->document);
+  std::fprintf(stderr, "execution %s %s\n", id.c_str(), waited->status.c_str());
+  return waited->status == "succeeded" ? kOk : kFailed;
+}
+
+int ExecutionsCancel(const Call& call) {
+  const std::string& id = call.args.positional[0];
+  auto r = Client(call).Post(ExecutionPath(id) + "/cancel", "");
+  if (r.ok() && r->status == 409) {
+    ReportFailure(call, r);
+    std::fprintf(stderr, "hint: `toolgate executions show %s` shows how it ended\n", id.c_str());
+    return kFailed;
+  }
+  if (Report(call, r) != kOk) return kFailed;
+  if (ExecutionStatusOf(r->body) == "cancelled") {
+    std::fprintf(stderr, "cancelled execution %s: it never ran and nothing is charged\n",
+                 id.c_str());
+  } else {
+    std::fprintf(stderr,
+                 "execution %s is being stopped: it ends cancelled, charged for the time it ran "
+                 "(`toolgate executions wait %s`)\n",
+                 id.c_str(), id.c_str());
   }
   return kOk;
 }
@@ -1761,6 +1944,17 @@ const std::vector<Command>& Commands() {
        .summary = "Send a signed notification.test to the endpoint now; exit 0 when it answered "
                   "2xx.",
        .run = NotificationsTest},
+      {.name = "webhooks rotate-secret",
+       .usage = "webhooks rotate-secret",
+       .summary = "Make the organization's webhook secret, which signs the callbacks of "
+                  "asynchronous calls, or replace it (the previous one signs too for 24 hours); "
+                  "prints it once.",
+       .run = WebhooksRotateSecret},
+      {.name = "webhooks show",
+       .usage = "webhooks show",
+       .summary = "Show when the webhook secret was made and until when the previous one signs "
+                  "(never the secret).",
+       .run = WebhooksShow},
       {.name = "ledger",
        .usage = "ledger [--limit N] [--cursor C]",
        .summary = "List ledger entries.",
@@ -1769,10 +1963,15 @@ const std::vector<Command>& Commands() {
        .view = kLedgerView},
       {.name = "invoke",
        .usage = "invoke FUNCTION_ID [--version V] [--event JSON | --event-file F] "
-                "[--env-keys 'NAME=secret_id,...']",
+                "[--env-keys 'NAME=secret_id,...'] [--async [--callback-url URL]] "
+                "[--idempotency-key K]",
        .summary = "Run a function with the API key, else the session; exit 0 when its status "
-                  "is below 400.",
-       .options = {"version", "event", "event-file", "env-keys"},
+                  "is below 400. --async queues it (Prefer: respond-async) and prints the "
+                  "execution id at once (exit 0 on 202), its outcome later POSTed to "
+                  "--callback-url if given; --idempotency-key K makes a repeat with K return "
+                  "the first call's answer instead of running again.",
+       .options = {"version", "event", "event-file", "env-keys", "callback-url", "idempotency-key"},
+       .switches = {"async"},
        .positional = 1,
        .run = Invoke},
       {.name = "executions list",
@@ -1786,6 +1985,21 @@ const std::vector<Command>& Commands() {
        .summary = "Show one execution, with its logs when your organization owns the function.",
        .positional = 1,
        .run = ExecutionsShow},
+      {.name = "executions wait",
+       .usage = "executions wait EXECUTION_ID [--timeout-s N] [--interval-ms MS]",
+       .summary = "Poll an execution (every --interval-ms, 1000) until it is succeeded, failed, "
+                  "timed_out or cancelled, then show it; exit 0 when it succeeded, 1 when it "
+                  "ended otherwise, 3 when --timeout-s passed first.",
+       .options = {"timeout-s", "interval-ms"},
+       .positional = 1,
+       .run = ExecutionsWait},
+      {.name = "executions cancel",
+       .usage = "executions cancel EXECUTION_ID",
+       .summary = "Stop an asynchronous execution: a queued one never runs and is not charged, "
+                  "a running one is stopped and charged for the time it ran; exit 1 once it "
+                  "has finished.",
+       .positional = 1,
+       .run = ExecutionsCancel},
       {.name = "logs",
        .usage = "logs FUNCTION_ID [--limit N] [--follow] [--interval-ms MS]",
        .summary = "Print the logs of the function's latest N executions (10); --follow then "

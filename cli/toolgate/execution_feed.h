@@ -1,13 +1,21 @@
+// Polling the executions API.
+//
 // `toolgate logs --follow`: which executions appeared since the last look. The executions API
 // pages newest first with a cursor towards older ones; the feed remembers the newest execution
-// it has seen and, on each poll, reads pages until it meets that one again. The transport is a
-// function, so tests drive the feed with pages of their own.
+// it has seen and, on each poll, reads pages until it meets that one again.
 //
-// Not thread-safe: one feed per follower.
+// `toolgate executions wait`: one execution (GET /executions/{id}) read again and again until
+// its status is final (WaitForExecution).
+//
+// The transport, the clock and the pause between polls are functions, so tests drive both with
+// answers and time of their own. Not thread-safe: one feed or wait per caller.
 #pragma once
 
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "toolgate/base/status.h"
@@ -45,5 +53,43 @@ class ExecutionFeed {
   bool started_ = false;
   std::string newest_seen_;  // "" while the list was empty
 };
+
+// The `status` of an execution's document (GET /executions/{id}): "queued", "running",
+// "succeeded", ...; "" when the text is not an object with a string status.
+std::string ExecutionStatusOf(std::string_view document_json);
+
+// Whether an execution's status is final: succeeded, failed, timed_out or cancelled. queued,
+// running and any status this client does not know are not.
+bool IsFinalExecutionStatus(std::string_view status);
+
+struct ExecutionWaitOptions {
+  std::chrono::milliseconds interval{1000};          // between two reads
+  std::optional<std::chrono::milliseconds> timeout;  // none: until the execution finishes
+};
+
+// What WaitForExecution uses to read, to wait and to tell the time, and whom it tells.
+struct ExecutionWaitIo {
+  // The execution's document (the JSON of GET /executions/{id}), or why not. After a first
+  // document, an Unavailable or Timeout error is a passing failure (a restarting server, a
+  // dropped connection): on_retry hears of it and the wait goes on. Any other error, and any
+  // error of the first read (a wrong URL is not waited on), ends the wait.
+  std::function<Result<std::string>()> fetch;
+  std::function<void(std::chrono::milliseconds)> pause;
+  std::function<std::chrono::steady_clock::time_point()> now;
+  std::function<void(const std::string& status)> on_status;  // optional: each new status seen
+  std::function<void(const Status& failure)> on_retry;       // optional: each passing failure
+};
+
+struct ExecutionWaitResult {
+  bool finished = false;  // false: the timeout passed first
+  std::string status;     // the last status read
+  std::string document;   // the last document read
+};
+
+// Reads the execution until its status is final, pausing options.interval between reads (the
+// last pause cut short so that one read falls on the timeout). A document without a status is
+// InvalidArgument; fetch's failures that end the wait come back as they are.
+Result<ExecutionWaitResult> WaitForExecution(const ExecutionWaitIo& io,
+                                             const ExecutionWaitOptions& options);
 
 }  // namespace toolgate::cli

@@ -89,16 +89,28 @@ bool IsFlat(simdjson::dom::object obj) {
   return true;
 }
 
+// A record with lists (an execution's callback: url, outcome, attempts): scalars and arrays
+// only, and at least one array.
+bool IsFlatWithArrays(simdjson::dom::object obj) {
+  bool arrays = false;
+  for (auto member : obj) {
+    if (member.value.is_object()) return false;
+    arrays |= member.value.is_array();
+  }
+  return arrays;
+}
+
 void CollectFields(simdjson::dom::object obj, const std::string& prefix,
                    std::vector<FieldLine>* out) {
   for (auto [key, value] : obj) {
     std::string name = prefix + std::string(key);
     simdjson::dom::object nested;
     simdjson::dom::array arr;
-    // A small record (rating, cost, last_7_days) reads best as "outer.inner" lines; anything
-    // deeper (an input schema) as one line of JSON.
+    // A small record (rating, cost, last_7_days) reads best as "outer.inner" lines, its lists
+    // as they would at the top (a table for objects); anything deeper (an input schema's
+    // properties) as one line of JSON.
     if (value.get_object().get(nested) == simdjson::SUCCESS && nested.size() > 0 &&
-        IsFlat(nested)) {
+        (IsFlat(nested) || IsFlatWithArrays(nested))) {
       CollectFields(nested, name + ".", out);
       continue;
     }

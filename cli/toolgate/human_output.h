@@ -34,10 +34,10 @@ std::string CellText(std::string_view json_value);
 std::string RenderTable(std::string_view rows_json, const std::vector<Column>& columns);
 
 // An object as "name  value" lines, names padded to one width; members of a nested object whose
-// own members are all scalars as "outer.inner", deeper objects as compact JSON; an array of objects
-// as its own indented table (columns: the first element's members that are not objects or arrays);
-// a string with line breaks indented below its name. Ends with a newline; "" for text that is not a
-// JSON object.
+// own members are all scalars or arrays as "outer.inner", deeper objects as compact JSON; an array
+// of objects as its own indented table (columns: the first element's members that are not objects
+// or arrays); a string with line breaks indented below its name. Ends with a newline; "" for text
+// that is not a JSON object.
 std::string RenderFields(std::string_view object_json);
 
 // micro-USD as dollars: 2500 -> "$0.0025", 5000000 -> "$5.00", -1 -> "-$0.000001" (two to six

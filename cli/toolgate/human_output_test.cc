@@ -59,6 +59,32 @@ TEST(HumanOutputTest, FieldsFlattenObjectsAndTabulateArrays) {
   EXPECT_EQ(RenderFields("[1]"), "");
 }
 
+TEST(HumanOutputTest, AnExecutionsCallbackReadsAsLinesWithItsAttemptsAsATable) {
+  std::string execution = R"({
+    "execution_id": "x1", "status": "succeeded",
+    "error": null,
+    "callback": {"url": "https://hooks.example.com/t", "outcome": "delivered",
+                 "attempts": [{"attempt": 1, "attempted_at": "2026-12-02T15:04:05Z",
+                               "status_code": 503, "error": null, "outcome": "retry"},
+                              {"attempt": 2, "attempted_at": "2026-12-02T15:04:06Z",
+                               "status_code": 204, "error": null, "outcome": "delivered"}]},
+    "pending": {"url": "https://hooks.example.com/u", "outcome": "pending", "attempts": []}
+  })";
+  EXPECT_EQ(RenderFields(execution),
+            "execution_id      x1\n"
+            "status            succeeded\n"
+            "error             -\n"
+            "callback.url      https://hooks.example.com/t\n"
+            "callback.outcome  delivered\n"
+            "callback.attempts:\n"
+            "  attempt  attempted_at          status_code  error  outcome\n"
+            "  1        2026-12-02T15:04:05Z  503          -      retry\n"
+            "  2        2026-12-02T15:04:06Z  204          -      delivered\n"
+            "pending.url       https://hooks.example.com/u\n"
+            "pending.outcome   pending\n"
+            "pending.attempts  -\n");
+}
+
 TEST(HumanOutputTest, HumanAnswerPicksTableOrFields) {
   TableView view{"items", {{"ID", "id"}}};
   EXPECT_EQ(RenderHuman(R"({"items": [{"id": "a"}], "next_cursor": "c2"})", view),
