@@ -40,6 +40,15 @@ export function when(rfc3339) {
   return `${d.toLocaleString('en-GB', { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: 'UTC' })} UTC`;
 }
 
+// An RFC 3339 time to the second, "31 Jan 2027, 14:05:09 UTC", for events seconds apart
+// (callback attempts); "—" when absent.
+export function whenPrecise(rfc3339) {
+  if (!rfc3339) return '—';
+  const d = new Date(rfc3339);
+  if (Number.isNaN(d.getTime())) return rfc3339;
+  return `${d.toLocaleString('en-GB', { day: 'numeric', month: 'short', year: 'numeric', hour: '2-digit', minute: '2-digit', second: '2-digit', timeZone: 'UTC' })} UTC`;
+}
+
 // An RFC 3339 time as "31 Jan 2027".
 export function day(rfc3339) {
   if (!rfc3339) return '—';

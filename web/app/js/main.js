@@ -32,6 +32,7 @@ const ROUTES = [
   [/^\/settings\/secrets$/, settings.renderSecrets, true],
   [/^\/settings\/billing$/, settings.renderBilling, true],
   [/^\/settings\/earnings$/, earnings.render, true],
+  [/^\/settings\/webhooks$/, settings.renderWebhooks, true],
   [/^\/settings\/apps$/, settings.renderApps, true],
   [/^\/executions$/, executions.render, true],
 ];

@@ -1,5 +1,5 @@
-// Settings: API keys, secrets, billing and connected apps (OAuth grants) of the signed-in
-// user's organization.
+// Settings: API keys, secrets, billing, webhooks (the secret that signs asynchronous calls'
+// callbacks) and connected apps (OAuth grants) of the signed-in user's organization.
 
 import { ApiError, api, idempotencyKey, listAll } from '../api.js';
 import { field, h, replace, table, toast, uid } from '../dom.js';
@@ -18,7 +18,7 @@ export function frame(container, current, title, ...content) {
     h('p', { class: 'muted' }, `Organization ${session.me.organization.name}`),
     h('nav', { class: 'subnav', aria: { label: 'Settings' } },
       link('/settings/keys', 'API Keys'), link('/settings/secrets', 'Secrets'), link('/settings/billing', 'Billing'),
-      link('/settings/earnings', 'Earnings'), link('/settings/apps', 'Connected apps')),
+      link('/settings/earnings', 'Earnings'), link('/settings/webhooks', 'Webhooks'), link('/settings/apps', 'Connected apps')),
     h('h2', {}, title),
     content);
 }
@@ -443,6 +443,83 @@ export async function renderBilling(container, { query } = {}) {
     ledgerBox, more);
   await loadBalance();
   await Promise.all([loadLedger(false), loadRevenueAndGrants(), loadLimits()]);
+}
+
+// The organization's webhook secret (docs/api.md, "Callbacks"): it signs the callbacks of
+// asynchronous calls (X-Callback-Url). Making it shows it once; rotating replaces it after a
+// confirmation, and the previous one signs beside it until previous_valid_until. GET never
+// returns the secret, only when it was made.
+export async function renderWebhooks(container) {
+  const box = h('section', { class: 'panel', aria: { label: 'Webhook secret' }, data: { webhookSecret: '' } },
+    h('h3', {}, 'Webhook secret'), skeleton('Loading the webhook secret', 2));
+  const revealed = h('div', { class: 'new-key' });
+
+  // The secret just made, shown this once with a copy button.
+  function reveal(answer, rotated) {
+    const input = h('input', { type: 'text', readonly: true, value: answer.secret, id: uid('whsec'), class: 'key-value', aria: { label: 'The new webhook secret' } });
+    const done = h('button', { type: 'button' }, 'I have stored it');
+    done.addEventListener('click', () => { revealed.replaceChildren(); box.querySelector('button')?.focus(); });
+    replace(revealed, h('section', { class: 'notice warn', role: 'alert', aria: { label: 'New webhook secret' }, data: { newWebhookSecret: '' } },
+      h('h3', {}, rotated ? 'The webhook secret is rotated' : 'The webhook secret is made'),
+      h('p', {}, 'Copy it now and give it to the receivers of your callbacks: this is the only time Toolgate shows it.'),
+      h('div', { class: 'secret-key' }, input, copyButton(() => answer.secret, 'webhook secret')),
+      rotated && answer.previous_valid_until
+        ? h('p', { class: 'small' }, `The previous secret also signs until ${when(answer.previous_valid_until)}; switch your receivers before then.`)
+        : null,
+      done));
+    input.focus();
+    input.select();
+  }
+
+  async function make(rotated) {
+    const answer = await api('POST', '/webhooks/secret');
+    reveal(answer, rotated);
+    show(answer);
+  }
+
+  function show(secret) {
+    if (!secret) {
+      const makeButton = h('button', { type: 'button', class: 'primary' }, 'Make a webhook secret');
+      makeButton.addEventListener('click', async () => {
+        makeButton.disabled = true;
+        try {
+          await make(false);
+        } catch (error) {
+          makeButton.disabled = false;
+          replace(box, h('h3', {}, 'Webhook secret'), errorNotice(error));
+        }
+      });
+      replace(box, h('h3', {}, 'Webhook secret'),
+        h('p', { data: { webhookSecretState: 'none' } }, 'Your organization has no webhook secret yet. An asynchronous call with a callback URL needs one: it signs every callback.'),
+        makeButton);
+      return;
+    }
+    replace(box, h('h3', {}, 'Webhook secret'),
+      h('dl', { class: 'facts', data: { webhookSecretState: 'made' } },
+        h('dt', {}, 'Made'), h('dd', { data: { createdAt: secret.created_at } }, when(secret.created_at)),
+        h('dt', {}, 'Previous secret'), h('dd', { data: { previousValidUntil: secret.previous_valid_until || '' } },
+          secret.previous_valid_until ? `also signs until ${when(secret.previous_valid_until)}` : 'none signs any more')),
+      h('p', { class: 'small muted' }, 'Toolgate never shows the secret again. Rotate it when it may have leaked: the new one signs every callback from then on, and the old one beside it for 24 hours, so your receivers can switch without missing one.'),
+      confirmButton('Rotate secret', 'Rotate the webhook secret', 'Confirm rotate', () => make(true)));
+  }
+
+  async function load() {
+    try {
+      show(await api('GET', '/webhooks/secret'));
+    } catch (error) {
+      if (error.status === 404) show(null);
+      else replace(box, h('h3', {}, 'Webhook secret'), errorNotice(error, () => { replace(box, h('h3', {}, 'Webhook secret'), skeleton('Loading the webhook secret', 2)); load(); }));
+    }
+  }
+
+  frame(container, '/settings/webhooks', 'Webhooks',
+    h('p', {}, 'An asynchronous call (', h('code', {}, 'Prefer: respond-async'), ') may name an ', h('code', {}, 'X-Callback-Url'),
+      ': once it has finished, Toolgate POSTs its outcome there, signed with this secret the Standard Webhooks way (',
+      h('code', {}, 'webhook-id'), ', ', h('code', {}, 'webhook-timestamp'), ', ', h('code', {}, 'webhook-signature'), '). See ',
+      // target: a page of its own, outside the app's router.
+      h('a', { href: '/docs#callbacks', target: '_blank', rel: 'noopener' }, 'Callbacks'), ' in the API reference for how to verify one.'),
+    revealed, box);
+  await load();
 }
 
 // The apps (MCP clients) someone allowed to use Toolgate over OAuth, each with what it reaches,
