@@ -48,7 +48,7 @@ def main():
         def run(script, n):
             sha = cli("SCRIPT", "LOAD", script).strip()
             # burst, concurrency (off), the default allowance of uncharged timeouts in ms
-            keys, args = ["tg:holds"], ["2000", "0", "3600000"]
+            keys, args = ["tg:holds"], ["2000", "0", "3600000", "0"]
             for i in range(n):
                 keys += ["tg:bal:org-a", "tg:res:org-a", "tg:conc:org-a", "tg:rl:key",
                          f"tg:hold:__rand_int__{i}", "tg:tmo:org-a"]

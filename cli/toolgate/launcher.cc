@@ -838,15 +838,17 @@ int RunUp(const std::vector<std::string>& args) {
   // adds its NATS servers itself). All are known before the executor starts.
   for (const auto& name : kServices) admin_ports[name] = FreePort();
   if (http_port == 0) http_port = FreePort();
-  std::vector<std::string> egress_flags = passed_on->executor;
-  egress_flags.insert(egress_flags.end(),
-                      {"--egress-deny-addr", "127.0.0.1:" + std::to_string(redis_port),
-                       "--egress-deny-addr", "127.0.0.1:" + std::to_string(pg_port),
-                       "--egress-deny-addr", FormatHostPort(flags.Get("host"), http_port)});
+  std::vector<std::string> platform_endpoints = {
+      "--egress-deny-addr", "127.0.0.1:" + std::to_string(redis_port),
+      "--egress-deny-addr", "127.0.0.1:" + std::to_string(pg_port),
+      "--egress-deny-addr", FormatHostPort(flags.Get("host"), http_port),
+      "--egress-deny-addr", "127.0.0.1:" + std::to_string(nats_port)};
   for (const auto& [name, port] : admin_ports) {
-    egress_flags.insert(egress_flags.end(),
-                        {"--egress-deny-addr", "127.0.0.1:" + std::to_string(port)});
+    platform_endpoints.insert(platform_endpoints.end(),
+                              {"--egress-deny-addr", "127.0.0.1:" + std::to_string(port)});
   }
+  std::vector<std::string> egress_flags = passed_on->executor;
+  egress_flags.insert(egress_flags.end(), platform_endpoints.begin(), platform_endpoints.end());
   // The demo's weather service listens on the loopback, an address of this host, which the
   // executors refuse unless told: a demo-only allowance of that one endpoint (SeedDemo prints
   // it). The platform's own ports above stay refused.
@@ -867,6 +869,9 @@ int RunUp(const std::vector<std::string>& args) {
     }
     if (name == "billing") {
       argv.insert(argv.end(), passed_on->billing.begin(), passed_on->billing.end());
+      // Callbacks follow tools' egress rules: the operator's networks, never the platform.
+      argv.insert(argv.end(), passed_on->executor.begin(), passed_on->executor.end());
+      argv.insert(argv.end(), platform_endpoints.begin(), platform_endpoints.end());
     }
     if (name == "edge") {
       argv.insert(argv.end(), {"--http-port", std::to_string(http_port), "--host",

@@ -107,7 +107,7 @@ std::string OwnerOf(const std::vector<std::string>& segments) {
   if (head == "functions" || head == "workspace" || head == "marketplace" || head == "favorites") {
     return "registry";
   }
-  if (head == "billing" || head == "executions") return "billing";
+  if (head == "billing" || head == "executions" || head == "webhooks") return "billing";
   // The operators' routes: so far only grants of credit, which are ledger entries.
   if (head == "admin") return "billing";
   return {};
@@ -491,6 +491,13 @@ void EdgeServer::OnRequest(const Http::Request& request, Http::ResponseWriter wr
     if (HasHeader(request, "X-Toolgate-Max-Cost")) {
       in.max_cost = HeaderValue(request, "X-Toolgate-Max-Cost");
     }
+    if (HasHeader(request, "Prefer")) in.prefer = HeaderValue(request, "Prefer");
+    if (HasHeader(request, "Idempotency-Key")) {
+      in.idempotency_key = HeaderValue(request, "Idempotency-Key");
+    }
+    if (HasHeader(request, "X-Callback-Url")) {
+      in.callback_url = HeaderValue(request, "X-Callback-Url");
+    }
     if (request.cookies().has("tg_session")) in.session = request.cookies().get("tg_session").value;
     in.body = request.body();
     return HandleInvoke(
@@ -548,6 +555,9 @@ void EdgeServer::AnswerFromFront(FrontRequest request, FrontRespond respond, Fro
   in.content_type = head.Value("content-type");
   if (const std::string* keys = head.Find("x-env-keys")) in.env_keys = *keys;
   if (const std::string* max_cost = head.Find("x-toolgate-max-cost")) in.max_cost = *max_cost;
+  if (const std::string* prefer = head.Find("prefer")) in.prefer = *prefer;
+  if (const std::string* key = head.Find("idempotency-key")) in.idempotency_key = *key;
+  if (const std::string* url = head.Find("x-callback-url")) in.callback_url = *url;
   in.session = head.Cookie("tg_session");
   in.body = std::move(request.body);
   HandleInvoke(std::move(in), std::move(answer), request_id, *target);
@@ -574,10 +584,15 @@ void EdgeServer::HandleInvoke(InvokeHttp request, Answer answer, const std::stri
   // An invocation's answer is counted (an estimate's is no invocation) and rendered as the
   // invoke envelope, an estimate's as what the call would hold.
   const bool estimate = route.estimate;
-  auto finish = [this, estimate, function_id, version, start_us](const v1::InvokeReply& reply,
-                                                                 const std::string& request_id) {
+  const bool respond_async = !estimate && request.prefer && PrefersRespondAsync(*request.prefer);
+  auto finish = [this, estimate, respond_async, function_id, version, start_us](
+                    const v1::InvokeReply& reply, const std::string& request_id) {
     if (estimate) return RenderEstimateReply(reply, request_id, NowMs());
     HttpAnswer rendered = RenderInvokeReply(reply, request_id, NowMs());
+    // RFC 7240: the preference was honoured (the call was queued, or is a queued one's repeat).
+    if (respond_async && reply.has_accepted()) {
+      rendered.headers.emplace_back("Preference-Applied", "respond-async");
+    }
     invoke_metrics_.Record(function_id, version, reply, rendered.status,
                            static_cast<double>(MonotonicUs() - start_us) / 1e6);
     return rendered;
@@ -614,6 +629,24 @@ void EdgeServer::HandleInvoke(InvokeHttp request, Answer answer, const std::stri
   if (request.max_cost && !ParseMaxCost(*request.max_cost, &max_cost)) {
     return refuse("bad_request", MaxCostRefusal());
   }
+  std::string idempotency_key;
+  if (!estimate && request.idempotency_key &&
+      !ParseIdempotencyKey(*request.idempotency_key, &idempotency_key)) {
+    return refuse("invalid_idempotency_key", IdempotencyKeyRefusal());
+  }
+  if (request.callback_url && !estimate) {
+    // Billing judges where it may go (webhook::UrlRefusal under the operator's egress rules).
+    if (!respond_async) {
+      return refuse("invalid_callback_url",
+                    "X-Callback-Url needs Prefer: respond-async: a synchronous call's answer is "
+                    "its response.");
+    }
+    if (request.callback_url->empty() || request.callback_url->size() > kMaxCallbackUrlLength) {
+      return refuse("invalid_callback_url", "X-Callback-Url must be a URL of 1 to " +
+                                                std::to_string(kMaxCallbackUrlLength) +
+                                                " characters.");
+    }
+  }
   InvokeBody parsed = ParseInvokeBody(body);
 
   v1::InvokeJob job;
@@ -635,6 +668,13 @@ void EdgeServer::HandleInvoke(InvokeHttp request, Answer answer, const std::stri
   job.set_traceparent(traceparent);
   job.set_max_cost_micro_usd(max_cost);
   job.set_estimate_only(estimate);
+  job.set_respond_async(respond_async);
+  if (respond_async && request.callback_url) job.set_callback_url(*request.callback_url);
+  if (!idempotency_key.empty()) {
+    job.set_request_sha256(InvokeRequestDigest(
+        function_id, version, request.env_keys ? &*request.env_keys : nullptr, body));
+    job.set_idempotency_key(std::move(idempotency_key));
+  }
   span->SetAttribute("faas.invocation_id", job.execution_id());
   DispatchInvoke(std::move(job), [answer = std::move(answer), span, request_id, traceparent,
                                   finish = std::move(finish)](v1::InvokeReply reply) {

@@ -109,9 +109,12 @@ class EdgeServer {
     std::string origin;
     std::string host;
     std::string content_type;
-    std::optional<std::string> env_keys;  // X-Env-Keys, when sent
-    std::optional<std::string> session;   // the tg_session cookie, when sent
-    std::optional<std::string> max_cost;  // X-Toolgate-Max-Cost, when sent
+    std::optional<std::string> env_keys;         // X-Env-Keys, when sent
+    std::optional<std::string> session;          // the tg_session cookie, when sent
+    std::optional<std::string> max_cost;         // X-Toolgate-Max-Cost, when sent
+    std::optional<std::string> prefer;           // Prefer (RFC 7240), when sent
+    std::optional<std::string> idempotency_key;  // Idempotency-Key, when sent
+    std::optional<std::string> callback_url;     // X-Callback-Url, when sent
     std::string body;
   };
   // Writes an answer to the request: the HttpAnswer with X-Request-Id and traceparent.

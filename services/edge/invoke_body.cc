@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "toolgate/base/crypto.h"
+#include "toolgate/base/strings.h"
 #include "toolgate/core/event_depth.h"
 
 namespace toolgate::edge {
@@ -75,6 +77,72 @@ bool ParseMaxCost(std::string_view text, int64_t* out) {
 std::string MaxCostRefusal() {
   return "X-Toolgate-Max-Cost must be a whole number of micro-USD from 1 to " +
          std::to_string(kMaxCostHeaderMicroUsd) + ".";
+}
+
+bool PrefersRespondAsync(std::string_view prefer) {
+  while (!prefer.empty()) {
+    size_t comma = prefer.find(',');
+    std::string_view item = prefer.substr(0, comma);
+    prefer = comma == std::string_view::npos ? std::string_view() : prefer.substr(comma + 1);
+    std::string_view token = TrimAsciiWhitespace(item.substr(0, item.find_first_of("=;")));
+    if (AsciiLower(token) == "respond-async") return true;
+  }
+  return false;
+}
+
+bool ParseIdempotencyKey(std::string_view header, std::string* key) {
+  std::string_view text = TrimAsciiWhitespace(header);
+  std::string out;
+  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') {
+    text = text.substr(1, text.size() - 2);
+    for (size_t i = 0; i < text.size(); ++i) {
+      char c = text[i];
+      if (c == '\\') {
+        if (i + 1 == text.size() || (text[i + 1] != '"' && text[i + 1] != '\\')) return false;
+        c = text[++i];
+      } else if (c == '"') {
+        return false;
+      }
+      out.push_back(c);
+    }
+  } else {
+    // Bare: what a quoted key could carry, less the quote and escape characters themselves.
+    if (text.find_first_of("\"\\") != std::string_view::npos) return false;
+    out = std::string(text);
+  }
+  if (out.empty() || out.size() > kMaxIdempotencyKeyLength) return false;
+  for (char c : out) {
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  *key = std::move(out);
+  return true;
+}
+
+std::string IdempotencyKeyRefusal() {
+  return "Idempotency-Key must be 1 to " + std::to_string(kMaxIdempotencyKeyLength) +
+         " printable ASCII characters: a quoted string (\"...\", with \\\" and \\\\ escapes) or "
+         "the characters bare, without quotes or backslashes.";
+}
+
+std::string InvokeRequestDigest(std::string_view function_id, std::string_view version,
+                                const std::string* env_keys, std::string_view body) {
+  // Lengths first: no two different requests concatenate to the same bytes ("-" for no
+  // X-Env-Keys, which differs from an empty one).
+  std::string text;
+  for (std::string_view part : {function_id, version}) {
+    text += std::to_string(part.size());
+    text += ':';
+    text += part;
+  }
+  if (env_keys) {
+    text += std::to_string(env_keys->size());
+    text += ':';
+    text += *env_keys;
+  } else {
+    text += '-';
+  }
+  text += body;
+  return Sha256(text);
 }
 
 }  // namespace toolgate::edge

@@ -33,4 +33,24 @@ bool ParseMaxCost(std::string_view text, int64_t* out);
 // The 400 detail for a value ParseMaxCost refuses.
 std::string MaxCostRefusal();
 
+// Whether a Prefer header (RFC 7240: preferences separated by commas, each a token with optional
+// "=value" and ";parameters") asks for respond-async; the token is matched case-insensitively.
+bool PrefersRespondAsync(std::string_view prefer);
+
+// The longest X-Callback-Url accepted (a webhook target's limit).
+inline constexpr size_t kMaxCallbackUrlLength = 2048;
+
+// The longest Idempotency-Key accepted.
+inline constexpr size_t kMaxIdempotencyKeyLength = 255;
+// An Idempotency-Key header's key: an RFC 8941 sf-string ("..." with \" and \\ escapes) as the
+// IETF draft writes it, or the same characters bare; 1 to kMaxIdempotencyKeyLength printable
+// ASCII characters. False for anything else.
+bool ParseIdempotencyKey(std::string_view header, std::string* key);
+// The 400 detail for a header ParseIdempotencyKey refuses.
+std::string IdempotencyKeyRefusal();
+// What a repeated key's request must match: the SHA-256 of the route (function id, version),
+// X-Env-Keys and the body, each delimited so that no two requests share it.
+std::string InvokeRequestDigest(std::string_view function_id, std::string_view version,
+                                const std::string* env_keys, std::string_view body);
+
 }  // namespace toolgate::edge

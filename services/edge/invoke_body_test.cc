@@ -69,5 +69,48 @@ TEST(InvokeBodyTest, DeepEventIsRefusedForItsDepthNotAsInvalidJson) {
   EXPECT_EQ(ParseInvokeBody("{\"event\": {}}").check, v1::BODY_OK);
 }
 
+TEST(PreferTest, RespondAsyncAmongOtherPreferences) {
+  EXPECT_TRUE(PrefersRespondAsync("respond-async"));
+  EXPECT_TRUE(PrefersRespondAsync("Respond-Async"));
+  EXPECT_TRUE(PrefersRespondAsync("return=minimal, respond-async; foo=bar, wait=10"));
+  EXPECT_TRUE(PrefersRespondAsync("  respond-async  "));
+  EXPECT_FALSE(PrefersRespondAsync(""));
+  EXPECT_FALSE(PrefersRespondAsync("wait=10"));
+  EXPECT_FALSE(PrefersRespondAsync("respond-asynchronously"));
+  EXPECT_FALSE(PrefersRespondAsync("x=respond-async"));
+}
+
+TEST(IdempotencyKeyTest, QuotedOrBarePrintableAscii) {
+  std::string key;
+  ASSERT_TRUE(ParseIdempotencyKey("\"8e03978e-40d5-43e8-bc93-6894a57f9324\"", &key));
+  EXPECT_EQ(key, "8e03978e-40d5-43e8-bc93-6894a57f9324");
+  ASSERT_TRUE(ParseIdempotencyKey("order-1", &key));
+  EXPECT_EQ(key, "order-1");
+  ASSERT_TRUE(ParseIdempotencyKey(R"("say \"hi\" \\")", &key));
+  EXPECT_EQ(key, R"(say "hi" \)");
+  EXPECT_FALSE(ParseIdempotencyKey("", &key));
+  EXPECT_FALSE(ParseIdempotencyKey("\"\"", &key));
+  EXPECT_FALSE(ParseIdempotencyKey("\"open", &key));
+  EXPECT_FALSE(ParseIdempotencyKey(R"("a"b")", &key));
+  EXPECT_FALSE(ParseIdempotencyKey(R"("bad \n escape")", &key));
+  EXPECT_FALSE(ParseIdempotencyKey("caf\xc3\xa9", &key));
+  EXPECT_TRUE(ParseIdempotencyKey(std::string(kMaxIdempotencyKeyLength, 'k'), &key));
+  EXPECT_FALSE(ParseIdempotencyKey(std::string(kMaxIdempotencyKeyLength + 1, 'k'), &key));
+}
+
+TEST(IdempotencyKeyTest, RequestDigestTellsRequestsApart) {
+  const std::string empty, keys = "A=s1";
+  const std::string base = InvokeRequestDigest("f", "1.0", nullptr, "{}");
+  EXPECT_EQ(base, InvokeRequestDigest("f", "1.0", nullptr, "{}"));
+  EXPECT_NE(base, InvokeRequestDigest("f", "1.0", nullptr, "{ }"));
+  EXPECT_NE(base, InvokeRequestDigest("f", "", nullptr, "{}"));
+  EXPECT_NE(base, InvokeRequestDigest("f", "1.0", &empty, "{}"));
+  EXPECT_NE(InvokeRequestDigest("f", "1.0", &empty, "{}"),
+            InvokeRequestDigest("f", "1.0", &keys, "{}"));
+  // No shifting of bytes between parts gives the same digest.
+  EXPECT_NE(InvokeRequestDigest("f1", ".0", nullptr, "{}"),
+            InvokeRequestDigest("f", "1.0", nullptr, "{}"));
+}
+
 }  // namespace
 }  // namespace toolgate::edge

@@ -3,6 +3,7 @@
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/strings.h"
 #include "toolgate/base/time.h"
+#include "toolgate/core/invoke_envelope.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/core/runtime_names.h"
 
@@ -31,27 +32,23 @@ HttpAnswer RenderInvokeReply(const v1::InvokeReply& reply, std::string_view requ
   HttpAnswer a;
   if (reply.has_problem()) {
     a = RenderProblem(reply.problem(), request_id);
-  } else {
-    const v1::InvokeSuccess& r = reply.result();
-    const v1::Summary& s = r.summary();
+  } else if (reply.has_accepted()) {
+    // Queued (Prefer: respond-async), or a repeated Idempotency-Key's execution under way: its
+    // status is at Location.
+    const std::string& id = reply.accepted().execution_id();
+    const std::string status_url = "/api/v1/executions/" + id;
     JsonWriter w;
-    w.BeginObject().Field("statusCode", r.status_code()).Field("body", r.body());
-    w.Key("summary")
-        .BeginObject()
-        .Field("runtime_ms", s.runtime_ms())
-        .Field("memory_used_mb", s.memory_used_mb())
-        .Field("compute_type", core::ComputeTypeName(s.compute_type()))
-        .Field("execution_id", s.execution_id())
-        .Field("egress_bytes", s.egress_bytes());
-    w.Key("cost")
-        .BeginObject()
-        .Field("compute_micro_usd", s.cost().compute_micro_usd())
-        .Field("function_micro_usd", s.cost().function_micro_usd())
-        .Field("total_micro_usd", s.cost().total_micro_usd())
+    w.BeginObject()
+        .Field("execution_id", id)
+        .Field("status", reply.accepted().status())
+        .Field("status_url", status_url)
         .EndObject();
-    w.EndObject().EndObject();
-    a.status = r.status_code();
+    a.status = 202;
     a.body = w.Take();
+    a.headers.emplace_back("Location", status_url);
+  } else {
+    a.status = reply.result().status_code();
+    a.body = core::InvokeEnvelopeJson(reply.result());
   }
   // What the call was charged, for callers (agents) that read headers rather than bodies: the
   // total for a call that ran; 0 for a refusal, which is never charged; nothing when the outcome
@@ -72,6 +69,8 @@ HttpAnswer RenderInvokeReply(const v1::InvokeReply& reply, std::string_view requ
   } else if (reply.has_problem() && reply.problem().code() != "upstream_timeout") {
     a.headers.emplace_back("X-Toolgate-Cost", "0");
   }
+  // The answer is a repeated Idempotency-Key's first execution's: nothing ran again.
+  if (reply.replayed()) a.headers.emplace_back("Idempotent-Replayed", "true");
   int64_t expires = reply.key_expires_at_ms();
   if (expires > 0 && expires - now_ms <= kExpiryWarningMs) {
     a.headers.emplace_back("X-Api-Key-Expires-At", FormatRfc3339(expires));

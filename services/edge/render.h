@@ -23,6 +23,8 @@ HttpAnswer RenderProblem(const v1::Problem& problem, std::string_view request_id
 // The invoke envelope {statusCode, body, summary} with the handler's status, or the problem.
 // Adds X-Toolgate-Cost (micro-USD charged: the total, 0 for a refusal, absent for a 504 whose
 // outcome is unknown) and X-Api-Key-Expires-At when the key expires within 14 days of now_ms.
+// An accepted reply (an asynchronous call queued) is 202 {execution_id, status, status_url} with
+// Location; a replayed one (a repeated Idempotency-Key) adds Idempotent-Replayed: true.
 HttpAnswer RenderInvokeReply(const v1::InvokeReply& reply, std::string_view request_id,
                              int64_t now_ms);
 // The answer to POST .../estimate: 200 with what the call would hold, or the problem the call

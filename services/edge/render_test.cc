@@ -164,5 +164,30 @@ TEST(RenderTest, ManagementResponseCookiesAndNoContent) {
   EXPECT_EQ(HeaderOf(a, "Set-Cookie"), "tg_session=; Max-Age=0");
 }
 
+TEST(RenderTest, AcceptedCallIs202WithItsStatusAtLocation) {
+  v1::InvokeReply reply;
+  reply.mutable_accepted()->set_execution_id("e-1");
+  reply.mutable_accepted()->set_status("queued");
+  HttpAnswer a = RenderInvokeReply(reply, "req", 0);
+  EXPECT_EQ(a.status, 202);
+  EXPECT_EQ(a.body,
+            R"({"execution_id":"e-1","status":"queued","status_url":"/api/v1/executions/e-1"})");
+  bool location = false, cost = false, replayed = false;
+  for (const auto& [name, value] : a.headers) {
+    if (name == "Location") location = value == "/api/v1/executions/e-1";
+    if (name == "X-Toolgate-Cost") cost = true;
+    if (name == "Idempotent-Replayed") replayed = true;
+  }
+  EXPECT_TRUE(location);
+  EXPECT_FALSE(cost);  // nothing has run yet
+  EXPECT_FALSE(replayed);
+  reply.set_replayed(true);
+  a = RenderInvokeReply(reply, "req", 0);
+  replayed = false;
+  for (const auto& [name, value] : a.headers)
+    replayed |= name == "Idempotent-Replayed" && value == "true";
+  EXPECT_TRUE(replayed);
+}
+
 }  // namespace
 }  // namespace toolgate::edge

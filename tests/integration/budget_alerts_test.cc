@@ -22,6 +22,7 @@
 #include "toolgate/base/crypto.h"
 #include "toolgate/base/time.h"
 #include "toolgate/webhook/signature.h"
+#include "webhook_receiver.h"
 
 namespace toolgate::testing {
 namespace {
@@ -34,113 +35,7 @@ constexpr const char* kEcho = "function service_handler(event, context) return e
 // runtime, so its hold equals its charge: a limit of N µUSD is exactly N calls.
 constexpr const char* kOneMicroUsdCall = R"("memory_mb":1,"timeout_ms":1000)";
 
-// One request the receiver took.
-struct Delivery {
-  std::string id, timestamp, signature, body;
-};
-
-// A webhook endpoint on the loopback: one request per connection, answered 500 for the first
-// `failures` requests and 200 after them.
-class Receiver {
- public:
-  explicit Receiver(int failures = 0) : failures_left_(failures) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::listen(fd_, 64) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      std::perror("webhook receiver");
-      std::abort();
-    }
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~Receiver() {
-    ::shutdown(fd_, SHUT_RDWR);  // wakes accept()
-    thread_.join();
-    ::close(fd_);
-  }
-
-  int port() const { return port_; }
-  std::string Url(const std::string& host = "127.0.0.1", const std::string& scheme = "http") const {
-    return scheme + "://" + host + ":" + std::to_string(port_) + "/hooks/toolgate";
-  }
-  std::vector<Delivery> Deliveries() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return deliveries_;
-  }
-
- private:
-  void Loop() {
-    for (;;) {
-      const int conn = ::accept(fd_, nullptr, nullptr);
-      if (conn < 0) return;
-      Serve(conn);
-      ::close(conn);
-    }
-  }
-
-  static std::string Lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-    return s;
-  }
-
-  void Serve(int conn) {
-    std::string data;
-    char buf[8192];
-    size_t head_end = std::string::npos;
-    size_t length = 0;
-    std::map<std::string, std::string> headers;
-    for (;;) {
-      if (head_end != std::string::npos && data.size() >= head_end + 4 + length) break;
-      const ssize_t n = ::read(conn, buf, sizeof buf);
-      if (n <= 0) return;
-      data.append(buf, static_cast<size_t>(n));
-      if (head_end == std::string::npos &&
-          (head_end = data.find("\r\n\r\n")) != std::string::npos) {
-        size_t pos = data.find("\r\n") + 2;
-        while (pos < head_end) {
-          const size_t end = data.find("\r\n", pos);
-          const std::string line = data.substr(pos, end - pos);
-          const size_t colon = line.find(':');
-          if (colon != std::string::npos) {
-            std::string value = line.substr(colon + 1);
-            value.erase(0, value.find_first_not_of(' '));
-            headers[Lower(line.substr(0, colon))] = value;
-          }
-          pos = end + 2;
-        }
-        if (headers.count("content-length")) length = std::stoul(headers["content-length"]);
-      }
-    }
-    Delivery d{headers["webhook-id"], headers["webhook-timestamp"], headers["webhook-signature"],
-               data.substr(head_end + 4, length)};
-    bool fail = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      deliveries_.push_back(std::move(d));
-      if (failures_left_ > 0) {
-        --failures_left_;
-        fail = true;
-      }
-    }
-    const std::string answer =
-        fail
-            ? "HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            : "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
-    (void)!::write(conn, answer.data(), answer.size());
-  }
-
-  int fd_ = -1;
-  int port_ = 0;
-  std::mutex mu_;
-  std::vector<Delivery> deliveries_;  // guarded by mu_
-  int failures_left_ = 0;             // guarded by mu_
-  std::thread thread_;
-};
+using Receiver = WebhookReceiver;
 
 // What a budget.threshold_reached event says.
 struct Alert {

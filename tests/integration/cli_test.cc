@@ -633,3 +633,67 @@ TEST(CliTest, CompletionScriptCompletesInBash) {
 
 }  // namespace
 }  // namespace toolgate::testing
+
+namespace toolgate::testing {
+namespace {
+
+// Asynchronous calls from the CLI: invoke --async answers at once with the execution, executions
+// wait prints its result once it finished, a finished one cannot be cancelled, and an
+// Idempotency-Key makes a repeat answer with the first execution.
+TEST(CliTest, InvokeAsyncWaitCancelAndIdempotencyKey) {
+  Publisher p = SignUpAndPublish("async");
+  CliRun r = Toolgate(p.config, "invoke " + p.function_id + " --async --event '{\"n\": 4}' --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string accepted = r.out.substr(r.out.find('{'));
+  const std::string id = StringField(accepted, "execution_id");
+  ASSERT_TRUE(IsUuid(id)) << r.out;
+  EXPECT_EQ(StringField(accepted, "status"), "queued");
+
+  r = Toolgate(p.config, "executions wait " + id + " --timeout-s 60 --interval-ms 100 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string done = r.out.substr(r.out.find('{'));
+  EXPECT_EQ(StringField(done, "status"), "succeeded") << r.out;
+  EXPECT_NE(done.find("got"), std::string::npos) << r.out;  // the handler's answer, {got = 8}
+
+  r = Toolgate(p.config, "executions cancel " + id);
+  EXPECT_EQ(r.status, 1) << r.out;  // 409: it has finished
+
+  const std::string keyed =
+      "invoke " + p.function_id + " --idempotency-key cli-k1 --event '{\"n\": 1}' --json";
+  r = Toolgate(p.config, keyed);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string first = r.out.substr(r.out.find('{'));
+  r = Toolgate(p.config, keyed);
+  ASSERT_EQ(r.status, 0) << r.out;
+  // The same execution, answered again: nothing ran.
+  const std::string first_id = first.substr(first.find("\"execution_id\""), 52);
+  EXPECT_NE(r.out.find(first_id), std::string::npos) << first << "\n" << r.out;
+  r = Toolgate(p.config,
+               "invoke " + p.function_id + " --idempotency-key cli-k1 --event '{\"n\": 2}'");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("Idempotency-Key used for another request"), std::string::npos) << r.out;
+}
+
+// The webhook secret from the CLI: none at first, made and shown once, rotated with the previous
+// one signing on; `show` never prints a secret.
+TEST(CliTest, WebhookSecretRotateAndShow) {
+  Publisher p = SignUpAndPublish("hooks");
+  CliRun r = Toolgate(p.config, "webhooks show");
+  EXPECT_NE(r.status, 0) << r.out;
+  r = Toolgate(p.config, "webhooks rotate-secret");
+  ASSERT_EQ(r.status, 0) << r.out;
+  const size_t at = r.out.find("whsec_");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string first = r.out.substr(at, 50);
+  r = Toolgate(p.config, "webhooks rotate-secret");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find(first), std::string::npos) << r.out;  // a new secret
+  r = Toolgate(p.config, "webhooks show --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find("whsec_"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("previous_valid_until"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"previous_valid_until\": null"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace toolgate::testing

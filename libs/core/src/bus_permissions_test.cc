@@ -130,8 +130,8 @@ TEST(BusPermissions, RenderingNamesEveryUserWithItsPassword) {
               std::string::npos)
         << u.name;
   }
-  EXPECT_NE(conf.find("subscribe: {allow: [\"tg.exec.*.*\", \"tg.health.executor\", "
-                      "\"_INBOX.executor.>\"]}"),
+  EXPECT_NE(conf.find("subscribe: {allow: [\"tg.exec.*.*\", \"tg.exec.cancel\", "
+                      "\"tg.health.executor\", \"_INBOX.executor.>\"]}"),
             std::string::npos);
   // Only the edge answers requests it did not list: one allow_responses in the table.
   size_t first = conf.find("allow_responses: true");

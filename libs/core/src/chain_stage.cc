@@ -55,6 +55,11 @@ void ChainStage::Outbox::Estimated(const StageJob& job, v1::Estimate estimate) {
   answers_.emplace_back(job.reply, answer.SerializeAsString(), "", job.span->traceparent());
 }
 
+void ChainStage::Outbox::Reply(const StageJob& job, v1::InvokeReply reply) {
+  reply.set_key_expires_at_ms(job.job.principal().key_expires_at_ms());
+  answers_.emplace_back(job.reply, reply.SerializeAsString(), "", job.span->traceparent());
+}
+
 void ChainStage::Outbox::Send() {
   // One message per subject; a group that cannot be sent is answered 503 whole (a batch is at
   // most 256 jobs, one envelope, so it left whole or not at all).

@@ -40,6 +40,10 @@ std::string UnservedSubject(std::string_view execution_id) {
   return Join(kUnservedPrefix, execution_id);
 }
 
+std::string AsyncQueueSubject(std::string_view org_id) {
+  return std::string("tg.async.queue.") + (IsValidExecutionId(org_id) ? std::string(org_id) : "_");
+}
+
 std::string ExecutionIdOfUnservedSubject(std::string_view subject) {
   if (subject.substr(0, kUnservedPrefix.size()) != kUnservedPrefix) return "";
   std::string_view id = subject.substr(kUnservedPrefix.size());

@@ -16,13 +16,17 @@
 --
 -- A hold in mode 'estimate' (POST .../estimate) is checked the same way and changes nothing:
 -- no token is taken, nothing is reserved or recorded; its answer is what the hold would leave.
+-- A hold in mode 'queue' (an asynchronous call) is counted among its organization's queued
+-- executions instead of those in flight: its conc key is then tg:queued:<org> and its limit the
+-- queue's (refused {9, retry_after_s} beyond it), and the hold is recorded with queued = 1.
+-- dispatch.lua moves it to the count in flight when it starts, under the concurrency limit.
 --
 -- KEYS: tg:holds, then per hold: bal res conc rl hold tmo, then the key of each of its budgets
--- ARGV: burst concurrency timeout_allowance_ms, then per hold: execution_id amount rate
+-- ARGV: burst concurrency timeout_allowance_ms queue_limit, then per hold: execution_id amount rate
 --       expiry_ms org detail mode budgets, then the cap of each of its budgets (rate 0: no rate
 --       limit; timeout_allowance_ms 0: no allowance checked; detail: the rest of the record,
---       opaque here; mode: 'hold' or 'estimate'; budgets: how many; a cap of 0: counted, not
---       capped)
+--       opaque here; mode: 'hold', 'estimate' or 'queue'; budgets: how many; a cap of 0:
+--       counted, not capped; queue_limit 0: no limit)
 -- Returns one array per hold: {0, balance, reserved, cap_1, used_1, ...} held (or, for an
 -- estimate, would be), with what the hold left: the balance, the organization's reserved and,
 -- per budget, its cap and reserved + spent (this hold counted); {1} already held, {2} balance
@@ -30,12 +34,13 @@
 -- {3, retry_after_s} rate limited, {4, retry_after_s} concurrency limit,
 -- {5, balance, reserved} insufficient balance, {6, retry_after_s} timeout allowance spent,
 -- {7, i} its i-th budget not loaded, {8, i, cap, used} its i-th budget cannot take the amount
--- (used: reserved + spent).
+-- (used: reserved + spent), {9, retry_after_s} its organization's queue is full.
 --
 -- Runs after prelude.lua (EXACT, less, plus, now_us, timeout_allowance_left,
 -- timeout_retry_after_s, call_in_runs, each_listed_item).
 
 local burst, limit, timeout_allowance = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local queue_limit = tonumber(ARGV[4])
 local now -- microseconds, read once
 
 local function clock()
@@ -43,8 +48,9 @@ local function clock()
   return now
 end
 
--- Per organization (by balance key): the balance (holds never change it), the count in flight
--- and what this batch added to it, and the allowance of uncharged timeouts left. Per rate key:
+-- Per organization and count (by balance and conc key: a queued hold counts in tg:queued, the
+-- others in tg:conc): the balance (holds never change it), the count and what this batch added
+-- to it, and the allowance of uncharged timeouts left. Per rate key:
 -- the bucket, written back at the end.
 local orgs, org_order = {}, {}
 -- The new holds' expiries and ids, added to tg:holds in one ZADD.
@@ -52,10 +58,10 @@ local due = {}
 local buckets, bucket_order = {}, {}
 
 local function org_of(bal_key, conc_key, tmo_key)
-  local o = orgs[bal_key]
+  local o = orgs[bal_key .. ' ' .. conc_key]
   if not o then
     o = {bal = redis.call('GET', bal_key), conc_key = conc_key, tmo_key = tmo_key, added = 0}
-    orgs[bal_key] = o
+    orgs[bal_key .. ' ' .. conc_key] = o
     org_order[#org_order + 1] = o
   end
   return o
@@ -126,7 +132,7 @@ local function hold(k, a, n)
   local bal_key, res_key, conc_key, rate_key, hold_key, tmo_key =
     KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[k + 4], KEYS[k + 5]
   local amount, rate = ARGV[a + 1], tonumber(ARGV[a + 2])
-  local estimate = ARGV[a + 6] == 'estimate'
+  local estimate, queue = ARGV[a + 6] == 'estimate', ARGV[a + 6] == 'queue'
   -- The hold's budgets: keys from KEYS[k + 6], caps from ARGV[a + 8].
   local bk, ba = k + 6, a + 8
   if redis.call('EXISTS', hold_key) == 1 then return {1} end
@@ -148,7 +154,11 @@ local function hold(k, a, n)
       b.used, b.ttl = true, math.ceil(burst / rate * 1000) + 1000
     end
   end
-  if limit > 0 and in_flight(o) >= limit then return {4, 1} end
+  if queue then
+    if queue_limit > 0 and in_flight(o) >= queue_limit then return {9, 1} end
+  elseif limit > 0 and in_flight(o) >= limit then
+    return {4, 1}
+  end
   if timeout_allowance > 0 and timeout_left(o) <= 0 then
     return {6, timeout_retry_after_s(o.tmo_left, timeout_allowance)}
   end
@@ -186,12 +196,13 @@ local function hold(k, a, n)
   redis.call('HSET', hold_key, 'state', 'held', 'org', ARGV[a + 4], 'amount', amount,
              'detail', ARGV[a + 5])
   if n > 0 then redis.call('HSET', hold_key, 'budgets', table.concat(keys, ' ')) end
+  if queue then redis.call('HSET', hold_key, 'queued', '1') end
   due[#due + 1] = ARGV[a + 3]
   due[#due + 1] = ARGV[a]
   return out
 end
 
-local out, err = each_listed_item('hold', 1, 6, 3, 8, hold)
+local out, err = each_listed_item('hold', 1, 6, 4, 8, hold)
 if not out then return err end
 call_in_runs('ZADD', KEYS[1], due)
 for _, b in ipairs(budget_order) do

@@ -6,7 +6,10 @@
 -- delivered twice releases, and so counts, once. What each organization spends is written once
 -- per batch.
 --
--- KEYS: tg:holds, then per release: hold res conc tmo
+-- A queued hold (an asynchronous call not yet started: field queued) leaves its organization's
+-- queued count (tg:queued) rather than the count in flight.
+--
+-- KEYS: tg:holds, then per release: hold res conc tmo queued
 -- ARGV: timeout_allowance_ms (0: nothing counted), then per release: execution_id org
 --       tombstone_ttl_ms timeout_ms (0: the call did not time out)
 -- Returns one integer per release: 1 released, 2 released, and its timeout spent what was left
@@ -37,14 +40,15 @@ end
 
 local function release(k, a)
   local hold_key, res_key, conc_key, tmo_key = KEYS[k], KEYS[k + 1], KEYS[k + 2], KEYS[k + 3]
+  local queued_key = KEYS[k + 4]
   local ttl, timeout_ms = ARGV[a + 2], tonumber(ARGV[a + 3])
-  local h = redis.call('HMGET', hold_key, 'state', 'org', 'amount', 'budgets')
+  local h = redis.call('HMGET', hold_key, 'state', 'org', 'amount', 'budgets', 'queued')
   if not h[1] then return 0 end
   if h[2] ~= ARGV[a + 1] then return -1 end
   local held = h[1] == 'held'
   if held then
     redis.call('DECRBY', res_key, h[3])
-    redis.call('DECR', conc_key)
+    redis.call('DECR', h[5] == '1' and queued_key or conc_key)
     redis.call('ZREM', KEYS[1], ARGV[a])
     for _, key in ipairs(budget_keys(h[4])) do
       if budget_loaded(key) then move_budget(key, 'reserved', h[3], '-') end
@@ -61,7 +65,7 @@ local function release(k, a)
   return 1
 end
 
-local out, err = each_item('release', 1, 4, 1, 4, release)
+local out, err = each_item('release', 1, 5, 1, 4, release)
 if not out then return err end
 apply_budget_moves()
 -- Each allowance as spent now, kept until it would have refilled: an absent key is full.

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "BillingScript_capture.h"
+#include "BillingScript_dispatch.h"
 #include "BillingScript_hold.h"
 #include "BillingScript_payout.h"
 #include "BillingScript_prelude.h"
@@ -35,6 +36,9 @@ std::string ReservedKey(const std::string& org) {
 std::string InFlightKey(const std::string& org) {
   return "tg:conc:" + org;
 }
+std::string QueuedKey(const std::string& org) {
+  return "tg:queued:" + org;
+}
 std::string RateKey(const std::string& key_id) {
   return "tg:rl:" + key_id;
 }
@@ -63,6 +67,7 @@ const redis::Script kHoldScript{WithPrelude(BillingScript_hold())};
 const redis::Script kCaptureScript{WithPrelude(BillingScript_capture())};
 const redis::Script kReleaseScript{WithPrelude(BillingScript_release())};
 const redis::Script kPayoutScript{WithPrelude(BillingScript_payout())};
+const redis::Script kDispatchScript{std::string(BillingScript_dispatch())};
 
 // KEYS: bal mark ; ARGV: amount. 1 given back, 0 nothing to give back (never taken, or given
 // back before).
@@ -274,9 +279,11 @@ Result<HoldOutcome> HoldOutcomeOf(const redis::Reply& reply, int64_t budgets) {
     case 3:
     case 4:
     case 6:
+    case 9:
       if (e.size() < 2 || !IntOf(e[1])) return Unexpected("hold");
       out.verdict = *IntOf(e[0]) == 3   ? HoldVerdict::kRateLimited
                     : *IntOf(e[0]) == 4 ? HoldVerdict::kConcurrencyLimit
+                    : *IntOf(e[0]) == 9 ? HoldVerdict::kQueueFull
                                         : HoldVerdict::kTimeoutBudgetExhausted;
       out.retry_after_s = *IntOf(e[1]);
       return out;
@@ -335,7 +342,7 @@ Result<HoldOutcome> CountHold(Result<HoldOutcome> outcome) {
       "toolgate_billing_holds_total",
       "Hold attempts by outcome: held, already_held, not_loaded (a balance or a budget), "
       "rate_limited, concurrency_limit, timeout_budget_exhausted, insufficient_balance, "
-      "budget_exceeded or error.",
+      "budget_exceeded, queue_full or error.",
       {"outcome"});
   // By HoldVerdict, in its order.
   static metrics::Counter* by_verdict[] = {&family.With({"held"}),
@@ -346,7 +353,8 @@ Result<HoldOutcome> CountHold(Result<HoldOutcome> outcome) {
                                            &family.With({"timeout_budget_exhausted"}),
                                            &family.With({"insufficient_balance"}),
                                            &family.With({"not_loaded"}),
-                                           &family.With({"budget_exceeded"})};
+                                           &family.With({"budget_exceeded"}),
+                                           &family.With({"queue_full"})};
   static auto& error = family.With({"error"});
   if (!outcome.ok()) {
     error.Inc();
@@ -401,9 +409,9 @@ std::vector<Result<HoldOutcome>> BalanceStore::HoldMany(
   std::vector<Result<HoldOutcome>> out;
   if (holds.empty()) return out;
   std::vector<std::string> keys{kHolds};
-  std::vector<std::string> args{std::to_string(limits_.rate_burst),
-                                std::to_string(limits_.concurrency_per_org),
-                                TimeoutAllowanceMs(limits_)};
+  std::vector<std::string> args{
+      std::to_string(limits_.rate_burst), std::to_string(limits_.concurrency_per_org),
+      TimeoutAllowanceMs(limits_), std::to_string(limits_.queued_per_org)};
   keys.reserve(1 + holds.size() * 7);
   args.reserve(3 + holds.size() * 9);
   const std::string rate = std::to_string(limits_.rate_per_key_per_s);
@@ -412,7 +420,7 @@ std::vector<Result<HoldOutcome>> BalanceStore::HoldMany(
     bool limit_rate = limits_.rate_per_key_per_s > 0 && !hold.key_id.empty();
     keys.push_back(BalanceKey(hold.org_id));
     keys.push_back(ReservedKey(hold.org_id));
-    keys.push_back(InFlightKey(hold.org_id));
+    keys.push_back(hold.queued ? QueuedKey(hold.org_id) : InFlightKey(hold.org_id));
     keys.push_back(RateKey(hold.key_id));
     keys.push_back(HoldKey(hold.execution_id));
     keys.push_back(TimeoutAllowanceKey(hold.org_id));
@@ -422,7 +430,7 @@ std::vector<Result<HoldOutcome>> BalanceStore::HoldMany(
     args.push_back(std::to_string(hold.expiry_ms));
     args.push_back(hold.org_id);
     args.push_back(DetailOf(hold));
-    args.push_back(hold.estimate ? "estimate" : "hold");
+    args.push_back(hold.estimate ? "estimate" : hold.queued ? "queue" : "hold");
     args.push_back(std::to_string(hold.budgets.size()));
     for (const Budget& budget : hold.budgets) {
       keys.push_back(BudgetKey(budget));
@@ -509,13 +517,14 @@ std::vector<Result<ReleaseOutcome>> BalanceStore::ReleaseAll(
   if (releases.empty()) return out;
   std::vector<std::string> keys{kHolds};
   std::vector<std::string> args{TimeoutAllowanceMs(limits_)};
-  keys.reserve(1 + releases.size() * 4);
+  keys.reserve(1 + releases.size() * 5);
   args.reserve(1 + releases.size() * 4);
   for (const auto& r : releases) {
     keys.push_back(HoldKey(r.execution_id));
     keys.push_back(ReservedKey(r.org_id));
     keys.push_back(InFlightKey(r.org_id));
     keys.push_back(TimeoutAllowanceKey(r.org_id));
+    keys.push_back(QueuedKey(r.org_id));
     args.push_back(r.execution_id);
     args.push_back(r.org_id);
     args.push_back(std::to_string(r.tombstone_ttl_ms));
@@ -529,6 +538,28 @@ std::vector<Result<ReleaseOutcome>> BalanceStore::ReleaseAll(
                      releases[i].timeout_ms));
   }
   return out;
+}
+
+Result<StartVerdict> BalanceStore::Start(const std::string& execution_id, const std::string& org_id,
+                                         int64_t expiry_ms) {
+  auto r = redis_.Eval(kDispatchScript,
+                       {kHolds, HoldKey(execution_id), InFlightKey(org_id), QueuedKey(org_id)},
+                       {"take", std::to_string(limits_.concurrency_per_org), execution_id,
+                        std::to_string(expiry_ms)});
+  if (!r.ok()) return r.status();
+  auto code = IntOf(*r);
+  if (!code || *code < 0 || *code > 3) return Unexpected("dispatch");
+  return static_cast<StartVerdict>(*code);
+}
+
+Result<bool> BalanceStore::Unstart(const std::string& execution_id, const std::string& org_id) {
+  auto r = redis_.Eval(kDispatchScript,
+                       {kHolds, HoldKey(execution_id), InFlightKey(org_id), QueuedKey(org_id)},
+                       {"untake", "0", execution_id, "0"});
+  if (!r.ok()) return r.status();
+  auto code = IntOf(*r);
+  if (!code) return Unexpected("dispatch");
+  return *code == 0;
 }
 
 Result<std::optional<HoldRecord>> BalanceStore::GetHold(const std::string& execution_id) {

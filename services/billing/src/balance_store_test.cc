@@ -1481,3 +1481,58 @@ TEST_F(PeriodBudgetTest, AMonthlyLimitRollsOverOnTheFirstOfTheMonth) {
 }
 }  // namespace
 }  // namespace toolgate::billing
+
+namespace toolgate::billing {
+namespace {
+
+// Asynchronous calls (async_queue.h): a queued hold counts against the organization's queue,
+// not its concurrency limit, until Start moves it in flight under that limit.
+TEST_F(BalanceStoreTest, QueuedHoldsWaitForTheConcurrencyLimitAndTheQueueIsBounded) {
+  limits_.concurrency_per_org = 1;
+  limits_.queued_per_org = 2;
+  BalanceStore store = Store();
+  ASSERT_TRUE(store.Load("org-a", 1000).ok());
+  ASSERT_EQ(VerdictOf(store, HoldOf("sync", 10)), HoldVerdict::kHeld);  // the one slot
+  EXPECT_EQ(VerdictOf(store, HoldOf("sync2", 10)), HoldVerdict::kConcurrencyLimit);
+  for (const char* id : {"q1", "q2"}) {
+    HoldRecord queued = HoldOf(id, 10);
+    queued.queued = true;
+    EXPECT_EQ(VerdictOf(store, queued), HoldVerdict::kHeld) << id;
+  }
+  HoldRecord third = HoldOf("q3", 10);
+  third.queued = true;
+  EXPECT_EQ(VerdictOf(store, third), HoldVerdict::kQueueFull);
+  EXPECT_EQ(Int("tg:conc:org-a"), 1);
+  EXPECT_EQ(Int("tg:queued:org-a"), 2);
+  EXPECT_EQ(Int("tg:res:org-a"), 30);  // a queued hold reserves its amount all the same
+
+  // The slot is taken: q1 waits; once it is free, q1 starts and q2 then waits for it.
+  EXPECT_EQ(*store.Start("q1", "org-a", 99'000), StartVerdict::kWait);
+  ASSERT_TRUE(*store.Release("sync", "org-a", ReleaseMode::kDelete));
+  EXPECT_EQ(*store.Start("q1", "org-a", 99'000), StartVerdict::kStarted);
+  EXPECT_EQ(*store.Start("q1", "org-a", 99'000), StartVerdict::kStartedBefore);
+  EXPECT_EQ(*store.Start("q2", "org-a", 99'000), StartVerdict::kWait);
+  EXPECT_EQ(Int("tg:conc:org-a"), 1);
+  EXPECT_EQ(Int("tg:queued:org-a"), 1);
+  // Its due time is the one Start gave it.
+  auto due = client_->Command({"ZSCORE", "tg:holds", "q1"});
+  ASSERT_TRUE(due.ok());
+  EXPECT_EQ(due->str, "99000");
+
+  // Put back (no executor took it), it waits again; started again, it goes on.
+  EXPECT_TRUE(*store.Unstart("q1", "org-a"));
+  EXPECT_FALSE(*store.Unstart("q1", "org-a"));
+  EXPECT_EQ(Int("tg:conc:org-a"), 0);
+  EXPECT_EQ(Int("tg:queued:org-a"), 2);
+
+  // A queued hold released (cancelled) leaves the queue, not the count in flight; starting it
+  // then finds it gone.
+  ASSERT_TRUE(*store.Release("q2", "org-a", ReleaseMode::kDelete));
+  EXPECT_EQ(Int("tg:queued:org-a"), 1);
+  EXPECT_EQ(Int("tg:conc:org-a"), 0);
+  EXPECT_EQ(*store.Start("q2", "org-a", 99'000), StartVerdict::kGone);
+  EXPECT_EQ(Int("tg:res:org-a"), 10);
+}
+
+}  // namespace
+}  // namespace toolgate::billing

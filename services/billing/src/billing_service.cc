@@ -1,5 +1,6 @@
 #include "toolgate/billing/billing_service.h"
 
+#include "toolgate/base/log.h"
 #include "toolgate/billing/grant_usage.h"
 #include "toolgate/core/subjects.h"
 
@@ -9,6 +10,8 @@ namespace {
 constexpr int kOrganizationLookupTimeoutMs = 5'000;
 // A statement names its functions within this, or lists them without names.
 constexpr int kFunctionNamesTimeoutMs = 2'000;
+// How often due callbacks are looked for: the first retry is due a second after a failure.
+constexpr int64_t kCallbackIntervalMs = 250;
 
 }  // namespace
 
@@ -37,8 +40,21 @@ BillingService::BillingService(bus::Service& service, pg::Pool& pool, redis::Cli
       checkout_api_(
           std::move(payments), payment_store_, ledger_, balances_, retries_,
           CheckoutApi::Options{.funding = config_.funding, .public_url = config_.public_url}),
-      notifications_(pool, redis, balances_, budget_cache_, config_) {
+      notifications_(pool, redis, balances_, budget_cache_, config_),
+      states_(pool),
+      async_(service.bus(), balances_, states_, config_),
+      execution_api_(ledger_, states_, balances_, service.bus()),
+      webhook_secrets_(pool),
+      webhook_secret_api_(webhook_secrets_),
+      callback_transport_(webhook::HttpTransport::Options{.policy = config_.callback_targets}),
+      callbacks_(states_, webhook_secrets_, callback_transport_) {
   api_.AddRoutes(router_);
+  execution_api_.AddRoutes(router_);
+  webhook_secret_api_.AddRoutes(router_);
+  stage_.SetAsync(&states_, &async_, &webhook_secrets_);
+  settler_.SetAsyncUnserved([this](const std::string& execution_id, const std::string& org_id) {
+    async_.Unserved(execution_id, org_id);
+  });
   budget_api_.AddRoutes(router_);
   earnings_api_.AddRoutes(router_);
   notifications_.AddRoutes(router_);
@@ -67,10 +83,30 @@ Status BillingService::Start() {
   if (s.ok()) reaper_.Start();
   if (s.ok()) reconcile_watch_.Start();
   if (s.ok()) identity_watch_.Start();
+  if (s.ok()) {
+    // Asynchronous calls need JetStream; synchronous ones do not wait for it. Until the queue
+    // opens, asynchronous calls are refused 503.
+    StartAsyncQueue();
+    async_starter_ = std::make_unique<net::PeriodicTask>(std::chrono::seconds(2), [this] {
+      if (!async_.started()) StartAsyncQueue();
+    });
+    callbacks_.Start(kCallbackIntervalMs);
+  }
   return s;
 }
 
+void BillingService::StartAsyncQueue() {
+  Status started = async_.Start();
+  if (!started.ok()) {
+    log::Warn("execution queue not open yet; asynchronous calls refused until it is")
+        .Str("error", started.ToString());
+  }
+}
+
 void BillingService::Stop() {
+  callbacks_.Stop();
+  async_starter_.reset();
+  async_.Stop();
   stage_.Stop();
   settler_.Stop();
   // After the settler: its last batches may still queue alerts.

@@ -197,6 +197,11 @@ Settlement SettlementFor(const core::Rates& rates, const v1::ExecutionResult& re
   } else {
     e.status_code = result.has_problem() ? result.problem().status() : 502;
   }
+  // An asynchronous call's outcome, and a keyed call's first answer, are kept with it.
+  if (job.respond_async() || !job.idempotency_key().empty()) {
+    s.state = StateUpdate{e.execution_id, FinalStatusOf(result),
+                          ReplyFor(result, e.charge).SerializeAsString()};
+  }
   return s;
 }
 
@@ -237,6 +242,8 @@ v1::InvokeReply ReplyFor(const v1::ExecutionResult& result, const Charge& charge
   // organization made no other call in between (docs/api.md, "Cost headers").
   const v1::Hold& hold = result.job().hold();
   const int64_t unused = hold.amount_micro_usd() - charge.total_micro_usd;
+  summary->set_max_compute_micro_usd(
+      std::max<int64_t>(0, hold.amount_micro_usd() - hold.function_micro_usd()));
   if (hold.has_available_micro_usd()) {
     summary->set_available_after_micro_usd(hold.available_micro_usd() + unused);
   }

@@ -3,8 +3,12 @@
 #include <charconv>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "toolgate/core/charging_flags.h"
+#include "toolgate/core/egress_flags.h"
+#include "toolgate/core/egress_policy.h"
 
 namespace toolgate::billing {
 namespace {
@@ -23,10 +27,38 @@ Status Bad(const std::string& flag, const std::string& value, const std::string&
   return Status::InvalidArgument("--" + flag + " '" + value + "': " + why);
 }
 
+// "127.0.0.1:6379", "[::1]:8080": the address and port; an unspecified address (a service
+// listening on every address) stands for the loopback ones, where a callback would reach it.
+std::optional<std::vector<std::pair<core::IpAddress, uint16_t>>> DeniedEndpointsOf(
+    std::string_view text) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == text.size()) return std::nullopt;
+  std::string_view host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  auto port = ParseCount(std::string(text.substr(colon + 1)));
+  auto address = core::IpAddress::Parse(host);
+  if (!port || *port < 1 || *port > 65535 || !address.ok()) return std::nullopt;
+  const auto p = static_cast<uint16_t>(*port);
+  if (core::ClassifyAddress(*address) == core::AddressClass::kUnspecified) {
+    return std::vector<std::pair<core::IpAddress, uint16_t>>{
+        {*core::IpAddress::Parse("127.0.0.1"), p}, {*core::IpAddress::Parse("::1"), p}};
+  }
+  return std::vector<std::pair<core::IpAddress, uint16_t>>{{*address, p}};
+}
+
 }  // namespace
 
 void DefineBillingFlags(Flags& flags) {
   core::DefineChargingFlags(flags);
+  // Callbacks follow tools' egress rules; --no-egress and --egress-deny-cidr concern handlers
+  // and are accepted so that one set of flags serves both.
+  core::DefineOperatorEgressFlags(flags);
+  flags.DefineRepeated("egress-deny-addr",
+                       "an address:port of the platform itself that no callback may reach, "
+                       "whatever --egress-allow-cidr allows (repeatable; `toolgate up` passes "
+                       "every one)");
   flags.Define("hold-grace-ms", "60000",
                "a hold older than its timeout plus this is settled or released by the reaper");
   flags.Define("reaper-interval-ms", "5000", "how often abandoned holds are looked for");
@@ -57,9 +89,17 @@ void DefineBillingFlags(Flags& flags) {
   flags.Define("stripe-webhook-secret-file", "",
                "checkout: file holding the signing secret (whsec_...) of the Stripe webhook "
                "endpoint; required with --funding checkout");
-  flags.Define("webhook-allow-private-targets", "false",
-               "notification webhooks may go to http URLs and to loopback, private and other "
-               "non-public addresses (development and tests only)");
+  flags.Define("async-queue-per-org", "1000",
+               "asynchronous executions an organization may have queued, not yet started; "
+               "beyond it Prefer: respond-async is 429 queue_full (0: no limit)");
+  flags.Define("async-max-queued-ms", "86400000",
+               "how long an asynchronous execution may wait in the queue before it ends failed "
+               "(queue_timeout), uncharged");
+  flags.Define("execution-retention-hours", "168",
+               "how long an asynchronous execution's status and result stay readable (at least "
+               "24: an Idempotency-Key is answered for 24 hours)");
+  flags.Define("async-stream-replicas", "1",
+               "replicas of the JetStream stream of queued executions (3 with a NATS cluster)");
   flags.Define("settle-ack-linger-ms", "20",
                "how long acks of settled results may gather before they go to the executors in "
                "one message (0: at once; at most 1000)");
@@ -91,11 +131,16 @@ Result<Config> ConfigFromFlags(const Flags& flags) {
     int64_t* out;
   };
   int64_t batch = 0;
+  int64_t retention_hours = 0;
   for (Count c :
        {Count{"rate-limit-per-key", &config.limits.rate_per_key_per_s},
         Count{"rate-limit-burst", &config.limits.rate_burst},
         Count{"concurrency-per-org", &config.limits.concurrency_per_org},
         Count{"uncharged-timeout-s-per-hour", &config.limits.uncharged_timeout_s_per_hour},
+        Count{"async-queue-per-org", &config.limits.queued_per_org},
+        Count{"async-max-queued-ms", &config.async_max_queued_ms},
+        Count{"execution-retention-hours", &retention_hours},
+        Count{"async-stream-replicas", &config.async_stream_replicas},
         Count{"hold-grace-ms", &config.hold_grace_ms},
         Count{"reaper-interval-ms", &config.reaper_interval_ms},
         Count{"reconcile-check-interval-ms", &config.reconcile_check_interval_ms},
@@ -123,6 +168,17 @@ Result<Config> ConfigFromFlags(const Flags& flags) {
     return Bad("settle-ack-linger-ms", flags.Get("settle-ack-linger-ms"), "must be at most 1000");
   }
   if (batch < 1) return Bad("settle-batch", flags.Get("settle-batch"), "must be at least 1");
+  if (retention_hours < 24 || retention_hours > 24 * 366) {
+    return Bad("execution-retention-hours", flags.Get("execution-retention-hours"),
+               "must be from 24 to 8784");
+  }
+  config.execution_retention_ms = retention_hours * 3600 * 1000;
+  if (config.async_stream_replicas < 1 || config.async_stream_replicas > 5) {
+    return Bad("async-stream-replicas", flags.Get("async-stream-replicas"), "must be 1 to 5");
+  }
+  if (config.async_max_queued_ms < 1000) {
+    return Bad("async-max-queued-ms", flags.Get("async-max-queued-ms"), "must be at least 1000");
+  }
   auto funding = ParseFundingMode(flags.Get("funding"));
   if (!funding) return Bad("funding", flags.Get("funding"), "must be grants, checkout or demo");
   config.funding = *funding;
@@ -133,6 +189,20 @@ Result<Config> ConfigFromFlags(const Flags& flags) {
       return Bad(flag, url, "must be an http:// or https:// URL");
     }
   }
+  for (const std::string& text : flags.GetList("egress-allow-cidr")) {
+    auto cidr = core::Cidr::Parse(text);
+    if (!cidr.ok()) return Bad("egress-allow-cidr", text, cidr.status().message());
+    config.callback_targets.allowed_networks.push_back(*cidr);
+  }
+  for (const std::string& text : flags.GetList("egress-deny-addr")) {
+    auto endpoints = DeniedEndpointsOf(text);
+    if (!endpoints) return Bad("egress-deny-addr", text, "must be address:port");
+    for (auto& endpoint : *endpoints) {
+      config.callback_targets.denied_endpoints.push_back(std::move(endpoint));
+    }
+  }
+  config.callback_targets.allow_http = true;
+  config.callback_targets.allow_private_targets = false;
   config.public_url = flags.Get("public-url");
   config.stripe_api_base = flags.Get("stripe-api-base");
   if (config.stripe_api_base.empty()) {

@@ -164,7 +164,6 @@ void HttpApi::AddRoutes(core::Router& router) {
   router.Add("POST", "/admin/organizations/{id}/credits",
              [this](const core::Request& r) { return Grant(r); });
   router.Add("GET", "/executions", [this](const core::Request& r) { return Executions(r); });
-  router.Add("GET", "/executions/{id}", [this](const core::Request& r) { return Execution(r); });
 }
 
 v1::HttpResponse HttpApi::Balance(const core::Request& request) {

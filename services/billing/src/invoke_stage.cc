@@ -12,6 +12,7 @@
 #include "toolgate/core/runtime_names.h"
 #include "toolgate/core/subjects.h"
 #include "toolgate/trace/trace.h"
+#include "toolgate/webhook/target_policy.h"
 
 namespace toolgate::billing {
 namespace {
@@ -131,6 +132,13 @@ std::optional<v1::Problem> ProblemFor(const HoldOutcome& outcome, const HoldReco
                                 " requests per second; retry after Retry-After seconds.");
       p.set_retry_after_s(static_cast<int32_t>(outcome.retry_after_s));
       return p;
+    case HoldVerdict::kQueueFull:
+      p = core::MakeProblem("queue_full",
+                            "Your organization has " + std::to_string(limits.queued_per_org) +
+                                " asynchronous executions waiting in the queue; retry when some "
+                                "have started, or cancel some.");
+      p.set_retry_after_s(static_cast<int32_t>(std::max<int64_t>(1, outcome.retry_after_s)));
+      return p;
     case HoldVerdict::kConcurrencyLimit:
       p = core::MakeProblem("concurrency_limit",
                             "Your organization has " + std::to_string(limits.concurrency_per_org) +
@@ -220,6 +228,23 @@ void InvokeStage::Handle(bus::Message&& message) {
   hold.expiry_ms = hold.created_ms + job.function().timeout_ms() + config_.hold_grace_ms;
   hold.budgets = BudgetsFor(job.principal());
   hold.estimate = job.estimate_only();
+  if (job.respond_async() && !hold.estimate) {
+    // Queued: counted against the organization's queue rather than its concurrency limit, and
+    // presumed abandoned only once it could have waited its longest and then run. No edge waits
+    // for it (an empty edge_reply marks an asynchronous hold).
+    hold.queued = true;
+    hold.edge_reply.clear();
+    hold.expiry_ms += config_.async_max_queued_ms;
+    if (!async_ || !async_->started()) {
+      auto out = stage_.NewOutbox();
+      out.Reject(call->in, core::MakeProblem("service_unavailable",
+                                             "Asynchronous calls are unavailable right now (the "
+                                             "execution queue cannot be reached); retry shortly, "
+                                             "or call without Prefer: respond-async."));
+      out.Send();
+      return;
+    }
+  }
 
   // Before anything is held: the caller's ceiling on what this call may cost.
   if (auto problem = MaxCostProblem(hold.amount_micro_usd, job.max_cost_micro_usd())) {
@@ -228,6 +253,108 @@ void InvokeStage::Handle(bus::Message&& message) {
     out.Send();
     return;
   }
+  if (NeedsState(*call)) {
+    // The state row is claimed first (PostgreSQL: off the delivery thread): a repeated
+    // Idempotency-Key is answered from it without a hold.
+    std::shared_ptr<Call> shared(std::move(call));
+    pool_.Submit([this, shared] {
+      if (!Claim(*shared)) return;
+      WithLimits(std::make_unique<Call>(std::move(*shared)));
+    });
+    return;
+  }
+  WithLimits(std::move(call));
+}
+
+bool InvokeStage::NeedsState(const Call& call) const {
+  return states_ && !call.hold.estimate &&
+         (call.in.job.respond_async() || !call.in.job.idempotency_key().empty());
+}
+
+bool InvokeStage::Claim(Call& call) {
+  const v1::InvokeJob& job = call.in.job;
+  NewExecutionState state;
+  state.execution_id = job.execution_id();
+  state.org_id = call.hold.org_id;
+  state.function_id = job.function().function_id();
+  state.version = job.function().version();
+  state.key_id = job.principal().key_id();
+  state.async = job.respond_async();
+  state.idempotency_key = job.idempotency_key();
+  state.request_sha256 = job.request_sha256();
+  state.deadline_ms = call.hold.expiry_ms;
+  state.callback_url = job.respond_async() ? job.callback_url() : std::string();
+  auto out = stage_.NewOutbox();
+  if (!state.callback_url.empty()) {
+    if (auto refused = CallbackRefusal(state.callback_url, state.org_id)) {
+      out.Reject(call.in, std::move(*refused));
+      out.Send();
+      return false;
+    }
+  }
+  auto claimed = states_->Claim(state, now_ms_());
+  if (!claimed.ok()) {
+    if (claimed.status().code() == Status::Code::kConflict) {
+      log::Warn("duplicate invoke job ignored").Str("execution_id", job.execution_id());
+      return false;
+    }
+    log::Error("execution state not claimed").Str("error", claimed.status().ToString());
+    out.Reject(call.in, Unavailable());
+    out.Send();
+    return false;
+  }
+  switch (claimed->kind) {
+    case ClaimOutcome::Kind::kClaimed:
+      call.state_claimed = true;
+      return true;
+    case ClaimOutcome::Kind::kMismatch:
+      out.Reject(call.in,
+                 core::MakeProblem("idempotency_key_reused",
+                                   "This Idempotency-Key was used by your organization in the last "
+                                   "24 hours for another request (execution " +
+                                       claimed->first.execution_id +
+                                       "); use a new key for a new request. Nothing ran."));
+      break;
+    case ClaimOutcome::Kind::kRepeat:
+      out.Reply(call.in, RepeatReply(claimed->first));
+      break;
+  }
+  out.Send();
+  return false;
+}
+
+std::optional<v1::Problem> InvokeStage::CallbackRefusal(const std::string& url,
+                                                        const std::string& org_id) {
+  if (std::string why = webhook::UrlRefusal(url, config_.callback_targets); !why.empty()) {
+    return core::MakeProblem("invalid_callback_url",
+                             "X-Callback-Url is not accepted: " + why +
+                                 ". Callbacks go to http or https URLs of public hosts.");
+  }
+  if (secrets_ == nullptr) return Unavailable();
+  auto secret = secrets_->Signing(org_id);
+  if (!secret.ok()) return Unavailable();
+  if (!secret->has_value()) {
+    return core::MakeProblem("callback_secret_missing",
+                             "Callbacks are signed with your organization's webhook secret, and "
+                             "it has none yet: make it with POST /api/v1/webhooks/secret (it is "
+                             "shown once), then call again. Nothing was run or held.");
+  }
+  return std::nullopt;
+}
+
+void InvokeStage::ForgetState(const Call& call) {
+  if (!call.state_claimed) return;
+  pool_.Submit([this, id = call.hold.execution_id] {
+    Status forgotten = states_->Forget(id);
+    if (!forgotten.ok()) {
+      // Its deadline ends it as lost instead; the key stays used until then.
+      log::Warn("refused call's state not forgotten").Str("execution_id", id);
+    }
+  });
+}
+
+void InvokeStage::WithLimits(CallPtr call) {
+  HoldRecord& hold = call->hold;
   if (auto settings = budget_settings_.Find(hold.org_id, hold.key_id)) {
     QueueWithLimits(std::move(call), *settings);
     return;
@@ -317,6 +444,7 @@ void InvokeStage::Proceed(Call& call, const Result<HoldOutcome>& outcome,
     // Redis may have applied the hold and lost only its reply: undo it (a no-op when nothing
     // was held), or leave it to the reaper if Redis is still unreachable.
     balances_.Release(hold.execution_id, hold.org_id, ReleaseMode::kDelete);
+    ForgetState(call);
     out.Reject(call.in, Unavailable());
     return;
   }
@@ -325,6 +453,7 @@ void InvokeStage::Proceed(Call& call, const Result<HoldOutcome>& outcome,
     return;
   }
   if (auto problem = ProblemFor(*outcome, hold, config_.limits)) {
+    ForgetState(call);
     out.Reject(call.in, std::move(*problem));
     return;
   }
@@ -340,12 +469,56 @@ void InvokeStage::Proceed(Call& call, const Result<HoldOutcome>& outcome,
     held->set_budget_remaining_micro_usd(outcome->budget_remaining_micro_usd);
     held->set_budget_limit(std::string(BudgetLimitName(hold.budgets[*outcome->tightest_budget])));
   }
+  if (hold.queued) {
+    // JetStream's ack is waited for: on the pool, not the hold thread.
+    core::RecordHop(job, *call.in.span);
+    job.set_traceparent(call.in.span->traceparent());
+    job.clear_edge_reply();
+    std::shared_ptr<Call> shared = std::make_shared<Call>(std::move(call));
+    pool_.Submit([this, shared] { QueueAsync(*shared); });
+    return;
+  }
   // Should the job not leave, its hold is released at once rather than by the reaper.
   out.Forward(call.in, call.exec_subject, UnservedSubject(job.execution_id()),
               [this, id = hold.execution_id, org = hold.org_id] {
                 auto released = balances_.Release(id, org, ReleaseMode::kDelete);
                 if (!released.ok()) log::Warn("hold left to the reaper").Str("execution_id", id);
               });
+}
+
+void InvokeStage::QueueAsync(Call& call) {
+  const HoldRecord& hold = call.hold;
+  auto out = stage_.NewOutbox();
+  Status queued = async_->Enqueue(call.in.job);
+  if (!queued.ok()) {
+    log::Error("asynchronous call not queued")
+        .Str("execution_id", hold.execution_id)
+        .Str("error", queued.ToString());
+    auto released = balances_.Release(hold.execution_id, hold.org_id, ReleaseMode::kDelete);
+    if (!released.ok()) log::Warn("hold left to the reaper").Str("execution_id", hold.execution_id);
+    ForgetState(call);
+    out.Reject(call.in, Unavailable());
+    out.Send();
+    return;
+  }
+  v1::InvokeReply reply;
+  reply.mutable_accepted()->set_execution_id(hold.execution_id);
+  reply.mutable_accepted()->set_status("queued");
+  out.Reply(call.in, std::move(reply));
+  out.Send();
+}
+
+v1::InvokeReply RepeatReply(const ExecutionState& first) {
+  v1::InvokeReply reply;
+  if (first.reply && IsFinal(first.status)) {
+    reply = *first.reply;
+  } else {
+    reply.mutable_accepted()->set_execution_id(first.execution_id);
+    // Still under way, or cancelled before it started (which left no answer).
+    reply.mutable_accepted()->set_status(std::string(ExecutionStatusName(first.status)));
+  }
+  reply.set_replayed(true);
+  return reply;
 }
 
 Result<HoldOutcome> InvokeStage::PlaceHold(const HoldRecord& hold) {

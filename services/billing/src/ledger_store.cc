@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "BillingMigrations.h"
+#include "toolgate/base/crypto.h"
 #include "toolgate/base/time.h"
 #include "toolgate/metrics/metrics.h"
 
@@ -202,14 +203,35 @@ Result<std::vector<std::string>> LedgerStore::RecordSettlements(
              [](const R& r) { return r.key_id.empty() ? std::optional<std::string>() : r.key_id; }),
   };
 
+  // The final states of asynchronous and keyed calls, in the same order.
+  std::vector<const StateUpdate*> states;
+  for (const Settlement* s : settlements) {
+    if (s->state) states.push_back(&*s->state);
+  }
+  pg::Params state_params = {
+      column(states, [](const StateUpdate& u) { return u.execution_id; }),
+      column(states,
+             [](const StateUpdate& u) { return std::string(ExecutionStatusName(u.status)); }),
+      column(states, [](const StateUpdate& u) { return Base64Encode(u.reply); }),
+  };
+
   // One statement, so one round trip and one implicit transaction: a BEGIN, two INSERTs and a
   // COMMIT cost PostgreSQL four wakeups per batch, which under load was most of its CPU per call.
-  // The ledger's params come first ($1..$8), the executions' after ($9..$29).
+  // The ledger's params come first ($1..$8), the executions' after ($9..$29), the states' last
+  // ($30..$32). A state is final once written; only a lost one (its hold expired with no result)
+  // is replaced by the result that arrives late after all.
   pg::Params params = std::move(ledger_params);
   params.insert(params.end(), std::make_move_iterator(execution_params.begin()),
                 std::make_move_iterator(execution_params.end()));
+  params.insert(params.end(), std::make_move_iterator(state_params.begin()),
+                std::make_move_iterator(state_params.end()));
   auto r = pool_.Exec(
-      "WITH ledger AS ("
+      "WITH states AS ("
+      "  UPDATE billing.execution_states s SET status = u.status, "
+      "  reply = decode(u.reply, 'base64'), finished_at = now(), lost = false "
+      "  FROM unnest($30::text[], $31::text[], $32::text[]) AS u(id, status, reply) "
+      "  WHERE s.execution_id = u.id AND (s.finished_at IS NULL OR s.lost)), "
+      "ledger AS ("
       "  INSERT INTO billing.ledger (org_id, type, execution_id, function_id, version, "
       "  compute_micro_usd, function_micro_usd, amount_micro_usd) "
       "  SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], "

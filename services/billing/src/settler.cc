@@ -110,6 +110,11 @@ void Settler::OnNoResponders(const bus::Message& message) {
   }
   if (!hold->has_value() || (*hold)->released) return;
   const HoldRecord& h = **hold;
+  // An asynchronous execution has no edge waiting (no edge_reply): it goes back to its queue.
+  if (h.edge_reply.empty() && unserved_async_) {
+    unserved_async_(execution_id, h.org_id);
+    return;
+  }
   auto released = balances_.Release(execution_id, h.org_id, ReleaseMode::kDelete);
   if (!released.ok()) {
     log::Error("cannot release the hold of an unserved job")

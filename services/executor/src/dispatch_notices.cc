@@ -83,6 +83,8 @@ void DispatchNotices::Loop() {
     }
     Notice notice = std::move(first->second);
     pending_.erase(first);
+    // An asynchronous execution has no edge waiting for it (its edge_reply is empty).
+    if (notice.edge_reply.empty()) continue;
     ++sent_;
     lock.unlock();
     v1::InvokeReply dispatched;

@@ -19,10 +19,20 @@ ExecutionOutcome PlatformFailure(std::string what) {
   return out;
 }
 
+// What a call cancelled while it ran answers (nginx's "client closed request": the handler gave
+// no answer of its own).
+constexpr int kCancelledStatus = 499;
+
 }  // namespace
 
 ExecutionOutcome JobExecutor::Run(const v1::InvokeJob& job, std::string_view traceparent,
-                                  const DispatchNotices::Send& send) {
+                                  const DispatchNotices::Send& send, const CancelSignal* cancel) {
+  // Cancelled while it waited for its slot: it never starts.
+  if (cancel != nullptr && cancel->cancelled()) {
+    ExecutionOutcome out;
+    out.kind = ExecutionOutcome::Kind::kCancelledBeforeStart;
+    return out;
+  }
   const v1::FunctionVersion& fn = job.function();
   Runtime* runtime = nullptr;
   for (Runtime* r : runtimes_) {
@@ -76,6 +86,7 @@ ExecutionOutcome JobExecutor::Run(const v1::InvokeJob& job, std::string_view tra
   }
   const core::EgressList allowed = egress.ok() ? std::move(*egress) : core::EgressList();
   inv.egress = &allowed;
+  inv.cancel = cancel;
   // Each notice goes out as the handler makes it, on this thread: in order, and all of them
   // before the result, which is sent only once Run returns. A job without stream_notices (nearly
   // all) pays for none of it.
@@ -109,7 +120,9 @@ ExecutionOutcome JobExecutor::Run(const v1::InvokeJob& job, std::string_view tra
 
 v1::ExecutionResult JobExecutor::Execute(v1::InvokeJob job, std::string_view traceparent,
                                          const DispatchNotices::Send& send) {
-  ExecutionOutcome outcome = Run(job, traceparent, send);
+  std::shared_ptr<CancelSignal> cancel = running_.Begin(job.execution_id());
+  ExecutionOutcome outcome = Run(job, traceparent, send, cancel.get());
+  running_.End(job.execution_id());
   v1::ExecutionResult result;
   result.set_runtime_ms(outcome.runtime_ms);
   result.set_cpu_ms(outcome.cpu_ms);
@@ -143,6 +156,21 @@ v1::ExecutionResult JobExecutor::Execute(v1::InvokeJob job, std::string_view tra
       result.set_status_code(result.problem().status());
       break;
     }
+    case ExecutionOutcome::Kind::kCancelled:
+      // Stopped while it ran: charged for that time, as any handler that ran.
+      result.set_handler_ran(true);
+      result.set_cancelled(true);
+      result.set_status_code(kCancelledStatus);
+      result.set_body(
+          R"({"errorType":"Cancelled","errorMessage":"the call was cancelled while it ran"})");
+      break;
+    case ExecutionOutcome::Kind::kCancelledBeforeStart:
+      result.set_cancelled(true);
+      *result.mutable_problem() = core::MakeProblem(
+          "execution_cancelled",
+          "The call was cancelled before its handler started; nothing was charged.");
+      result.set_status_code(result.problem().status());
+      break;
     case ExecutionOutcome::Kind::kPlatformFailure:
       log::Error("execution failed on the platform")
           .Str("execution_id", job.execution_id())
@@ -249,7 +277,14 @@ Status ServeJobs(bus::Service& service, const std::string& pool, JobExecutor& ex
         });
     if (!s.ok()) return s;
   }
-  return Status::Ok();
+  // Every replica hears every cancel (no queue group): the one running the call stops it.
+  return service.Handle(core::kCancelExecutionSubject, "", [&executor](bus::Message&& m) {
+    v1::CancelExecution cancel;
+    if (!cancel.ParseFromString(m.data) || !core::IsValidExecutionId(cancel.execution_id())) return;
+    if (executor.Cancel(cancel.execution_id())) {
+      log::Info("execution cancelled").Str("execution_id", cancel.execution_id());
+    }
+  });
 }
 
 }  // namespace toolgate::executor

@@ -231,6 +231,8 @@ int ServeLuaWorker(int requests, int replies, int log_fd, const EgressConfig& eg
         sent = WriteFrame(replies, FrameKind::kTimeout, nonce, "");
         break;
       case ExecutionOutcome::Kind::kPlatformFailure:
+      case ExecutionOutcome::Kind::kCancelled:  // never here: the executor kills a cancelled worker
+      case ExecutionOutcome::Kind::kCancelledBeforeStart:
         return 3;  // no Lua state: the executor sees the worker die and replaces it
     }
     if (!sent) return 0;

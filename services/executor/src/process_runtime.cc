@@ -302,6 +302,11 @@ ExecutionOutcome ProcessRuntime::Run(const Invocation& call) {
       break;
     case WorkerReply::Kind::kNotDelivered:
       return PlatformFailure("two workers in a row were dead before the call reached them");
+    case WorkerReply::Kind::kCancelled:
+      // Charged as it ran when the tool's code had started; otherwise nothing ran.
+      out.kind = reply.started ? ExecutionOutcome::Kind::kCancelled
+                               : ExecutionOutcome::Kind::kCancelledBeforeStart;
+      break;
   }
   return out;
 }

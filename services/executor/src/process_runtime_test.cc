@@ -30,6 +30,7 @@ struct Call {
   int64_t timeout_ms = 10000;
   int64_t memory_mb = 128;
   NoticeSink* notices = nullptr;
+  const CancelSignal* cancel = nullptr;
 };
 
 class ProcessRuntimeTest : public ::testing::Test {
@@ -61,6 +62,7 @@ class ProcessRuntimeTest : public ::testing::Test {
     inv.memory_mb = call.memory_mb;
     inv.env = call.env;
     inv.notices = call.notices;
+    inv.cancel = call.cancel;
     return runtime.Run(inv);
   }
   ExecutionOutcome Py(const Call& call) { return Run(python_, call); }
@@ -431,6 +433,53 @@ TEST_F(ProcessRuntimeTest, LuaRunsInAWorker) {
   EXPECT_EQ(out.status_code, 500);
   EXPECT_EQ(ErrorType(out), "LuaError");
   EXPECT_EQ(ErrorMessage(out), "handler.lua:1: boom");
+}
+
+// Cancelling (POST /executions/{id}/cancel): the handler says it runs (a progress notice),
+// and the sink that hears it fires the call's signal, as the executor's tg.exec.cancel would.
+class CancelOnFirstNotice final : public NoticeSink {
+ public:
+  explicit CancelOnFirstNotice(CancelSignal& signal) : signal_(signal) {}
+  void Offer(Notice&&) override { signal_.Cancel(); }
+
+ private:
+  CancelSignal& signal_;
+};
+
+TEST_F(ProcessRuntimeTest, ACancelledRunningCallIsKilledAndChargedAsRunAndTheNextCallWorks) {
+  CancelSignal signal;
+  CancelOnFirstNotice sink(signal);
+  auto out = Lua({.code = "function service_handler(e) progress(1) while true do end end",
+                  .timeout_ms = 60000,
+                  .notices = &sink,
+                  .cancel = &signal});
+  // Stopped at the signal, long before its 60 s timeout: the handler had started.
+  EXPECT_EQ(out.kind, Kind::kCancelled) << out.failure << out.logs;
+  auto next = Lua({.code = "function service_handler(e) return {n = 1} end"});
+  EXPECT_EQ(next.kind, Kind::kCompleted) << next.failure << next.logs;
+  EXPECT_EQ(next.status_code, 200);
+}
+
+TEST_F(ProcessRuntimeTest, ACallCancelledBeforeItStartsNeverRuns) {
+  CancelSignal signal;
+  signal.Cancel();
+  auto out = Py({.code = "def service_handler(e, c):\n    while True: pass\n",
+                 .timeout_ms = 60000,
+                 .cancel = &signal});
+  EXPECT_EQ(out.kind, Kind::kCancelledBeforeStart) << out.failure << out.logs;
+}
+
+TEST(RunningCallsTest, ACancelReachesTheRunningCallOrWaitsForItsStart) {
+  RunningCalls running;
+  auto signal = running.Begin("e1");
+  EXPECT_FALSE(signal->cancelled());
+  EXPECT_TRUE(running.Cancel("e1"));
+  EXPECT_TRUE(signal->cancelled());
+  running.End("e1");
+  // A cancel for a call not running here yet: its start finds it fired.
+  EXPECT_FALSE(running.Cancel("e2"));
+  EXPECT_TRUE(running.Begin("e2")->cancelled());
+  EXPECT_FALSE(running.Begin("e3")->cancelled());
 }
 
 TEST_F(ProcessRuntimeTest, LuaLoopStoppedByTheHookKeepsTheWorker) {

@@ -286,13 +286,18 @@ namespace {
 void CountKill(std::string_view cause) {
   static auto& family = metrics::Registry::Global().Counter(
       "toolgate_executor_worker_kills_total",
-      "Worker processes stopped, by cause: timeout, memory, crash (during a call), recycle "
-      "(retired after their last call), idle or evicted.",
+      "Worker processes stopped, by cause: timeout, memory, crash, cancel (during a call), "
+      "recycle (retired after their last call), idle or evicted.",
       {"cause"});
   static auto& timeout = family.With({"timeout"});
   static auto& memory = family.With({"memory"});
   static auto& crash = family.With({"crash"});
-  (cause == "timeout" ? timeout : cause == "memory" ? memory : crash).Inc();
+  static auto& cancel = family.With({"cancel"});
+  (cause == "timeout"  ? timeout
+   : cause == "memory" ? memory
+   : cause == "cancel" ? cancel
+                       : crash)
+      .Inc();
 }
 
 }  // namespace
@@ -375,8 +380,11 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
     kMemory,
     kBroken,
     kOutOfStep,
-    kStale
+    kStale,
+    kCancelled
   } end = End::kReply;
+  // A cancelled call (cancellation.h) is stopped the moment its signal fires, started or not.
+  const int cancel_fd = invocation.cancel != nullptr ? invocation.cancel->fd() : -1;
   bool done = false;
   // The pipe is non-blocking: the call is written at once, and poll waits only for what the
   // pipe could not take.
@@ -409,13 +417,20 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
     }
     int64_t wait_ms = (kill_us - now + 999) / 1000;
     if (options_.watch_memory) wait_ms = std::min(wait_ms, kMemoryWatchMs);
-    pollfd fds[3] = {
-        {process_.replies, POLLIN, 0},
-        {process_.log, POLLIN, 0},
-        {process_.requests, static_cast<short>(written < out.size() ? POLLOUT : 0), 0}};
-    int ready = ::poll(fds, written < out.size() ? 3 : 2, static_cast<int>(wait_ms));
+    // The request pipe is polled only while the call is not all written (its POLLERR would
+    // wake an idle wait), the cancel signal always when there is one.
+    const bool writing = written < out.size();
+    pollfd fds[4] = {{process_.replies, POLLIN, 0},
+                     {process_.log, POLLIN, 0},
+                     {writing ? process_.requests : -1, POLLOUT, 0},
+                     {cancel_fd, POLLIN, 0}};
+    int ready = ::poll(fds, cancel_fd >= 0 ? 4 : (writing ? 3 : 2), static_cast<int>(wait_ms));
     if (ready < 0 && errno != EINTR) {
       end = End::kBroken;
+      break;
+    }
+    if (cancel_fd >= 0 && (fds[3].revents & POLLIN) != 0) {
+      end = End::kCancelled;
       break;
     }
     if (options_.watch_memory && ReadStatus().resident_kb > options_.memory_mb * 1024) {
@@ -549,17 +564,22 @@ WorkerReply ProcessWorker::Call(const Invocation& invocation, int64_t deadline_u
     case End::kMemory:
     case End::kBroken:
     case End::kOutOfStep:
-    case End::kStale: {
+    case End::kStale:
+    case End::kCancelled: {
       ProcStatus status = ReadStatus();
       peak_kb = std::max(status.peak_kb, status.resident_kb);
     }
       Kill();
-      CountKill(end == End::kTimeout ? "timeout" : end == End::kMemory ? "memory" : "crash");
+      CountKill(end == End::kTimeout     ? "timeout"
+                : end == End::kMemory    ? "memory"
+                : end == End::kCancelled ? "cancel"
+                                         : "crash");
       DrainLog(process_.log, log);
       reply.reusable = false;
-      reply.kind = end == End::kTimeout  ? WorkerReply::Kind::kTimeout
-                   : end == End::kMemory ? WorkerReply::Kind::kMemory
-                                         : WorkerReply::Kind::kCrashed;
+      reply.kind = end == End::kTimeout     ? WorkerReply::Kind::kTimeout
+                   : end == End::kMemory    ? WorkerReply::Kind::kMemory
+                   : end == End::kCancelled ? WorkerReply::Kind::kCancelled
+                                            : WorkerReply::Kind::kCrashed;
       if (end == End::kBroken) {
         reply.failure = "broke the worker protocol and was stopped";
         log.Append("[toolgate] the process running the handler " + reply.failure + "\n");

@@ -84,6 +84,9 @@ class ChainStage {
                 const std::string& traceparent, v1::Problem problem);
     // Queues the edge's answer to an estimate_only job: what its hold would be.
     void Estimated(const StageJob& job, v1::Estimate estimate);
+    // Queues any other answer to the edge (an asynchronous call's acceptance, an idempotent
+    // repeat's first answer), with the key's expiry set.
+    void Reply(const StageJob& job, v1::InvokeReply reply);
     // Sends everything queued: forwards first (one message per subject), then answers (one per
     // edge). Empty afterwards.
     void Send();

@@ -35,6 +35,17 @@ std::string ExecutionIdOfUnservedSubject(std::string_view subject);
 // Redis key part.
 bool IsValidExecutionId(std::string_view id);
 
+// Asynchronous executions (Prefer: respond-async): billing queues each accepted job (InvokeJob)
+// in the JetStream stream kAsyncStream, on "tg.async.queue.<org_id>" (an id that is not a safe
+// token goes on "tg.async.queue._"); every billing replica's dispatcher takes jobs from its
+// durable consumer kAsyncDispatchConsumer.
+inline constexpr const char* kAsyncStream = "TG_ASYNC";
+inline constexpr const char* kAsyncQueueSubjects = "tg.async.queue.*";
+inline constexpr const char* kAsyncDispatchConsumer = "dispatch";
+std::string AsyncQueueSubject(std::string_view org_id);
+// CancelExecution: billing -> every executor (no queue group); the one running it kills it.
+inline constexpr const char* kCancelExecutionSubject = "tg.exec.cancel";
+
 // The owners' answers to the edge's cache misses, and the edge's batched report of key uses.
 inline constexpr const char* kKeyLookupSubject = "tg.auth.key_lookup";  // KeyLookupRequest
 inline constexpr const char* kKeysUsedSubject = "tg.auth.keys_used";    // KeysUsed

@@ -10,6 +10,8 @@
 //                         (the ledger in PostgreSQL is the system of record)
 //   tg:res:<org>          micro-USD held by executions in flight
 //   tg:conc:<org>         executions in flight
+//   tg:queued:<org>       asynchronous executions held and waiting in the queue (not in flight
+//                         until dispatch.lua starts them)
 //   tg:rl:<key_id>        token bucket of one API key (hash: tokens, at)
 //   tg:tmo:<org>          what is left of the organization's allowance of uncharged timeouts
 //                         (hash: ms, at; negative: spent past it), refilling at
@@ -110,6 +112,9 @@ struct HoldRecord {
   // token is taken, nothing is reserved or recorded. Its kHeld outcome says what the hold would
   // leave.
   bool estimate = false;
+  // An asynchronous call's hold: counted among the organization's queued executions
+  // (Limits::queued_per_org) instead of those in flight, until Start moves it there.
+  bool queued = false;
 };
 
 enum class HoldVerdict {
@@ -122,6 +127,15 @@ enum class HoldVerdict {
   kInsufficientBalance,     // nothing held
   kBudgetNotLoaded,         // budgets[budget]'s spent is absent: LoadBudget and try again
   kBudgetExceeded,          // budgets[budget] cannot take the amount under its cap: nothing held
+  kQueueFull,               // a queued hold: the organization's queue is full
+};
+
+// What Start did with a queued hold.
+enum class StartVerdict {
+  kStarted,        // now in flight, due at the expiry given
+  kWait,           // the organization has its concurrency limit in flight: try again later
+  kGone,           // no hold is held (cancelled, expired, settled): do not run it
+  kStartedBefore,  // it left the queue before (a dispatcher that crashed after starting it)
 };
 
 struct HoldOutcome {
@@ -235,6 +249,15 @@ class BalanceStore {
   // Release (kDelete) of the holds of calls whose handler did not run, in one script, each
   // timeout spending its sandbox time from its organization's allowance; one Result each.
   std::vector<Result<ReleaseOutcome>> ReleaseUnrun(const std::vector<UnrunRelease>& releases);
+
+  // A queued hold leaves the queue for an executor (scripts/dispatch.lua): in flight += 1 under
+  // the organization's concurrency limit, queued -= 1, and the reaper's due time becomes
+  // expiry_ms. One atomic step.
+  Result<StartVerdict> Start(const std::string& execution_id, const std::string& org_id,
+                             int64_t expiry_ms);
+  // Undoes Start (no executor took the job): back among the queued. False when the hold is gone
+  // or was not started.
+  Result<bool> Unstart(const std::string& execution_id, const std::string& org_id);
 
   // nullopt when no such hold (or tombstone) exists.
   Result<std::optional<HoldRecord>> GetHold(const std::string& execution_id);

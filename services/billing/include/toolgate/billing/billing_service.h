@@ -9,19 +9,26 @@
 //   tg.billing.http         (queue "billing-http")  HttpApi
 //   tg.billing.http: also NotificationApi; Notifications (notifications.h) sends budget alerts
 //   tg.billing.http: also CheckoutApi (checkout funding: sessions and the provider's webhook)
+//   tg.billing.http: also ExecutionApi (an execution's status, cancel) and WebhookSecretApi;
+//   CallbackSender delivers asynchronous calls' callbacks
+//   JetStream TG_ASYNC (consumer "dispatch")          AsyncQueue: asynchronous executions
 // plus the hold reaper, the background retry of Redis captures, and the checks of balances and of
 // the whole-ledger identity for their metrics.
 #pragma once
 
 #include <memory>
 
+#include "toolgate/billing/async_queue.h"
 #include "toolgate/billing/balance_store.h"
 #include "toolgate/billing/budget_api.h"
 #include "toolgate/billing/budget_settings.h"
+#include "toolgate/billing/callbacks.h"
 #include "toolgate/billing/checkout_api.h"
 #include "toolgate/billing/config.h"
 #include "toolgate/billing/earnings_api.h"
 #include "toolgate/billing/earnings_store.h"
+#include "toolgate/billing/execution_api.h"
+#include "toolgate/billing/execution_states.h"
 #include "toolgate/billing/function_names.h"
 #include "toolgate/billing/http_api.h"
 #include "toolgate/billing/invoke_stage.h"
@@ -34,10 +41,12 @@
 #include "toolgate/billing/reconcile.h"
 #include "toolgate/billing/retry_queue.h"
 #include "toolgate/billing/settler.h"
+#include "toolgate/billing/webhook_secrets.h"
 #include "toolgate/bus/service.h"
 #include "toolgate/core/http.h"
 #include "toolgate/pg/pg.h"
 #include "toolgate/redis/redis.h"
+#include "toolgate/webhook/http_transport.h"
 
 namespace toolgate::billing {
 
@@ -80,6 +89,16 @@ class BillingService {
   CheckoutApi checkout_api_;
   core::Router router_;
   Notifications notifications_;
+  ExecutionStates states_;
+  AsyncQueue async_;
+  ExecutionApi execution_api_;
+  WebhookSecrets webhook_secrets_;
+  WebhookSecretApi webhook_secret_api_;
+  webhook::HttpTransport callback_transport_;
+  CallbackSender callbacks_;
+  std::unique_ptr<net::PeriodicTask> async_starter_;  // opens async_ once JetStream answers
+
+  void StartAsyncQueue();
 };
 
 }  // namespace toolgate::billing

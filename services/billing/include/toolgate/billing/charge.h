@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "toolgate/billing/execution_states.h"
 #include "toolgate/core/cost.h"
 #include "toolgate/core/subjects.h"
 #include "toolgate/v1/toolgate.pb.h"
@@ -126,6 +127,9 @@ struct Settlement {
   // A charge to the caller and, when a fee was paid, the owner's revenue. Empty when the handler
   // did not run: nothing is charged.
   std::vector<LedgerEntry> entries;
+  // The final state of an asynchronous call or of a call made with an Idempotency-Key
+  // (execution_states.h), written with the execution's row; nullopt for other calls.
+  std::optional<StateUpdate> state;
 };
 
 // The ledger entries of a run that cost `charge` (a charge, and revenue when the fee is not 0).

@@ -10,6 +10,7 @@
 #include "toolgate/base/status.h"
 #include "toolgate/billing/funding.h"
 #include "toolgate/core/cost.h"
+#include "toolgate/webhook/target_policy.h"
 
 namespace toolgate::billing {
 
@@ -25,6 +26,9 @@ struct Limits {
   // killed would otherwise be free compute. The default lets an organization keep one sandbox
   // timing out all the time, which no tool that usually finishes comes near.
   int64_t uncharged_timeout_s_per_hour = 3600;
+  // Asynchronous executions an organization may have waiting in the queue (held, not yet
+  // started); beyond it an asynchronous call is refused 429 queue_full. 0: no limit.
+  int64_t queued_per_org = 1000;
 };
 
 struct Config {
@@ -34,6 +38,13 @@ struct Config {
   // never delivered); the reaper then settles or releases it.
   int64_t hold_grace_ms = 60'000;
   int64_t reaper_interval_ms = 5'000;
+  // Asynchronous executions (async_executions.h): how long one may wait in the queue before it
+  // ends failed (queue_timeout) uncharged, how long a finished one stays readable (and an
+  // Idempotency-Key's first answer, at most 24 hours, is replayed), and the replicas of the
+  // JetStream stream that holds the queue (1: one nats-server; 3 for a cluster).
+  int64_t async_max_queued_ms = 24LL * 3600 * 1000;
+  int64_t execution_retention_ms = 7LL * 24 * 3600 * 1000;
+  int64_t async_stream_replicas = 1;
   // How often balances are compared with the ledger for the reconciliation metrics; 0: never.
   int64_t reconcile_check_interval_ms = 60'000;
   // How often the whole-ledger identity is checked for its metric (ledger_identity.h); 0: never.
@@ -59,13 +70,20 @@ struct Config {
   // their files (--stripe-secret-key-file, --stripe-webhook-secret-file) at start-up only.
   std::string public_url;
   std::string stripe_api_base = "https://api.stripe.com";
+  // Where asynchronous calls' callbacks may go: the operator's egress rules for tools
+  // (--egress-allow-cidr networks although not public; never the platform's own endpoints,
+  // --egress-deny-addr, which `toolgate up` passes), http or https.
+  webhook::TargetPolicy callback_targets;
 };
 
 // Defines the charging flags (core/charging_flags.h: --cpu-rate, --gpu-rate, --commission-percent,
 // --rate-limit-per-key, --rate-limit-burst, --concurrency-per-org, --uncharged-timeout-s-per-hour)
 // and --hold-grace-ms, --reaper-interval-ms, --reconcile-check-interval-ms,
 // --ledger-identity-interval-ms, --settle-batch,
-// --settle-ack-linger-ms, --funding, and checkout funding's --public-url, --stripe-api-base,
+// --settle-ack-linger-ms, --async-queue-per-org, --async-max-queued-ms,
+// --execution-retention-hours, --async-stream-replicas, --funding, the egress flags callbacks
+// follow (--no-egress, --egress-allow-cidr, --egress-deny-cidr, --egress-deny-addr), and checkout
+// funding's --public-url, --stripe-api-base,
 // --stripe-secret-key-file and --stripe-webhook-secret-file.
 void DefineBillingFlags(Flags& flags);
 

@@ -32,10 +32,13 @@
 
 #include "toolgate/base/batch_queue.h"
 #include "toolgate/base/process.h"
+#include "toolgate/billing/async_queue.h"
 #include "toolgate/billing/balance_store.h"
 #include "toolgate/billing/budget_settings.h"
 #include "toolgate/billing/config.h"
+#include "toolgate/billing/execution_states.h"
 #include "toolgate/billing/ledger_store.h"
+#include "toolgate/billing/webhook_secrets.h"
 #include "toolgate/bus/bus.h"
 #include "toolgate/core/chain_stage.h"
 #include "toolgate/trace/trace.h"
@@ -57,14 +60,39 @@ class InvokeStage {
   // Places the holds already queued, then stops the hold thread; later jobs are answered 503.
   void Stop();
 
+  // Asynchronous calls and Idempotency-Keys: where their states are kept and where accepted
+  // asynchronous jobs wait. Without them (unset), both are refused 503. Set before the first
+  // job; both must outlive the stage.
+  void SetAsync(ExecutionStates* states, AsyncQueue* queue, WebhookSecrets* secrets) {
+    states_ = states;
+    async_ = queue;
+    secrets_ = secrets;
+  }
+
  private:
   struct Call {
     core::StageJob in;  // the job, the edge's reply, the "billing.hold" span (to the forward)
     HoldRecord hold;
     std::string exec_subject;
+    bool state_claimed = false;  // its execution state was inserted (ExecutionStates::Claim)
   };
   using CallPtr = std::unique_ptr<Call>;
 
+  // Whether the call keeps an execution state: an asynchronous call, or one with a key.
+  bool NeedsState(const Call& call) const;
+  // Claims the call's state (PostgreSQL; on the pool): true to go on and hold; otherwise the
+  // edge has been answered (a repeated key's first execution, a reused key, a failure) or the
+  // job was a duplicate.
+  bool Claim(Call& call);
+  // Why an asynchronous call's X-Callback-Url is refused (a target the operator's egress rules
+  // refuse, or no webhook secret to sign with), or nullopt. Reads PostgreSQL.
+  std::optional<v1::Problem> CallbackRefusal(const std::string& url, const std::string& org_id);
+  // Deletes the state of a call refused before it ran, so that its key may be used again.
+  void ForgetState(const Call& call);
+  // Reads the call's spending limits (from the pool on a cache miss), then QueueWithLimits.
+  void WithLimits(CallPtr call);
+  // An asynchronous call held: stored in the queue (on the pool), answered 202-to-be.
+  void QueueAsync(Call& call);
   void HoldBatch(std::vector<CallPtr> batch);
   // Adds the call's spending limits to its hold, then queues it for the hold thread (from the
   // worker pool when its settings had to be read first).
@@ -84,6 +112,9 @@ class InvokeStage {
   BudgetSettingsCache& budget_settings_;
   const Config& config_;
   std::function<int64_t()> now_ms_;
+  ExecutionStates* states_ = nullptr;
+  AsyncQueue* async_ = nullptr;
+  WebhookSecrets* secrets_ = nullptr;
   core::ChainStage stage_;
   BatchQueue<CallPtr> holds_;  // last: its thread uses the members above
 };
@@ -100,6 +131,10 @@ std::vector<Budget> BudgetsFor(const v1::Principal& principal);
 // place, the fee within it, and the balance and tightest budget remainder available now.
 v1::Estimate EstimateOf(const HoldRecord& hold, const HoldOutcome& outcome,
                         int64_t function_micro_usd);
+
+// The answer to a repeated Idempotency-Key (replayed set): its first execution's final answer,
+// or, while that is under way (or was cancelled before it started), its status.
+v1::InvokeReply RepeatReply(const ExecutionState& first);
 
 // 402 max_cost_exceeded when a hold of amount_micro_usd passes the call's X-Toolgate-Max-Cost
 // (max_cost_micro_usd; 0: none), else nullopt.

@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "toolgate/base/batch_queue.h"
-#include "toolgate/billing/compute_medians.h"
 #include "toolgate/billing/balance_store.h"
+#include "toolgate/billing/compute_medians.h"
 #include "toolgate/billing/config.h"
 #include "toolgate/billing/ledger_store.h"
 #include "toolgate/billing/retry_queue.h"
@@ -74,6 +74,12 @@ class Settler {
   // first result arrives.
   using CaptureListener = std::function<void(std::vector<CapturedCharge>)>;
   void SetCaptureListener(CaptureListener listener) { capture_listener_ = std::move(listener); }
+  // Told (execution id, organization) of an asynchronous execution's job that no executor was
+  // subscribed to take, instead of releasing its hold: it waits in its queue again
+  // (async_queue.h). Set it before the first job leaves.
+  void SetAsyncUnserved(std::function<void(const std::string&, const std::string&)> unserved) {
+    unserved_async_ = std::move(unserved);
+  }
 
  private:
   struct Pending;
@@ -113,6 +119,7 @@ class Settler {
   static constexpr size_t kAckLingerBytes = 8 << 20;
   SettleAcks acks_;
   CaptureListener capture_listener_;
+  std::function<void(const std::string&, const std::string&)> unserved_async_;
   BatchQueue<std::unique_ptr<Pending>> queue_;  // last: its thread calls Commit
 };
 

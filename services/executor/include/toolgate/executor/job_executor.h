@@ -46,14 +46,20 @@ class JobExecutor {
 
   const std::vector<Runtime*>& runtimes() const { return runtimes_; }
 
+  // tg.exec.cancel: stops the call of execution_id if it runs here (its sandbox is killed; it
+  // is settled cancelled and charged for the time it ran), or keeps it from starting if its job
+  // waits here for a slot. True when a call running here was stopped. Thread-safe.
+  bool Cancel(const std::string& execution_id) { return running_.Cancel(execution_id); }
+
  private:
   ExecutionOutcome Run(const v1::InvokeJob& job, std::string_view traceparent,
-                       const DispatchNotices::Send& send);
+                       const DispatchNotices::Send& send, const CancelSignal* cancel);
 
   const ExecutorKeys& keys_;
   CodeStore& code_;
   std::vector<Runtime*> runtimes_;
   BundleCache* bundles_;
+  RunningCalls running_;
 };
 
 // The result of a job that waited waited_ms for an execution slot without getting one: 503
@@ -71,6 +77,7 @@ v1::ExecutionResult NoCapacityResult(v1::InvokeJob job, int64_t waited_ms);
 // the edge before them.
 // notices hears of each job's arrival and end. service, executor, settler, notices and scheduler
 // must outlive the subscriptions.
+// It also serves tg.exec.cancel (every replica, no queue group): JobExecutor::Cancel.
 Status ServeJobs(bus::Service& service, const std::string& pool, JobExecutor& executor,
                  Settler& settler, DispatchNotices& notices, FairScheduler& scheduler);
 

@@ -18,6 +18,7 @@
 
 #include "toolgate/core/bundle_paths.h"
 #include "toolgate/core/egress_policy.h"
+#include "toolgate/executor/cancellation.h"
 #include "toolgate/executor/egress_gateway.h"
 
 namespace toolgate::executor {
@@ -136,6 +137,9 @@ struct Invocation {
   // context.progress and context.log check their arguments and send nothing. Owned by the
   // caller, valid during Run.
   NoticeSink* notices = nullptr;
+  // Fires when the call is cancelled (cancellation.h): a runtime that runs the handler in a
+  // worker kills it at once. Null: the call cannot be cancelled. Owned by the caller.
+  const CancelSignal* cancel = nullptr;
 };
 
 struct ExecutionOutcome {
@@ -143,6 +147,8 @@ struct ExecutionOutcome {
     kCompleted,        // the handler ran: status_code and body are the response (500 included)
     kTimeout,          // the handler ran past timeout_ms and was stopped: 408, nothing charged
     kPlatformFailure,  // the runtime failed through no fault of the handler: 502, nothing charged
+    kCancelled,        // cancelled while the handler ran: stopped, charged for the time it ran
+    kCancelledBeforeStart,  // cancelled before the handler started: nothing charged
   };
   Kind kind = Kind::kCompleted;
   int status_code = 0;

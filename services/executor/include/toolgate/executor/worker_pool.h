@@ -63,6 +63,7 @@ struct WorkerReply {
     kMemory,        // the worker died, or was killed, for exceeding its memory limit
     kCrashed,       // the worker died by itself during the call
     kNotDelivered,  // the worker was already dead: the call never reached it
+    kCancelled,     // the call was cancelled (Invocation::cancel); the worker was killed
   };
   Kind kind = Kind::kCrashed;
   std::string value;
