@@ -542,6 +542,11 @@ void McpEndpoint::FunctionRequest(std::shared_ptr<Call> call) {
         if (reply.has_problem()) return call->respond(std::move(a));
         HandlerAnswer(*call, reply.result(), &a);
         if (NeedsBridge(*call, a.body)) return Bridge(call, std::move(a.body), 1);
+        // Billing's figure of the version's whole timeout (0: none given) prices its tools.
+        if (call->message.method == "tools/list" &&
+            reply.result().summary().max_compute_micro_usd() > 0) {
+          return PriceListedTools(call, std::move(a), reply.result().summary());
+        }
         if (!call->stateless && call->message.method == "initialize") {
           // The session's revision is the one the handler's initialize result names.
           std::string revision = InitializeResultRevision(a.body);
@@ -555,6 +560,21 @@ void McpEndpoint::FunctionRequest(std::shared_ptr<Call> call) {
         call->respond(std::move(a));
       },
       std::move(notices));
+}
+
+void McpEndpoint::PriceListedTools(std::shared_ptr<Call> call, HttpAnswer answer,
+                                   const v1::Summary& summary) {
+  v1::VersionRef ref;
+  ref.set_function_id(call->request.function_id);
+  ref.set_version(summary.version());
+  auto held = std::make_shared<HttpAnswer>(std::move(answer));
+  backend_.ComputeMedians({ref}, [call, held, summary](v1::ComputeMediansReply m) {
+    // Without billing's median the tools are still priced, with their fee and maximum.
+    const bool known = !m.has_problem() && m.medians_size() == 1;
+    held->body = WithListedToolPrices(held->body,
+                                      PriceOfListingCall(summary, known ? &m.medians(0) : nullptr));
+    call->respond(std::move(*held));
+  });
 }
 
 std::string McpEndpoint::ForHandler(const Call& call, std::string event) const {

@@ -173,6 +173,9 @@ class McpEndpoint {
   void Authenticate(std::shared_ptr<Call> call, std::function<void(const v1::Principal&)> next);
 
   void FunctionRequest(std::shared_ptr<Call> call);
+  // A function's own tools/list: each tool priced (mcp_prices.h) from the listing call's
+  // summary and billing's median for the version, then answer is sent.
+  void PriceListedTools(std::shared_ptr<Call> call, HttpAnswer answer, const v1::Summary& summary);
   void WorkspaceRequest(std::shared_ptr<Call> call, const v1::Principal& principal);
   void WorkspaceInitialize(std::shared_ptr<Call> call, const v1::Principal& principal);
   void WorkspaceDiscover(std::shared_ptr<Call> call, const v1::Principal& principal);

@@ -37,6 +37,16 @@ ToolPrice PriceOf(const v1::WorkspaceTool& tool, const v1::ComputeMedian* median
   return price;
 }
 
+ToolPrice PriceOfListingCall(const v1::Summary& summary, const v1::ComputeMedian* median) {
+  ToolPrice price;
+  price.function_micro_usd = summary.cost().function_micro_usd();
+  price.max_compute_micro_usd = summary.max_compute_micro_usd();
+  if (median && median->samples() > 0) {
+    price.expected_compute_micro_usd = median->median_compute_micro_usd();
+  }
+  return price;
+}
+
 std::string PriceMetaJson(const ToolPrice& price) {
   JsonWriter w;
   w.BeginObject()
@@ -55,6 +65,25 @@ std::string PriceMetaJson(const ToolPrice& price) {
 
 std::string WithToolPrice(std::string_view tool_json, const ToolPrice& price) {
   return WithMetaMember(tool_json, kPriceMetaKey, PriceMetaJson(price));
+}
+
+std::string WithListedToolPrices(std::string_view response_json, const ToolPrice& price) {
+  auto doc = ParseJson(response_json);
+  simdjson::dom::object response;
+  simdjson::dom::element result;
+  simdjson::dom::array tools;
+  if (!doc.ok() || doc->root.get_object().get(response) != simdjson::SUCCESS ||
+      response["result"].get(result) != simdjson::SUCCESS || !result.is_object() ||
+      result["tools"].get_array().get(tools) != simdjson::SUCCESS) {
+    return std::string(response_json);
+  }
+  std::string priced = "[";
+  for (simdjson::dom::element tool : tools) {
+    if (priced.size() > 1) priced += ',';
+    priced += WithToolPrice(ToJson(tool), price);
+  }
+  priced += ']';
+  return WithMember(response_json, "result", WithMember(ToJson(result), "tools", priced));
 }
 
 std::string WithCallCost(std::string_view response_json, const v1::Summary& summary) {

@@ -35,11 +35,19 @@ struct ToolPrice {
 // max_compute_micro_usd is 0).
 ToolPrice PriceOf(const v1::WorkspaceTool& tool, const v1::ComputeMedian* median);
 
+// The price a function's own endpoint shows for each of its tools, from the summary of the
+// tools/list call that listed them (its fee is the fee of each call; the version's compute for
+// the whole timeout) and median, billing's answer for the version (nullptr: it could not say).
+ToolPrice PriceOfListingCall(const v1::Summary& summary, const v1::ComputeMedian* median);
+
 // The JSON object shown under kPriceMetaKey.
 std::string PriceMetaJson(const ToolPrice& price);
 // tool_json (one tools/list entry) with _meta[kPriceMetaKey] set; unchanged when it is not an
 // object.
 std::string WithToolPrice(std::string_view tool_json, const ToolPrice& price);
+// A JSON-RPC response of a tools/list with every entry of result.tools priced; unchanged when it
+// holds no tools array.
+std::string WithListedToolPrices(std::string_view response_json, const ToolPrice& price);
 // A JSON-RPC response of a tools/call with result._meta[kCostMetaKey] set from the summary of
 // the invocation that answered it; unchanged when it holds no result object (an error).
 std::string WithCallCost(std::string_view response_json, const v1::Summary& summary);

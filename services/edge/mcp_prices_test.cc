@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "toolgate/base/json.h"
+
 namespace toolgate::edge {
 namespace {
 
@@ -69,6 +71,38 @@ TEST(McpPricesTest, ACallsResultCarriesItsCostAndWhatIsLeft) {
       std::string::npos);
   const std::string error = R"({"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"x"}})";
   EXPECT_EQ(WithCallCost(error, s), error);
+}
+
+TEST(McpPricesTest, AFunctionsOwnListPricesEveryToolFromTheListingCall) {
+  v1::Summary summary;
+  summary.mutable_cost()->set_function_micro_usd(2500);
+  summary.set_max_compute_micro_usd(209);
+  v1::ComputeMedian median;
+  median.set_samples(3);
+  median.set_median_compute_micro_usd(7);
+  const ToolPrice price = PriceOfListingCall(summary, &median);
+  EXPECT_EQ(price.function_micro_usd, 2500);
+  EXPECT_EQ(price.max_compute_micro_usd, 209);
+  EXPECT_EQ(price.expected_compute_micro_usd, 7);
+  median.set_samples(0);
+  EXPECT_FALSE(PriceOfListingCall(summary, &median).expected_compute_micro_usd.has_value());
+  EXPECT_FALSE(PriceOfListingCall(summary, nullptr).expected_compute_micro_usd.has_value());
+
+  const std::string listed = WithListedToolPrices(
+      R"({"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"},{"name":"b","_meta":{"x":1}}]}})",
+      price);
+  auto doc = ParseJson(listed);
+  ASSERT_TRUE(doc.ok()) << listed;
+  simdjson::dom::array tools = doc->root["result"]["tools"];
+  ASSERT_EQ(tools.size(), 2u);
+  for (simdjson::dom::element tool : tools) {
+    EXPECT_EQ(int64_t(tool["_meta"]["io.toolgate/price"]["function_micro_usd"]), 2500);
+    EXPECT_EQ(int64_t(tool["_meta"]["io.toolgate/price"]["max_hold_micro_usd"]), 2709);
+  }
+  EXPECT_EQ(int64_t(doc->root["result"]["tools"].at(1)["_meta"]["x"]), 1);  // kept
+  // Anything but a list of tools is left alone.
+  const std::string error = R"({"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}})";
+  EXPECT_EQ(WithListedToolPrices(error, price), error);
 }
 
 }  // namespace

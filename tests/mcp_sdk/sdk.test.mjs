@@ -110,6 +110,15 @@ test('per-tool endpoint: connect, list, call, error result', async () => {
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name), ['divide', 'echo']);
     assert.deepEqual(tools[0].inputSchema.required, ['a', 'b']);
+    // The function's own endpoint prices each tool as the workspace does: the fee per call (none
+    // for its own organization) and the compute of the whole timeout.
+    for (const t of tools) {
+      const price = t._meta['io.toolgate/price'];
+      assert.equal(price.currency, 'USD', `${t.name} has a price`);
+      assert.equal(price.function_micro_usd, 0);
+      assert.ok(Number.isInteger(price.max_compute_micro_usd) && price.max_compute_micro_usd > 0);
+      assert.equal(price.max_hold_micro_usd, price.function_micro_usd + price.max_compute_micro_usd);
+    }
 
     const quotient = await client.callTool({ name: 'divide', arguments: { a: 7, b: 2 } });
     assert.equal(text(quotient), '3.5');
@@ -127,6 +136,10 @@ test('per-tool endpoint: connect, list, call, error result', async () => {
       assert.equal(e.code, -32602);
       return true;
     });
+    // Calls have run: the version's recent median is known now.
+    const again = await client.listTools();
+    const expected = again.tools[0]._meta['io.toolgate/price'].expected_compute_micro_usd;
+    assert.ok(Number.isInteger(expected) && expected >= 0, `expected compute ${expected}`);
     await client.ping();
   } finally {
     await client.close();
