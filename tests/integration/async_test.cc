@@ -4,6 +4,7 @@
 // instead of refusing it; a queued call is cancelled uncharged; a repeated Idempotency-Key runs
 // and charges once, and a changed request with a used key is refused.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <atomic>
 #include <set>
@@ -426,5 +427,58 @@ TEST_F(CallbackTest, ThePlatformsOwnPortsAreNeverReached) {
       << shown.body;
   EXPECT_NE(shown.body.find(R"("outcome":"refused")"), std::string::npos) << shown.body;
 }
+// kill -9 of billing, the executor or nats-server with one asynchronous execution running and
+// two queued: each then runs and is charged exactly once, or ends failed uncharged (the one the
+// killed executor was running), and nothing stays held.
+class AsyncKillTest : public AsyncTest, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(AsyncKillTest, QueuedAndRunningExecutionsSurviveAKilledService) {
+  const std::string victim = GetParam();
+  std::string slow = account_->CreateFunction("slow");
+  ASSERT_EQ(account_->PublishLua(slow, "1.0", kSlow, R"("timeout_ms":8000)").status, 201);
+  std::vector<std::string> ids;
+  http::HttpResponse running = Call(slow, R"({"event":{}})", kAsync);
+  ASSERT_EQ(running.status, 202) << running.body;
+  ids.push_back(StringField(running.body, "execution_id"));
+  ASSERT_TRUE(WaitUntil([&] { return StringField(Status(ids[0]).body, "status") == "running"; },
+                        20'000, "the slow call to start"));
+  for (int i = 0; i < 2; ++i) {
+    http::HttpResponse queued = Call(echo_, R"({"event":{"n":)" + std::to_string(i) + "}}", kAsync);
+    ASSERT_EQ(queued.status, 202) << queued.body;
+    ids.push_back(StringField(queued.body, "execution_id"));
+  }
+  const pid_t old_pid = g_system->Pid(victim);
+  g_system->Kill(victim, SIGKILL);
+  ASSERT_TRUE(g_system->WaitRestarted(victim, old_pid, 60'000)) << victim << " did not come back";
+  int64_t charged = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    http::HttpResponse done;
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          done = Status(ids[i]);
+          const std::string status = StringField(done.body, "status");
+          return !status.empty() && status != "queued" && status != "running";
+        },
+        90'000, "execution " + ids[i] + " to finish after " + victim + " was killed"))
+        << done.body;
+    const std::string status = StringField(done.body, "status");
+    const int charges = Charges(ids[i]);
+    if (status == "succeeded") {
+      EXPECT_EQ(charges, 1) << done.body;
+      ++charged;
+    } else {
+      // Only the running call of a killed executor may be lost, and then it is not charged.
+      EXPECT_EQ(status, "failed") << done.body;
+      EXPECT_TRUE(victim == "executor" && i == 0) << victim << ": " << done.body;
+      EXPECT_EQ(charges, 0) << done.body;
+    }
+  }
+  EXPECT_GE(charged, 2);  // the queued ones always run
+  EXPECT_TRUE(WaitUntil([&] { return Reserved() == 0; }, 30'000, "every hold to be settled"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Victims, AsyncKillTest, ::testing::Values("billing", "executor", "nats"),
+                         [](const auto& info) { return info.param; });
+
 }  // namespace
 }  // namespace toolgate::testing
