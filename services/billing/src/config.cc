@@ -27,10 +27,9 @@ Status Bad(const std::string& flag, const std::string& value, const std::string&
   return Status::InvalidArgument("--" + flag + " '" + value + "': " + why);
 }
 
-// "127.0.0.1:6379", "[::1]:8080": the address and port; an unspecified address (a service
-// listening on every address) stands for the loopback ones, where a callback would reach it.
-std::optional<std::vector<std::pair<core::IpAddress, uint16_t>>> DeniedEndpointsOf(
-    std::string_view text) {
+// "127.0.0.1:6379", "[::1]:8080": the address and port (an unspecified address, a service
+// listening on every address, is refused on every address by webhook::EndpointRefusal).
+std::optional<std::pair<core::IpAddress, uint16_t>> DeniedEndpointOf(std::string_view text) {
   size_t colon = text.rfind(':');
   if (colon == std::string_view::npos || colon + 1 == text.size()) return std::nullopt;
   std::string_view host = text.substr(0, colon);
@@ -40,12 +39,7 @@ std::optional<std::vector<std::pair<core::IpAddress, uint16_t>>> DeniedEndpoints
   auto port = ParseCount(std::string(text.substr(colon + 1)));
   auto address = core::IpAddress::Parse(host);
   if (!port || *port < 1 || *port > 65535 || !address.ok()) return std::nullopt;
-  const auto p = static_cast<uint16_t>(*port);
-  if (core::ClassifyAddress(*address) == core::AddressClass::kUnspecified) {
-    return std::vector<std::pair<core::IpAddress, uint16_t>>{
-        {*core::IpAddress::Parse("127.0.0.1"), p}, {*core::IpAddress::Parse("::1"), p}};
-  }
-  return std::vector<std::pair<core::IpAddress, uint16_t>>{{*address, p}};
+  return std::pair<core::IpAddress, uint16_t>{*address, static_cast<uint16_t>(*port)};
 }
 
 }  // namespace
@@ -195,11 +189,9 @@ Result<Config> ConfigFromFlags(const Flags& flags) {
     config.callback_targets.allowed_networks.push_back(*cidr);
   }
   for (const std::string& text : flags.GetList("egress-deny-addr")) {
-    auto endpoints = DeniedEndpointsOf(text);
-    if (!endpoints) return Bad("egress-deny-addr", text, "must be address:port");
-    for (auto& endpoint : *endpoints) {
-      config.callback_targets.denied_endpoints.push_back(std::move(endpoint));
-    }
+    auto endpoint = DeniedEndpointOf(text);
+    if (!endpoint) return Bad("egress-deny-addr", text, "must be address:port");
+    config.callback_targets.denied_endpoints.push_back(std::move(*endpoint));
   }
   config.callback_targets.allow_http = true;
   config.callback_targets.allow_private_targets = false;

@@ -1,13 +1,11 @@
 #include "toolgate/billing/execution_api.h"
 
-#include <algorithm>
-
-#include "toolgate/base/json.h"
 #include "toolgate/base/json_writer.h"
 #include "toolgate/base/log.h"
 #include "toolgate/base/time.h"
 #include "toolgate/billing/http_api.h"
 #include "toolgate/core/invoke_envelope.h"
+#include "toolgate/core/key_decision.h"
 #include "toolgate/core/problem.h"
 #include "toolgate/core/subjects.h"
 
@@ -28,9 +26,8 @@ std::string_view RecordedStatus(const ExecutionRecord& r) {
 // its organization's; a key with only the invoke scope (what made an asynchronous call) those
 // it made itself. nullopt: allowed; otherwise the refusal.
 std::optional<v1::HttpResponse> Refusal(const v1::Principal& p, const std::string& made_by_key) {
-  auto has = [&p](std::string_view scope) {
-    return std::find(p.scopes().begin(), p.scopes().end(), scope) != p.scopes().end();
-  };
+  const std::vector<std::string> scopes(p.scopes().begin(), p.scopes().end());
+  auto has = [&scopes](std::string_view scope) { return core::HasScope(scopes, scope); };
   if (!p.grant_id().empty()) {
     return core::ProblemResponse("invalid_token",
                                  "OAuth access tokens are accepted only at the MCP endpoint they "
@@ -52,65 +49,63 @@ v1::HttpResponse NotAuthenticated() {
 std::string ExecutionStatusJson(const std::optional<ExecutionState>& state,
                                 const std::optional<ExecutionItem>& record, bool with_logs,
                                 const std::vector<CallbackAttempt>* callback_attempts) {
-  std::string json;
-  if (record) {
-    json = ExecutionJson(*record, with_logs);
-  } else {
-    JsonWriter w;
-    w.BeginObject()
-        .Field("execution_id", state->execution_id)
+  // The state's members in one writer, then spliced after the record's: neither document is
+  // parsed again (a result's body may be 6 MiB).
+  JsonWriter w;
+  w.BeginObject();
+  if (!record) {
+    w.Field("execution_id", state->execution_id)
         .Field("function_id", state->function_id)
         .Field("version", state->version)
-        .Field("created_at", FormatRfc3339(state->created_ms))
-        .EndObject();
-    json = w.Take();
+        .Field("created_at", FormatRfc3339(state->created_ms));
   }
-  auto set = [&json](std::string_view key, const std::string& value_json) {
-    json = WithMember(json, key, value_json);
-  };
   if (!state) {
-    set("status", JsonWriter().String(RecordedStatus(record->record)).Take());
-    set("async", "false");
-    return json;
-  }
-  set("status", JsonWriter().String(ExecutionStatusName(state->status)).Take());
-  set("async", state->async ? "true" : "false");
-  set("cancel_requested", state->cancel_requested ? "true" : "false");
-  set("started_at", TimeOrNull(state->started_ms));
-  set("finished_at", TimeOrNull(state->finished_ms));
-  // The same envelope a synchronous call returns, or the problem it would have got.
-  std::string result = "null", error = "null";
-  if (state->reply && state->reply->has_result()) {
-    result = core::InvokeEnvelopeJson(state->reply->result());
-  } else if (state->reply && state->reply->has_problem()) {
-    error = core::RenderProblem(state->reply->problem(), "");
-  }
-  set("result", result);
-  set("error", error);
-  if (callback_attempts != nullptr && !state->callback_url.empty()) {
-    JsonWriter w;
-    w.BeginObject().Field("url", state->callback_url).Key("outcome");
-    if (state->callback_outcome.empty()) {
-      w.String("pending");
-    } else {
-      w.String(state->callback_outcome);
-    }
-    w.Key("attempts").BeginArray();
-    for (const CallbackAttempt& a : *callback_attempts) {
-      w.BeginObject()
-          .Field("attempt", a.attempt)
-          .Field("attempted_at", FormatRfc3339(a.attempted_ms))
-          .Key("status_code");
-      if (a.status_code > 0) {
-        w.Int(a.status_code);
-      } else {
-        w.Null();
+    w.Field("status", RecordedStatus(record->record)).Key("async").Bool(false);
+  } else {
+    w.Field("status", ExecutionStatusName(state->status))
+        .Key("async")
+        .Bool(state->async)
+        .Key("cancel_requested")
+        .Bool(state->cancel_requested)
+        .Key("started_at")
+        .Raw(TimeOrNull(state->started_ms))
+        .Key("finished_at")
+        .Raw(TimeOrNull(state->finished_ms));
+    // The same envelope a synchronous call returns, or the problem it would have got.
+    const bool ran = state->reply && state->reply->has_result();
+    const bool refused = state->reply && state->reply->has_problem();
+    w.Key("result").Raw(ran ? core::InvokeEnvelopeJson(state->reply->result()) : "null");
+    w.Key("error").Raw(refused ? core::RenderProblem(state->reply->problem(), "") : "null");
+    if (callback_attempts != nullptr && !state->callback_url.empty()) {
+      w.Key("callback")
+          .BeginObject()
+          .Field("url", state->callback_url)
+          .Field("outcome", state->callback_outcome.empty()
+                                ? std::string_view("pending")
+                                : std::string_view(state->callback_outcome));
+      w.Key("attempts").BeginArray();
+      for (const CallbackAttempt& a : *callback_attempts) {
+        w.BeginObject()
+            .Field("attempt", a.attempt)
+            .Field("attempted_at", FormatRfc3339(a.attempted_ms))
+            .Key("status_code");
+        if (a.status_code > 0) {
+          w.Int(a.status_code);
+        } else {
+          w.Null();
+        }
+        w.FieldOrNull("error", a.error).Field("outcome", a.outcome).EndObject();
       }
-      w.FieldOrNull("error", a.error).Field("outcome", a.outcome).EndObject();
+      w.EndArray().EndObject();
     }
-    w.EndArray().EndObject();
-    set("callback", w.Take());
   }
+  w.EndObject();
+  std::string members = w.Take();
+  if (!record) return members;
+  // Both are objects with members: "{record...}" + ",state...}".
+  std::string json = ExecutionJson(*record, with_logs);
+  json.back() = ',';
+  json.append(members, 1, std::string::npos);
   return json;
 }
 
