@@ -44,6 +44,7 @@
 #include "toolgate/core/egress_flags.h"
 #include "toolgate/core/egress_policy.h"
 #include "toolgate/core/subjects.h"
+#include "toolgate/net/listen_port.h"
 #include "toolgate/trace/otlp_exporter.h"
 
 namespace fs = std::filesystem;
@@ -66,26 +67,11 @@ std::string FormatHostPort(const std::string& host, int port) {
   return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
-// A port free on the loopback now, and not one this process handed out before: the children
-// bind theirs later, and the kernel may offer a port it just offered again (it is free until
-// then), which once gave Redis and PostgreSQL the same port.
+// A loopback port for a child to listen on later (net::PickListenPort says why not port 0).
 int FreePort() {
-  static std::set<int> handed_out;
-  for (int attempt = 0; attempt < 64; ++attempt) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      Fail("cannot find a free port");
-    }
-    int port = ntohs(addr.sin_port);
-    ::close(fd);
-    if (handed_out.insert(port).second) return port;
-  }
-  Fail("cannot find a free port");
+  Result<int> port = net::PickListenPort();
+  if (!port.ok()) Fail("cannot find a free port: " + port.status().message());
+  return *port;
 }
 
 // Whether another program listens on host:port (an IPv4 literal; false for a name, which the

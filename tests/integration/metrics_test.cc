@@ -18,10 +18,12 @@
 #include <map>
 #include <regex>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "system.h"
 #include "toolgate/base/time.h"
+#include "toolgate/net/listen_port.h"
 
 namespace toolgate::testing {
 namespace {
@@ -335,15 +337,9 @@ std::map<std::string, std::string> AdminUrls() {
 }
 
 int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
+  Result<int> port = net::PickListenPort();
+  if (!port.ok()) throw std::runtime_error(port.status().ToString());
+  return *port;
 }
 
 // The one value of an instant query's vector result, or "" when the query has no single result.

@@ -33,13 +33,24 @@ let manage;
 let fixtureId;
 
 // A port nothing listens on now, for the suite's callback server (it binds the port it is given,
-// and the redirect URI registered for it must name that port).
+// and the redirect URI registered for it must name that port). Chosen below the kernel's
+// ephemeral range, as the launcher chooses its children's ports: a port of that range can become
+// an outgoing connection's source port before the server binds it.
 async function freePort() {
-  const server = net.createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  return port;
+  const [low] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+  for (let attempt = 0; attempt < 256; attempt += 1) {
+    const port = 10000 + Math.floor(Math.random() * (low - 10000));
+    const server = net.createServer();
+    const bound = await new Promise((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (bound) {
+      await new Promise((resolve) => server.close(resolve));
+      return port;
+    }
+  }
+  throw new Error('no free port below the ephemeral range');
 }
 
 // A public client registered for the suite's callback (RFC 7591).

@@ -15,12 +15,14 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "toolgate/bus/bus.h"
 #include "toolgate/core/bus_permissions.h"
+#include "toolgate/net/listen_port.h"
 
 namespace toolgate::bus {
 namespace {
@@ -30,15 +32,9 @@ namespace fs = std::filesystem;
 constexpr const char* kTrace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
 int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
+  Result<int> port = net::PickListenPort();
+  if (!port.ok()) throw std::runtime_error(port.status().ToString());
+  return *port;
 }
 
 // A JetStream nats-server of the test's own: a free loopback port and a store in a fresh

@@ -15,26 +15,20 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include "toolgate/billing/budget_settings.h"
+#include "toolgate/net/listen_port.h"
 
 namespace toolgate::billing {
 namespace {
 
-// A port the kernel just handed out; free unless someone takes it in the next moment, which
-// RedisServer notices (the server exits) and answers by trying another.
 int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
+  Result<int> port = net::PickListenPort();
+  if (!port.ok()) throw std::runtime_error(port.status().ToString());
+  return *port;
 }
 
 // A redis-server child process without persistence, in a directory of its own so that no
